@@ -1,0 +1,303 @@
+"""Change-point detection on a trail (or an overhead trail), ordered by version.
+
+Built on apache-otava's windowed E-divisive split (Fleming et al., "Hunter", ICPE 2023), which proposes
+candidate change points quickly. Otava's own merge step accepts far too many of them on real trails
+(about 15 per series on TCPD against about 2 true ones), so the merge here is ours:
+
+- the significance threshold shrinks with the trail's length, because a longer trail is scanned at more
+  places and would otherwise collect false alarms in proportion to its length;
+- a change must also be large against the trail's own noise (robust, from first differences, so steps
+  and slow drifts do not inflate it) and, optionally, in percent;
+- single outliers are neutralised (Hampel filter) before anything is measured, and a segment needs a
+  few points, so one bad run is not a change point;
+- when the raw replicates of every version are given, a change must also be significant between the
+  replicates next to it (Mann-Whitney), which catches changes the per-version means hide and rejects
+  ones that one noisy version produced;
+- known change points (annotations: release, JDK bump, infra change) are fixed boundaries, so they
+  neither raise alerts nor mask a neighbouring change;
+- `detect_incremental` re-analyses only the tail when new versions arrive.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numpy.typing import NDArray
+from otava.analysis import split as otava_split
+from scipy import stats as sps
+
+from benchtrail.metrics import Direction
+
+_MAD_TO_SIGMA = 1.4826
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Detector settings. The defaults are the one global setting evaluated by `make bench-detect`.
+
+    p_value: significance for a trail of `reference_length` points; longer trails use a proportionally
+      stricter threshold (Bonferroni over the trail's length), shorter ones the same.
+    min_effect_sigma: smallest mean shift, in units of the trail's noise, that is reported.
+    min_magnitude_pct: smallest mean shift in percent of the level before it (0 = no limit).
+    window: otava's sliding window for proposing candidates.
+    direction: which way is better for the metric; decides regression vs improvement.
+    """
+
+    min_magnitude_pct: float = 0.0
+    min_effect_sigma: float = 1.0
+    p_value: float = 1e-4
+    window: int = 50
+    direction: Direction = "lower"
+    min_segment: int = 3
+    reference_length: int = 100
+    outlier_k: float = 5.0
+    first_pass_p: float = 0.05
+    local: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class ChangePoint:
+    index: int                  # first index of the new level (position in the trail as given)
+    p_value: float
+    magnitude_abs: float        # after_mean - before_mean
+    magnitude_rel: float        # magnitude_abs / |before_mean|; nan when before_mean == 0
+    direction: str              # 'regression' | 'improvement' | 'known'
+    before_mean: float
+    after_mean: float
+    effect_sigma: float = 0.0   # |magnitude_abs| / trail noise
+    known: bool = False         # matches an annotation; reported, never alerted on
+
+
+@dataclass(frozen=True, slots=True)
+class DetectionResult:
+    """What `detect_incremental` needs from the previous analysis of the same trail."""
+
+    change_points: list[ChangePoint]
+    n: int
+    candidates: list[int] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------------
+# robust helpers
+
+
+def noise_sigma(values: NDArray[np.float64]) -> float:
+    """Noise of a trail from its first differences: a step moves one difference, a drift shifts all
+    of them equally, so neither inflates the estimate the way a plain standard deviation would."""
+    if values.size < 3:
+        return float(np.std(values)) if values.size > 1 else 0.0
+    d = np.diff(values)
+    mad = float(np.median(np.abs(d - np.median(d))))
+    sigma = _MAD_TO_SIGMA * mad / math.sqrt(2.0)
+    if sigma == 0.0:
+        # quantised trails (integers, identical runs) have MAD 0; fall back to the mean difference
+        # (E|d| = 2*sigma/sqrt(pi) for normal noise).
+        sigma = float(np.mean(np.abs(d))) * math.sqrt(math.pi) / 2.0
+    return sigma
+
+
+def hampel(values: NDArray[np.float64], half_window: int = 3, k: float = 5.0) -> NDArray[np.float64]:
+    """Replace isolated outliers by the local median. A level shift keeps the local median on its
+    side, so only points unlike both neighbourhoods are touched."""
+    n = values.size
+    if n < 2 * half_window + 1 or k <= 0:
+        return values.copy()
+    padded = np.pad(values, half_window, mode="edge")
+    windows = np.lib.stride_tricks.sliding_window_view(padded, 2 * half_window + 1)
+    med = np.median(windows, axis=1)
+    mad = np.median(np.abs(windows - med[:, None]), axis=1) * _MAD_TO_SIGMA
+    floor = noise_sigma(values)
+    scale = np.maximum(mad, floor)
+    out = values.copy()
+    bad = np.abs(values - med) > k * scale
+    out[bad] = med[bad]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# detection
+
+
+@dataclass(slots=True)
+class _Candidate:
+    index: int
+    p: float = 1.0
+    before: float = 0.0
+    after: float = 0.0
+    ok: bool = False
+    score: float = 0.0
+    effect: float = 0.0
+
+
+def _threshold(settings: Settings, n: int) -> float:
+    return settings.p_value * min(1.0, settings.reference_length / max(n, 1))
+
+
+def _replicate_p(replicates: Sequence[Sequence[float]] | None, left: slice, right: slice) -> float | None:
+    if replicates is None:
+        return None
+    a = [v for r in replicates[left] for v in r]
+    b = [v for r in replicates[right] for v in r]
+    if len(a) < 3 or len(b) < 3:
+        return None
+    return float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+
+
+def local_step(x: NDArray[np.float64], cp: int, lo: int, hi: int, m: int) -> tuple[float, float]:
+    """Size of the level shift at `cp` seen from up to `m` points each side, net of the local drift,
+    and the spread of those points around their drift. A ramp or a wandering trail then shows no
+    step, while a shift in flat noise shows its full size."""
+    a = x[max(lo, cp - m):cp]
+    b = x[cp:min(hi, cp + m)]
+    d = np.concatenate([np.diff(a), np.diff(b)])
+    slope = float(np.median(d)) if d.size else 0.0
+    ta = np.arange(-a.size, 0, dtype=np.float64) + 0.5
+    tb = np.arange(0, b.size, dtype=np.float64) + 0.5
+    ra = a - slope * ta
+    rb = b - slope * tb
+    step = float(rb.mean() - ra.mean())
+    resid = np.concatenate([ra - ra.mean(), rb - rb.mean()])
+    dof = max(resid.size - 2, 1)
+    spread = float(math.sqrt(float(resid @ resid) / dof))
+    return step, spread
+
+
+def _evaluate(c: _Candidate, lo: int, hi: int, x: NDArray[np.float64], sigma: float,
+              settings: Settings, p_max: float, replicates: Sequence[Sequence[float]] | None) -> None:
+    left = x[lo:c.index]
+    right = x[c.index:hi]
+    c.before = float(left.mean())
+    c.after = float(right.mean())
+    if left.size >= 2 and right.size >= 2:
+        res = sps.ttest_ind(left, right, equal_var=False)
+        p = float(res.pvalue) if np.isfinite(res.pvalue) else (0.0 if c.before != c.after else 1.0)
+    else:
+        p = 1.0
+    rp = _replicate_p(replicates, slice(lo, c.index), slice(c.index, hi))
+    if rp is not None:
+        p = max(p, rp)
+    c.p = p
+    step, spread = local_step(x, c.index, lo, hi, settings.local)
+    scale = max(sigma, spread)
+    effect = abs(step) / scale if scale > 0 else (math.inf if step != 0 else 0.0)
+    diff = abs(c.after - c.before)
+    rel = diff / abs(c.before) if c.before != 0 else math.inf
+    big_enough = (effect >= settings.min_effect_sigma
+                  and rel * 100.0 >= settings.min_magnitude_pct)
+    long_enough = left.size >= settings.min_segment and right.size >= settings.min_segment
+    c.ok = p <= p_max and big_enough and long_enough
+    c.effect = effect
+    # Among failing candidates drop the least convincing first: shortest evidence, then size.
+    c.score = (0.0 if not long_enough else 10.0) + min(effect, 9.0) - p
+
+
+def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], sigma: float,
+           settings: Settings, replicates: Sequence[Sequence[float]] | None) -> list[_Candidate]:
+    p_max = _threshold(settings, x.size)
+    cands = sorted(cands, key=lambda c: c.index)
+    bounds = lambda i: (cands[i - 1].index if i > 0 else 0,  # noqa: E731
+                        cands[i + 1].index if i + 1 < len(cands) else x.size)
+    for i, c in enumerate(cands):
+        _evaluate(c, *bounds(i), x, sigma, settings, p_max, replicates)
+    while True:
+        failing = [i for i, c in enumerate(cands) if not c.ok and c.index not in fixed]
+        if not failing:
+            return cands
+        worst = min(failing, key=lambda i: cands[i].score)
+        del cands[worst]
+        for j in (worst - 1, worst):
+            if 0 <= j < len(cands):
+                _evaluate(cands[j], *bounds(j), x, sigma, settings, p_max, replicates)
+
+
+def _candidates(x: NDArray[np.float64], settings: Settings, start: int = 0) -> list[int]:
+    if x.size - start < 2 * settings.min_segment:
+        return []
+    window = max(4, settings.window)
+    # A list, not an array: otava's detector slices its window only out of non-ndarray input.
+    found = otava_split(x[start:].tolist(), window_len=window, max_pvalue=settings.first_pass_p)
+    return sorted({cp.index + start for cp in found})
+
+
+def _classify(c: _Candidate, sigma: float, settings: Settings, known: bool) -> ChangePoint:
+    diff = c.after - c.before
+    worse = diff > 0 if settings.direction == "lower" else diff < 0
+    return ChangePoint(
+        index=c.index,
+        p_value=c.p,
+        magnitude_abs=diff,
+        magnitude_rel=diff / abs(c.before) if c.before != 0 else math.nan,
+        direction="known" if known else ("regression" if worse else "improvement"),
+        before_mean=c.before,
+        after_mean=c.after,
+        effect_sigma=abs(diff) / sigma if sigma > 0 else math.inf,
+        known=known,
+    )
+
+
+def _prepare(values: Sequence[float] | NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """Finite values and their positions in the caller's trail (missing or invalid runs are NaN)."""
+    arr = np.asarray(values, dtype=np.float64)
+    keep = np.flatnonzero(np.isfinite(arr))
+    return arr[keep], keep
+
+
+def _run(values: Sequence[float] | NDArray[np.float64], replicates: Sequence[Sequence[float]] | None,
+         settings: Settings, known: Sequence[int], previous: DetectionResult | None,
+         new_count: int) -> DetectionResult:
+    raw, pos = _prepare(values)
+    reps = [replicates[i] for i in pos] if replicates is not None else None
+    n = raw.size
+    if n == 0:
+        return DetectionResult([], len(values), [])
+    to_clean = {int(p): i for i, p in enumerate(pos)}
+
+    x = hampel(raw, 3, settings.outlier_k)
+    sigma = noise_sigma(x)
+    fixed = {to_clean[k] for k in known if k in to_clean and 0 < to_clean[k] < n}
+
+    if previous is not None and previous.n + new_count == len(values) and new_count >= 0:
+        # Only the tail can change: keep earlier candidates, rescan from a few windows before the end.
+        tail = max(0, n - (new_count + 2 * settings.window))
+        kept = [to_clean[c] for c in previous.candidates if c in to_clean and to_clean[c] < tail]
+        region_start = kept[-1] if kept else 0
+        region_start = max(region_start, tail - settings.window) if tail > settings.window else region_start
+        idx = sorted(set(kept) | set(_candidates(x, settings, start=max(0, region_start))))
+    else:
+        idx = _candidates(x, settings)
+    idx = sorted(set(idx) | fixed)
+    # A detected point next to an annotation is the annotated change, not a second one.
+    idx = [i for i in idx if i in fixed or all(abs(i - f) > 2 for f in fixed)]
+
+    merged = _merge([_Candidate(i) for i in idx], fixed, x, sigma, settings, reps)
+    cps = [replace(_classify(c, sigma, settings, c.index in fixed), index=int(pos[c.index])) for c in merged]
+    return DetectionResult(cps, len(values), [int(pos[i]) for i in idx])
+
+
+def detect(values: Sequence[float] | NDArray[np.float64], *,
+           replicates: Sequence[Sequence[float]] | None = None,
+           settings: Settings | None = None,
+           known: Sequence[int] = ()) -> list[ChangePoint]:
+    """Change points of a trail. `values[i]` is the trail's value for the i-th version (NaN = invalid run,
+    skipped); `replicates[i]`, when given, the raw repetitions behind it; `known` are annotated indices."""
+    return analyse(values, replicates=replicates, settings=settings, known=known).change_points
+
+
+def analyse(values: Sequence[float] | NDArray[np.float64], *,
+            replicates: Sequence[Sequence[float]] | None = None,
+            settings: Settings | None = None,
+            known: Sequence[int] = ()) -> DetectionResult:
+    """Like `detect`, returning the state `detect_incremental` continues from."""
+    return _run(values, replicates, settings or Settings(), known, None, 0)
+
+
+def detect_incremental(values: Sequence[float] | NDArray[np.float64], previous_result: DetectionResult,
+                       new_count: int, settings: Settings | None = None, *,
+                       replicates: Sequence[Sequence[float]] | None = None,
+                       known: Sequence[int] = ()) -> DetectionResult:
+    """Re-analyse a trail after `new_count` versions were appended to the one `previous_result` saw.
+    Candidates before the tail window are reused; only the tail is rescanned."""
+    return _run(values, replicates, settings or Settings(), known, previous_result, new_count)

@@ -1,0 +1,88 @@
+"""Who is calling, and what they may do on a project."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from fastapi import Depends, Request
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from benchtrail.auth.tokens import ROLE_RANK, hash_token
+from benchtrail.db_boundary import request_session
+from benchtrail.errors import Forbidden, NotFound, Unauthorized
+from benchtrail.models import ApiToken, Project
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    token_id: int | None = None
+    project_id: int | None = None  # None with a token = site-wide token
+    role: str | None = None
+    name: str = "anonymous"
+
+    @property
+    def is_anonymous(self) -> bool:
+        return self.token_id is None
+
+    @property
+    def is_site_admin(self) -> bool:
+        return self.token_id is not None and self.project_id is None and self.role == "admin"
+
+    @property
+    def is_runner(self) -> bool:
+        return self.token_id is not None and self.project_id is None and self.role == "runner"
+
+    def rank_on(self, project: Project) -> int:
+        if self.token_id is None:
+            return 0
+        if self.project_id is None:  # site-wide tokens act on every project
+            return ROLE_RANK[self.role or "viewer"]
+        return ROLE_RANK[self.role or "viewer"] if self.project_id == project.id else 0
+
+    def can_see(self, project: Project) -> bool:
+        return project.is_public or self.rank_on(project) > 0
+
+    def require(self, project: Project, role: str) -> None:
+        """Raise the right error when this principal may not act with `role` on `project`:
+        a private project it cannot see is a 404 (its existence is not revealed)."""
+        if not self.can_see(project):
+            raise NotFound(f"project '{project.slug}' not found")
+        if self.rank_on(project) >= ROLE_RANK[role]:
+            return
+        if self.is_anonymous:
+            raise Unauthorized(f"this action needs a token with the '{role}' role on '{project.slug}'")
+        raise Forbidden(f"token '{self.name}' lacks the '{role}' role on project '{project.slug}'")
+
+    def require_site_admin(self) -> None:
+        if self.is_anonymous:
+            raise Unauthorized("this action needs a site admin token")
+        if not self.is_site_admin:
+            raise Forbidden("this action needs a site admin token")
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization")
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise Unauthorized("Authorization header must be 'Bearer <token>'")
+    return value.strip()
+
+
+def resolve(session: Session, token: str | None) -> Principal:
+    if token is None:
+        return Principal()
+    row = session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
+    if row is None or row.revoked_at is not None:
+        raise Unauthorized("invalid or revoked token")
+    session.execute(update(ApiToken).where(ApiToken.id == row.id)
+                    .values(last_used_at=datetime.now(timezone.utc)))
+    return Principal(token_id=row.id, project_id=row.project_id, role=row.role, name=row.name)
+
+
+def get_principal(request: Request,
+                  session: Session = Depends(request_session, scope="function")) -> Principal:
+    return resolve(session, bearer_token(request))

@@ -1,0 +1,49 @@
+"""One settings object for the API, the worker, the runner and the CLI (env prefix BENCHTRAIL_)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_PLACEHOLDER_SECRETS = {"", "change-me", "dev-secret"}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BENCHTRAIL_", extra="ignore")
+
+    env: str = "development"  # development | test | production
+    database_url: str = "postgresql+psycopg://benchtrail@127.0.0.1:55432/benchtrail"
+    redis_url: str = "redis://127.0.0.1:56379/0"
+    data_dir: Path = Path(".data")
+    # Signs webhook payloads; refused as a placeholder outside development.
+    secret_key: str = "dev-secret"
+    public_url: str = "http://127.0.0.1:8400"
+    frontend_dist: Path | None = None
+
+    max_upload_mb: int = 512
+    max_uncompressed_mb: int = 2048
+    max_compression_ratio: int = 200
+
+    # Runs stuck in a live state longer than this are failed by the sweeper.
+    run_heartbeat_timeout_s: int = 60
+    sweeper_interval_s: int = 15
+
+    log_json: bool = True
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secrets(self) -> "Settings":
+        if self.env == "production" and self.secret_key in _PLACEHOLDER_SECRETS:
+            raise ValueError("BENCHTRAIL_SECRET_KEY must be set to a real secret in production")
+        return self
+
+    @property
+    def blob_dir(self) -> Path:
+        return self.data_dir / "blobs"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

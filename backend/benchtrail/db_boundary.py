@@ -1,0 +1,33 @@
+"""Transaction boundaries for requests and tasks: commit on success, rollback on error, then send
+the jobs buffered during the transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.orm import Session
+
+from benchtrail import jobs
+from benchtrail.db import get_sessionmaker
+
+
+@contextmanager
+def unit_of_work() -> Iterator[Session]:
+    session = get_sessionmaker()()
+    try:
+        yield session
+        session.commit()
+        jobs.send_buffered(session)
+    except BaseException:
+        session.rollback()
+        jobs.drop_buffered(session)
+        raise
+    finally:
+        session.close()
+
+
+def request_session() -> Iterator[Session]:
+    """FastAPI dependency (used with scope="function" so the commit happens before the response)."""
+    with unit_of_work() as session:
+        yield session

@@ -1,0 +1,1 @@
+"""Result-file ingestion: parsers (one per format), format detection, and cell/series building."""

@@ -1,0 +1,1 @@
+"""One module per result-file format; each exposes `parse(path, options) -> ParsedFile`."""

@@ -1,0 +1,72 @@
+"""Reading result files as text: BOMs, legacy code pages and Windows line ends.
+
+Tools write in the platform charset (Locust on a Chinese Windows writes GBK) and Python's csv module
+on Windows writes `\\r\\r\\n`; every text parser goes through `decode` so none has to care.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from .model import ParseError
+
+HEAD_BYTES = 64 * 1024
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def decode(data: bytes, *, partial: bool = False) -> tuple[str, str]:
+    """Return (text with normalised `\\n` line ends, encoding used).
+
+    `partial` tolerates a multi-byte character cut at the end of a head read."""
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            text = data[len(bom):].decode(enc, errors="replace" if partial else "strict")
+            return normalise_newlines(text), enc
+    # gb18030 is a superset of GBK/GB2312; latin-1 never fails, so it is the last resort.
+    for enc in ("utf-8", "gb18030"):
+        try:
+            text = data.decode(enc)
+            return normalise_newlines(text), enc
+        except UnicodeDecodeError as exc:
+            if partial and enc == "utf-8" and exc.start >= len(data) - 3:
+                return normalise_newlines(data[: exc.start].decode(enc)), enc
+    return normalise_newlines(data.decode("latin-1")), "latin-1"
+
+
+def normalise_newlines(text: str) -> str:
+    if "\r" not in text:
+        return text
+    return text.replace("\r\r\n", "\n").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if not data.strip():
+        raise ParseError(f"{path.name} is empty")
+    return decode(data)[0]
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    with path.open("rb") as fh:
+        return fh.read(size)
+
+
+def parse_number(text: str, *, line: int | None = None, field: str | None = None) -> float:
+    """A float from tool output; a comma decimal (JVM default locale) is accepted."""
+    t = text.strip()
+    try:
+        return float(t)
+    except ValueError:
+        pass
+    if t.count(",") == 1 and "." not in t:
+        try:
+            return float(t.replace(",", "."))
+        except ValueError:
+            pass
+    raise ParseError(f"'{text}' is not a number", line=line, field=field)

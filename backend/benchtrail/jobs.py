@@ -1,0 +1,57 @@
+"""Enqueue background work by task name, only after the transaction that caused it commits.
+
+The API never imports worker code: it sends task names through a producer-only Celery app. Jobs are
+buffered on the SQLAlchemy session and sent by the boundary after commit; a rollback drops them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from celery import Celery
+from sqlalchemy.orm import Session
+
+from benchtrail.config import get_settings
+
+# Task name -> queue. The worker declares the same routes (benchtrail_worker.app).
+TASK_QUEUES: dict[str, str] = {
+    "results.ingest": "ingest",
+    "analysis.run": "analysis",
+    "notifications.deliver": "default",
+    "runs.sweep": "default",
+    "schedules.fire": "default",
+}
+
+
+@lru_cache
+def producer() -> Celery:
+    app = Celery("benchtrail", broker=get_settings().redis_url)
+    app.conf.update(broker_connection_retry_on_startup=True, task_serializer="json")
+    return app
+
+
+@dataclass(slots=True)
+class Job:
+    name: str
+    args: list[Any]
+    queue: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def enqueue(session: Session, name: str, *args: Any, queue: str | None = None, **kwargs: Any) -> None:
+    """Buffer a task; it is sent when the session's transaction commits (see `send_buffered`)."""
+    if queue is None:
+        queue = TASK_QUEUES[name]
+    session.info.setdefault("jobs", []).append(Job(name, list(args), queue, kwargs))
+
+
+def send_buffered(session: Session) -> None:
+    jobs: list[Job] = session.info.pop("jobs", [])
+    for job in jobs:
+        producer().send_task(job.name, args=job.args, kwargs=job.kwargs, queue=job.queue)
+
+
+def drop_buffered(session: Session) -> None:
+    session.info.pop("jobs", None)

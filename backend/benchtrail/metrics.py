@@ -1,0 +1,61 @@
+"""The metric catalog: every metric a cell, series or trail can carry, with its unit and direction.
+
+Direction says which way is better; analysis uses it to tell a regression from an improvement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Direction = Literal["lower", "higher"]
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    name: str
+    unit: str
+    direction: Direction
+    title: str
+
+
+PERCENTILES: tuple[tuple[str, float], ...] = (
+    ("p50", 50.0), ("p75", 75.0), ("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9),
+)
+
+_CATALOG = [
+    Metric("count", "samples", "higher", "Samples"),
+    Metric("errors", "samples", "lower", "Errors"),
+    Metric("error_rate", "%", "lower", "Error rate"),
+    Metric("throughput", "req/s", "higher", "Throughput"),
+    Metric("duration_s", "s", "lower", "Duration"),
+    Metric("latency_mean", "ms", "lower", "Mean latency"),
+    Metric("latency_min", "ms", "lower", "Min latency"),
+    Metric("latency_max", "ms", "lower", "Max latency"),
+    *(Metric(f"latency_{n}", "ms", "lower", f"{n.upper().replace('P999', 'P99.9')} latency")
+      for n, _ in PERCENTILES),
+    Metric("cpu_pct", "%", "lower", "CPU"),
+    Metric("cpu_s_per_1k", "CPU-s/1k req", "lower", "CPU seconds per 1,000 requests"),
+    Metric("rss_mb", "MB", "lower", "RSS"),
+    Metric("heap_mb", "MB", "lower", "Heap"),
+    Metric("achieved_rate", "req/s", "higher", "Achieved rate"),
+    # JMH: the unit and direction depend on the mode; `score` is resolved per cell (see score_direction).
+    Metric("score", "", "higher", "Score"),
+    Metric("score_error", "", "lower", "Score error"),
+]
+
+CATALOG: dict[str, Metric] = {m.name: m for m in _CATALOG}
+
+
+def get(name: str) -> Metric:
+    try:
+        return CATALOG[name]
+    except KeyError:
+        raise KeyError(f"unknown metric '{name}'; known: {', '.join(sorted(CATALOG))}") from None
+
+
+def score_direction(unit: str | None) -> Direction:
+    """JMH throughput units (ops/time) are better higher; time-per-op units are better lower."""
+    if unit and unit.startswith("ops/"):
+        return "higher"
+    return "lower"

@@ -1,0 +1,12 @@
+"""Tables. Alembic migrations in /migrations are the only source of schema; these mirror them."""
+
+from benchtrail.models.alert import Alert, AlertEvent, Annotation, WebhookDelivery, Webhook
+from benchtrail.models.project import ApiToken, Project
+from benchtrail.models.result import Blob, Cell, Environment, Load, MetricDef, Run, RunFile, Scenario, Series, Trail, Variant
+from benchtrail.models.plan import Plan, Schedule
+
+__all__ = [
+    "Alert", "AlertEvent", "Annotation", "ApiToken", "Blob", "Cell", "Environment", "Load", "MetricDef",
+    "Plan", "Project", "Run", "RunFile", "Scenario", "Schedule", "Series", "Trail", "Variant",
+    "Webhook", "WebhookDelivery",
+]

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+from sqlalchemy.orm import Session
+
+from benchtrail.auth.principal import Principal, get_principal
+from benchtrail.db_boundary import request_session
+from benchtrail.projects import service
+from benchtrail.projects.schemas import ProjectCreate, ProjectList, ProjectOut, TokenCreate, TokenCreated
+
+router = APIRouter(prefix="/api/v1/projects", tags=["projects"])
+SessionDep = Depends(request_session, scope="function")
+
+
+@router.get("", response_model=ProjectList)
+def list_projects(session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ProjectList:
+    return ProjectList(items=service.list_projects(session, principal))
+
+
+@router.post("", response_model=ProjectOut, status_code=201)
+def create_project(body: ProjectCreate, session: Session = SessionDep,
+                   principal: Principal = Depends(get_principal)) -> ProjectOut:
+    principal.require_site_admin()
+    return service.to_out(service.create_project(session, body))
+
+
+@router.get("/{slug}", response_model=ProjectOut)
+def get_project(slug: str, session: Session = SessionDep,
+                principal: Principal = Depends(get_principal)) -> ProjectOut:
+    return service.project_out(session, service.get_visible(session, principal, slug))
+
+
+@router.post("/{slug}/tokens", response_model=TokenCreated, status_code=201)
+def create_token(slug: str, body: TokenCreate, session: Session = SessionDep,
+                 principal: Principal = Depends(get_principal)) -> TokenCreated:
+    project = service.get_visible(session, principal, slug)
+    principal.require(project, "admin")
+    return service.create_token(session, project=project, name=body.name, role=body.role)

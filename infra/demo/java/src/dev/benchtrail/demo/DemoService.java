@@ -1,0 +1,172 @@
+package dev.benchtrail.demo;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.opentelemetry.instrumentation.annotations.WithSpan;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryUsage;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+
+/**
+ * A small pet-clinic-like service for agent-overhead benches. The span structure is made with
+ * {@code @WithSpan}: without an agent the annotations are inert, with the OpenTelemetry Java agent
+ * every annotated call becomes a real span, so baseline and agent run the same bytecode.
+ *
+ * <p>Usage: {@code java -cp ... dev.benchtrail.demo.DemoService [port] [bind-address]}
+ */
+public final class DemoService {
+    private static final Repository REPOSITORY = new Repository();
+
+    public static void main(String[] args) throws IOException {
+        int port = args.length > 0 ? Integer.parseInt(args[0]) : 18081;
+        String bind = args.length > 1 ? args[1] : "127.0.0.1";
+        int threads = Integer.getInteger("demo.threads", 32);
+        HttpServer server = HttpServer.create(new InetSocketAddress(bind, port), 1024);
+        server.setExecutor(Executors.newFixedThreadPool(threads));
+        server.createContext("/api/gateway/owners/", DemoService::owner);
+        server.createContext("/api/vet/vets", DemoService::vets);
+        server.createContext("/metrics", DemoService::metrics);
+        server.createContext("/health", exchange -> send(exchange, 200, "text/plain", "ok\n"));
+        server.start();
+        System.out.println("demo service listening on " + bind + ":" + port);
+    }
+
+    // ~3 spans with an agent: gateway -> owner service -> repository.
+    private static void owner(HttpExchange exchange) throws IOException {
+        String tail = exchange.getRequestURI().getPath().substring("/api/gateway/owners/".length());
+        int id;
+        try {
+            id = Integer.parseInt(tail);
+        } catch (NumberFormatException e) {
+            send(exchange, 404, "text/plain", "unknown owner\n");
+            return;
+        }
+        send(exchange, 200, "application/json", Gateway.owner(id));
+    }
+
+    // 10 spans with an agent: the list, the count query, and per vet (4) the vet and its specialties.
+    private static void vets(HttpExchange exchange) throws IOException {
+        send(exchange, 200, "application/json", VetService.allVets());
+    }
+
+    private static void metrics(HttpExchange exchange) throws IOException {
+        send(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", Metrics.render());
+    }
+
+    private static void send(HttpExchange exchange, int status, String type, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", type);
+        exchange.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+
+    static final class Gateway {
+        @WithSpan("gateway.owner")
+        static String owner(int id) {
+            return OwnerService.find(id);
+        }
+    }
+
+    static final class OwnerService {
+        @WithSpan("owners.find")
+        static String find(int id) {
+            String[] row = REPOSITORY.ownerRow(id);
+            return "{\"id\":" + id + ",\"firstName\":\"" + row[0] + "\",\"lastName\":\"" + row[1]
+                    + "\",\"city\":\"" + row[2] + "\",\"pets\":[\"Leo\",\"Basil\"]}";
+        }
+    }
+
+    static final class VetService {
+        private static final String[] NAMES = {"Carter", "Leary", "Douglas", "Ortega"};
+
+        @WithSpan("vets.list")
+        static String allVets() {
+            List<String> parts = new ArrayList<>();
+            int count = REPOSITORY.vetCount(NAMES.length);
+            for (int i = 0; i < count; i++) {
+                parts.add(vet(i));
+            }
+            return "[" + String.join(",", parts) + "]";
+        }
+
+        @WithSpan("vets.vet")
+        static String vet(int i) {
+            return "{\"id\":" + (i + 1) + ",\"lastName\":\"" + NAMES[i] + "\",\"specialties\":["
+                    + REPOSITORY.specialties(i) + "]}";
+        }
+    }
+
+    static final class Repository {
+        private static final String[][] OWNERS = {
+            {"George", "Franklin", "Madison"}, {"Betty", "Davis", "Sun Prairie"},
+            {"Eduardo", "Rodriquez", "McFarland"}, {"Harold", "Davis", "Windsor"},
+        };
+        private static final String[] SPECIALTIES = {"\"radiology\"", "\"surgery\"", "\"dentistry\"", ""};
+
+        @WithSpan("db.owner")
+        String[] ownerRow(int id) {
+            return OWNERS[Math.floorMod(id, OWNERS.length)];
+        }
+
+        @WithSpan("db.vets.count")
+        int vetCount(int known) {
+            return known;
+        }
+
+        @WithSpan("db.specialties")
+        String specialties(int i) {
+            return SPECIALTIES[i];
+        }
+    }
+
+    /** Prometheus text exposition of the few numbers Benchtrail's resource sampling reads. */
+    static final class Metrics {
+        static String render() {
+            StringBuilder out = new StringBuilder();
+            MemoryUsage heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
+            MemoryUsage nonHeap = ManagementFactory.getMemoryMXBean().getNonHeapMemoryUsage();
+            out.append("# HELP jvm_memory_used_bytes Used bytes of a given JVM memory area.\n");
+            out.append("# TYPE jvm_memory_used_bytes gauge\n");
+            out.append("jvm_memory_used_bytes{area=\"heap\"} ").append(heap.getUsed()).append('\n');
+            out.append("jvm_memory_used_bytes{area=\"nonheap\"} ").append(nonHeap.getUsed()).append('\n');
+            java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+            if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+                out.append("# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n");
+                out.append("# TYPE process_cpu_seconds_total counter\n");
+                out.append("process_cpu_seconds_total ").append(sun.getProcessCpuTime() / 1e9).append('\n');
+            }
+            long rss = residentBytes();
+            if (rss >= 0) {
+                out.append("# HELP process_resident_memory_bytes Resident memory size in bytes.\n");
+                out.append("# TYPE process_resident_memory_bytes gauge\n");
+                out.append("process_resident_memory_bytes ").append(rss).append('\n');
+            }
+            return out.toString();
+        }
+
+        private static long residentBytes() {
+            try {
+                for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                    if (line.startsWith("VmRSS:")) {
+                        String kb = line.substring(6).trim().split("\\s+")[0];
+                        return Long.parseLong(kb) * 1024L;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                return -1;
+            }
+            return -1;
+        }
+    }
+}

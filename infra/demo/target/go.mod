@@ -1,0 +1,3 @@
+module benchtrail.dev/demo/target
+
+go 1.22

@@ -1,0 +1,103 @@
+// Command benchtrail-demo-target is the HTTP target used by Benchtrail's tests and demo benches.
+// It uses the standard library only so that it builds offline, and it is fast enough that the
+// load generator, not the target, is the bottleneck on a small machine (a Python server would not be).
+package main
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:18080", "listen address (loopback by default)")
+	slow := flag.Duration("slow", 5*time.Millisecond, "delay of /slow")
+	flag.Parse()
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		d := *slow
+		// ?ms= lets a bench pick a service time without restarting the target.
+		if v := r.URL.Query().Get("ms"); v != "" {
+			if ms, err := strconv.Atoi(v); err == nil && ms >= 0 && ms <= 60000 {
+				d = time.Duration(ms) * time.Millisecond
+			}
+		}
+		time.Sleep(d)
+		io.WriteString(w, "slow\n")
+	})
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		if ct := r.Header.Get("Content-Type"); ct != "" {
+			w.Header().Set("Content-Type", ct)
+		}
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			io.WriteString(w, r.URL.RawQuery)
+			return
+		}
+		io.Copy(w, io.LimitReader(r.Body, 16<<20))
+	})
+	// /static/<md5> and /users/<name>/<i> mirror the path shapes of the Easegress router benchmark
+	// (exact, prefix and regexp routes).
+	mux.HandleFunc("/static/", func(w http.ResponseWriter, r *http.Request) {
+		key := strings.TrimPrefix(r.URL.Path, "/static/")
+		if len(key) != 32 {
+			http.Error(w, "expected /static/<32 hex md5>", http.StatusNotFound)
+			return
+		}
+		if _, err := hex.DecodeString(key); err != nil {
+			http.Error(w, "expected /static/<32 hex md5>", http.StatusNotFound)
+			return
+		}
+		sum := md5.Sum([]byte(key))
+		fmt.Fprintf(w, "%s %s\n", key, hex.EncodeToString(sum[:]))
+	})
+	mux.HandleFunc("/users/", func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/users/"), "/"), "/")
+		if len(parts) != 2 || parts[0] == "" {
+			http.Error(w, "expected /users/<name>/<i>", http.StatusNotFound)
+			return
+		}
+		i, err := strconv.Atoi(parts[1])
+		if err != nil {
+			http.Error(w, "expected /users/<name>/<i>", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"name": parts[0], "i": i})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, `<!doctype html><title>target</title><h1 id="h">target</h1>`+
+			`<button id="b" onclick="document.getElementById('h').textContent='clicked'">click</button>`)
+	})
+
+	srv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+		<-sig
+		srv.Close()
+	}()
+	log.Printf("benchtrail-demo-target listening on %s", *addr)
+	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+		log.Fatal(err)
+	}
+}
