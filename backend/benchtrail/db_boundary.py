@@ -18,10 +18,13 @@ def unit_of_work() -> Iterator[Session]:
     try:
         yield session
         session.commit()
+        session.info.pop("on_rollback", None)
         jobs.send_buffered(session)
     except BaseException:
         session.rollback()
         jobs.drop_buffered(session)
+        for undo in session.info.pop("on_rollback", []):
+            undo()
         raise
     finally:
         session.close()

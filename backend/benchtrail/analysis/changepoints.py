@@ -20,6 +20,7 @@ candidate change points quickly. Otava's own merge step accepts far too many of 
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -56,6 +57,7 @@ class Settings:
     outlier_k: float = 5.0
     first_pass_p: float = 0.05
     local: int = 10
+    min_contrast: float = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,23 +148,24 @@ def _replicate_p(replicates: Sequence[Sequence[float]] | None, left: slice, righ
     return float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
 
-def local_step(x: NDArray[np.float64], cp: int, lo: int, hi: int, m: int) -> tuple[float, float]:
-    """Size of the level shift at `cp` seen from up to `m` points each side, net of the local drift,
-    and the spread of those points around their drift. A ramp or a wandering trail then shows no
-    step, while a shift in flat noise shows its full size."""
-    a = x[max(lo, cp - m):cp]
-    b = x[cp:min(hi, cp + m)]
-    d = np.concatenate([np.diff(a), np.diff(b)])
-    slope = float(np.median(d)) if d.size else 0.0
-    ta = np.arange(-a.size, 0, dtype=np.float64) + 0.5
-    tb = np.arange(0, b.size, dtype=np.float64) + 0.5
-    ra = a - slope * ta
-    rb = b - slope * tb
-    step = float(rb.mean() - ra.mean())
-    resid = np.concatenate([ra - ra.mean(), rb - rb.mean()])
-    dof = max(resid.size - 2, 1)
-    spread = float(math.sqrt(float(resid @ resid) / dof))
-    return step, spread
+def local_contrast(x: NDArray[np.float64], cp: int, lo: int, hi: int, m: int, sigma: float) -> float:
+    """How unusual the shift at `cp` is for its own segment: the difference of the `m`-point means
+    after and before `cp`, over the RMS of the same difference at the segment's other positions.
+    A ramp or a wandering trail shows similar differences everywhere (ratio near 1); a step in flat
+    noise stands out by its size over the noise of an m-point mean."""
+    m = min(m, cp - lo, hi - cp)
+    if m < 1:
+        return 0.0
+    seg = x[lo:hi]
+    csum = np.concatenate([[0.0], np.cumsum(seg)])
+    t = np.arange(m, seg.size - m + 1)
+    d = (csum[t + m] - csum[t]) / m - (csum[t] - csum[t - m]) / m
+    at = cp - lo
+    here = float((csum[at + m] - csum[at]) / m - (csum[at] - csum[at - m]) / m)
+    others = d[np.abs(t - at) >= m]
+    floor = sigma * math.sqrt(2.0 / m)
+    scale = max(float(np.sqrt(np.mean(others ** 2))) if others.size else 0.0, floor)
+    return abs(here) / scale if scale > 0 else (math.inf if here != 0 else 0.0)
 
 
 def _evaluate(c: _Candidate, lo: int, hi: int, x: NDArray[np.float64], sigma: float,
@@ -180,12 +183,11 @@ def _evaluate(c: _Candidate, lo: int, hi: int, x: NDArray[np.float64], sigma: fl
     if rp is not None:
         p = max(p, rp)
     c.p = p
-    step, spread = local_step(x, c.index, lo, hi, settings.local)
-    scale = max(sigma, spread)
-    effect = abs(step) / scale if scale > 0 else (math.inf if step != 0 else 0.0)
     diff = abs(c.after - c.before)
+    effect = diff / sigma if sigma > 0 else (math.inf if diff > 0 else 0.0)
+    contrast = local_contrast(x, c.index, lo, hi, settings.local, sigma)
     rel = diff / abs(c.before) if c.before != 0 else math.inf
-    big_enough = (effect >= settings.min_effect_sigma
+    big_enough = (effect >= settings.min_effect_sigma and contrast >= settings.min_contrast
                   and rel * 100.0 >= settings.min_magnitude_pct)
     long_enough = left.size >= settings.min_segment and right.size >= settings.min_segment
     c.ok = p <= p_max and big_enough and long_enough
@@ -196,21 +198,47 @@ def _evaluate(c: _Candidate, lo: int, hi: int, x: NDArray[np.float64], sigma: fl
 
 def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], sigma: float,
            settings: Settings, replicates: Sequence[Sequence[float]] | None) -> list[_Candidate]:
+    """Forward selection, then backward elimination, over the candidate positions.
+
+    Otava merges bottom-up from all candidates, so a true change flanked by spurious candidates a
+    couple of points away is judged on tiny segments and lost. Here the strongest passing candidate
+    is accepted first, each judged between already accepted neighbours; then every accepted point
+    is re-checked between its final neighbours until all pass."""
     p_max = _threshold(settings, x.size)
-    cands = sorted(cands, key=lambda c: c.index)
-    bounds = lambda i: (cands[i - 1].index if i > 0 else 0,  # noqa: E731
-                        cands[i + 1].index if i + 1 < len(cands) else x.size)
-    for i, c in enumerate(cands):
-        _evaluate(c, *bounds(i), x, sigma, settings, p_max, replicates)
+    accepted = sorted(fixed)
+    pool = {c.index: c for c in cands if c.index not in fixed}
+
+    def bounds(index: int, among: list[int]) -> tuple[int, int]:
+        pos = bisect.bisect_left(among, index)
+        lo = among[pos - 1] if pos > 0 else 0
+        hi = among[pos] if pos < len(among) else x.size
+        if hi == index:
+            hi = among[pos + 1] if pos + 1 < len(among) else x.size
+        return lo, hi
+
+    for c in pool.values():
+        _evaluate(c, *bounds(c.index, accepted), x, sigma, settings, p_max, replicates)
+    while pool:
+        passing = [c for c in pool.values() if c.ok]
+        if not passing:
+            break
+        best = min(passing, key=lambda c: (c.p, -c.effect))
+        del pool[best.index]
+        lo, hi = bounds(best.index, accepted)
+        bisect.insort(accepted, best.index)
+        for c in pool.values():
+            if lo < c.index < hi:
+                _evaluate(c, *bounds(c.index, accepted), x, sigma, settings, p_max, replicates)
+
+    chosen = {i: _Candidate(i) for i in accepted}
     while True:
-        failing = [i for i, c in enumerate(cands) if not c.ok and c.index not in fixed]
+        order = sorted(chosen)
+        for i in order:
+            _evaluate(chosen[i], *bounds(i, order), x, sigma, settings, p_max, replicates)
+        failing = [chosen[i] for i in order if not chosen[i].ok and i not in fixed]
         if not failing:
-            return cands
-        worst = min(failing, key=lambda i: cands[i].score)
-        del cands[worst]
-        for j in (worst - 1, worst):
-            if 0 <= j < len(cands):
-                _evaluate(cands[j], *bounds(j), x, sigma, settings, p_max, replicates)
+            return [chosen[i] for i in order]
+        del chosen[min(failing, key=lambda c: c.score).index]
 
 
 def _candidates(x: NDArray[np.float64], settings: Settings, start: int = 0) -> list[int]:

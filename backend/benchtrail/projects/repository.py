@@ -35,7 +35,7 @@ def open_alert_counts(session: Session, project_ids: list[int]) -> dict[int, int
         select(Alert.project_id, func.count(Alert.id))
         .where(Alert.project_id.in_(project_ids), Alert.state.in_(("new", "acknowledged", "investigating")))
         .group_by(Alert.project_id))
-    return dict(rows.tuples().all())
+    return {pid: n for pid, n in rows}
 
 
 def add(session: Session, project: Project) -> Project:

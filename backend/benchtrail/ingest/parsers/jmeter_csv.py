@@ -55,15 +55,16 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     source: Path | io.BytesIO = path
     if needs_recode:
         source = io.BytesIO(decode(path.read_bytes())[0].encode("utf-8"))
-    # Header-less files are addressed by polars' generated names, then renamed.
-    file_name = {c: (c if has_header else f"column_{columns.index(c) + 1}") for c in wanted}
+    ints = [c for c in INT_COLUMNS if c in wanted]
     try:
-        df = pl.read_csv(
-            source, separator=delimiter, has_header=has_header,
-            columns=[file_name[c] for c in wanted],
-            schema_overrides={file_name[c]: pl.Int64 for c in INT_COLUMNS if c in wanted},
-            infer_schema=False, quote_char='"',
-        ).rename({v: k for k, v in file_name.items()})
+        if has_header:
+            df = pl.read_csv(source, separator=delimiter, columns=wanted,
+                             schema_overrides={c: pl.Int64 for c in ints},
+                             infer_schema=False, quote_char='"')
+        else:  # old, small files: read as text, then type the columns we need
+            df = pl.read_csv(source, separator=delimiter, has_header=False,
+                             new_columns=list(columns), infer_schema=False, quote_char='"',
+                             ).select(wanted).with_columns(pl.col(ints).cast(pl.Int64))
     except pl.exceptions.PolarsError as exc:
         _locate_error(path, delimiter, columns, has_header)
         raise ParseError(f"unreadable CSV: {str(exc).splitlines()[0]}") from exc

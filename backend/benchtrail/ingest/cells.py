@@ -1,0 +1,197 @@
+"""From raw samples to cells and series.
+
+Definitions (stated once, used by every sample-based format):
+- count: samples that are not Transaction Controller parents. Transaction rows form their own
+  scenario cells but never enter an "all scenarios" cell (as JMeter's TOTAL row).
+- errors: samples with success = false; error_rate = errors / count · 100 (%).
+- throughput = count / (last end − first start) in req/s, end = start + latency; duration_s is that
+  denominator.
+- latency_mean/min/max are exact; latency_p50…p999 are nearest-rank percentiles read from an
+  HdrHistogram (1 µs … 1 h, 3 significant digits) built from every sample; see `histogram`.
+- warm-up: samples starting in the first `warmup_s` seconds of their load level are left out of
+  cells but kept in series.
+- series: per interval (epoch-aligned, by start time): throughput (samples starting in the
+  interval / interval length), errors (count), and exact nearest-rank latency p50/p75/p95/p99.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from . import histogram
+from .model import LoadSpec, ParsedFile, ReportedCell, SeriesData
+from ..metrics import PERCENTILES
+
+INTERVAL_CHOICES_S = (1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
+MAX_POINTS = 200
+SERIES_PERCENTILES = (("latency_p50", 50), ("latency_p75", 75), ("latency_p95", 95),
+                      ("latency_p99", 99))
+
+
+@dataclass(slots=True)
+class SampleCell:
+    """A cell computed from raw samples. scenario None = all scenarios of the load level."""
+
+    scenario: str | None
+    load: LoadSpec
+    stats: dict[str, float]
+    histogram: str                   # hdrh compressed base64 (latency in µs)
+    is_transaction: bool = False
+    first_start_ms: int = 0
+    last_end_ms: float = 0.0
+
+
+@dataclass(slots=True)
+class CellsResult:
+    cells: list[SampleCell] = field(default_factory=list)
+    series: list[SeriesData] = field(default_factory=list)
+    reported: list[ReportedCell] = field(default_factory=list)
+    interval_ms: int | None = None
+    warmup_excluded: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def choose_interval_s(span_s: float) -> int:
+    """The smallest round interval giving at most 200 points (20–200 for runs of 20 s or more)."""
+    for c in INTERVAL_CHOICES_S:
+        if span_s / c <= MAX_POINTS:
+            return c
+    return INTERVAL_CHOICES_S[-1]
+
+
+def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
+                interval_s: float | None = None) -> CellsResult:
+    result = CellsResult(reported=list(parsed.reported), series=list(parsed.series))
+    samples = parsed.samples
+    if samples is None or samples.height == 0:
+        return result
+    # Categorical keys make every group_by below about twice as fast.
+    df = samples.select(
+        pl.col("scenario").cast(pl.Categorical), pl.col("load_key").cast(pl.Categorical),
+        "start_ms", "latency_us", "success", "is_transaction",
+        (pl.col("start_ms").cast(pl.Float64) + pl.col("latency_us") / 1000.0).alias("end_ms"))
+    if int(df.select((pl.col("latency_us") > histogram.HIGHEST_US).sum()).item()):
+        result.warnings.append("latencies above 1 hour were clipped to 1 hour in histograms")
+
+    if warmup_s > 0:
+        cutoff = pl.col("start_ms").min().over("load_key") + int(round(warmup_s * 1000))
+        measured = df.filter(pl.col("start_ms") >= cutoff)
+        result.warmup_excluded = df.height - measured.height
+    else:
+        measured = df
+
+    loads = dict(parsed.loads)
+    for key in df.get_column("load_key").unique().cast(pl.String).to_list():
+        loads.setdefault(key, LoadSpec())  # keys a parser forgot to describe: typeless load
+    result.cells = _cells(measured, loads)
+
+    span_s = (df["end_ms"].max() - df["start_ms"].min()) / 1000.0  # type: ignore[operator]
+    step_s = interval_s if interval_s else choose_interval_s(float(span_s))
+    result.interval_ms = int(round(step_s * 1000))
+    result.series.extend(_series(df, loads, result.interval_ms))
+    return result
+
+
+def _cells(df: pl.DataFrame, loads: dict[str, LoadSpec]) -> list[SampleCell]:
+    if df.height == 0:
+        return []
+    stats_aggs = [
+        pl.len().alias("count"),
+        (~pl.col("success")).sum().alias("errors"),
+        pl.col("latency_us").min().alias("min_us"),
+        pl.col("latency_us").max().alias("max_us"),
+        pl.col("latency_us").sum().alias("sum_us"),
+        pl.col("start_ms").min().alias("first_start"),
+        pl.col("end_ms").max().alias("last_end"),
+        pl.col("is_transaction").any().alias("is_tx"),
+    ]
+    per_scenario = df.group_by("scenario", "load_key").agg(stats_aggs)
+    non_tx = df.filter(~pl.col("is_transaction"))
+    per_load = non_tx.group_by("load_key").agg(stats_aggs).with_columns(
+        pl.lit(None, dtype=pl.Categorical).alias("scenario"))
+
+    hists: dict[tuple[str | None, str], object] = {}
+    _fill_histograms(hists, df.group_by("scenario", "load_key", "latency_us").len())
+    _fill_histograms(hists, non_tx.group_by("load_key", "latency_us").len().with_columns(
+        pl.lit(None, dtype=pl.String).alias("scenario")))
+
+    cells = []
+    table = pl.concat([per_scenario, per_load.select(per_scenario.columns)]).with_columns(
+        pl.col("scenario", "load_key").cast(pl.String))
+    for row in table.sort("load_key", "scenario", nulls_last=True).iter_rows(named=True):
+        hist = hists[(row["scenario"], row["load_key"])]
+        n = row["count"]
+        duration_s = (row["last_end"] - row["first_start"]) / 1000.0
+        stats: dict[str, float] = {
+            "count": float(n),
+            "errors": float(row["errors"]),
+            "error_rate": row["errors"] * 100.0 / n,
+            "duration_s": duration_s,
+            "throughput": n / duration_s if duration_s > 0 else float("nan"),
+            "latency_mean": row["sum_us"] / n / 1000.0,
+            "latency_min": row["min_us"] / 1000.0,
+            "latency_max": row["max_us"] / 1000.0,
+        }
+        for name, p in PERCENTILES:
+            stats[f"latency_{name}"] = histogram.value_at_percentile_us(
+                hist, p, exact_min=row["min_us"], exact_max=row["max_us"]) / 1000.0  # type: ignore[arg-type]
+        cells.append(SampleCell(
+            scenario=row["scenario"], load=loads[row["load_key"]], stats=stats,
+            histogram=histogram.encode(hist),  # type: ignore[arg-type]
+            is_transaction=bool(row["is_tx"]) and row["scenario"] is not None,
+            first_start_ms=int(row["first_start"]), last_end_ms=float(row["last_end"])))
+    return cells
+
+
+def _fill_histograms(hists: dict[tuple[str | None, str], object], counts: pl.DataFrame) -> None:
+    counts = counts.with_columns(pl.col("scenario", "load_key").cast(pl.String)).sort(
+        "load_key", "scenario", "latency_us")
+    keys = counts.select("scenario", "load_key").rows()
+    values = counts["latency_us"].to_numpy()
+    lens = counts["len"].to_numpy()
+    # Boundaries of each (scenario, load) run in the sorted table.
+    starts = [0] + [i for i in range(1, len(keys)) if keys[i] != keys[i - 1]] + [len(keys)]
+    for a, b in zip(starts[:-1], starts[1:], strict=True):
+        hist = histogram.new_histogram()
+        histogram.record_counts(hist, values[a:b], lens[a:b])
+        hists[keys[a]] = hist
+
+
+def _nearest_rank(p: int) -> pl.Expr:
+    """Exact nearest-rank order statistic, value of rank ceil(p·n/100), inside a group whose
+    rows are already sorted by latency."""
+    rank = (pl.len().cast(pl.Int64) * p + 99) // 100
+    return pl.col("latency_us").get(rank - 1)
+
+
+def _series(df: pl.DataFrame, loads: dict[str, LoadSpec], interval_ms: int) -> list[SeriesData]:
+    # One sort by latency serves every group: group_by keeps the row order inside each group.
+    bucketed = df.select(
+        "scenario", "load_key", "latency_us", "success", "is_transaction",
+        (pl.col("start_ms") - pl.col("start_ms") % interval_ms).alias("t"),
+    ).sort("latency_us")
+    aggs = [pl.len().alias("n"), (~pl.col("success")).sum().alias("errors"),
+            *(_nearest_rank(p).alias(name) for name, p in SERIES_PERCENTILES)]
+    per_scenario = bucketed.group_by("scenario", "load_key", "t").agg(aggs)
+    per_load = bucketed.filter(~pl.col("is_transaction")).group_by("load_key", "t").agg(
+        aggs).with_columns(pl.lit(None, dtype=pl.Categorical).alias("scenario"))
+    table = pl.concat([per_scenario, per_load.select(per_scenario.columns)]).with_columns(
+        pl.col("scenario", "load_key").cast(pl.String)).sort(
+        "load_key", "scenario", "t", nulls_last=True)
+    out: list[SeriesData] = []
+    step_s = interval_ms / 1000.0
+    for (scenario, load_key), part in table.group_by("scenario", "load_key", maintain_order=True):
+        t = part["t"].to_list()
+        load = loads[load_key]  # type: ignore[index]
+        columns = {
+            "throughput": (part["n"] / step_s).to_list(),
+            "errors": part["errors"].cast(pl.Float64).to_list(),
+            **{name: (part[name] / 1000.0).to_list() for name, _ in SERIES_PERCENTILES},
+        }
+        for metric, values in columns.items():
+            out.append(SeriesData(metric=metric, scenario=scenario, load=load,  # type: ignore[arg-type]
+                                  t_ms=t, values=values, interval_ms=interval_ms))
+    return out

@@ -1,0 +1,136 @@
+"""The parser registry and format auto-detection.
+
+`detect_format` looks only at the head of a file (64 KiB), so detection stays cheap for 1 GB JTLs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from .model import ParsedFile, ParseError, ParseOptions
+from .textio import decode, read_head
+
+Parser = Callable[[Path, ParseOptions | None], ParsedFile]
+
+# format name -> "module:function" under benchtrail.ingest.parsers (imported on first use).
+REGISTRY: dict[str, str] = {
+    "jmeter-csv": "jmeter_csv:parse",
+    "jmeter-xml": "jmeter_xml:parse",
+    "hey-text": "hey_text:parse",
+    "hey-csv": "hey_csv:parse",
+    "wrk-text": "wrk:parse",
+    "k6-summary-export": "k6:parse_summary",
+    "k6-handlesummary": "k6:parse_summary",
+    "k6-json": "k6:parse_ndjson",
+    "k6-csv": "k6:parse_csv",
+    "locust-stats": "locust:parse_stats",
+    "locust-history": "locust:parse_history",
+    "locust-json": "locust:parse_json",
+    "locust-failures": "locust:parse_failures",
+    "locust-exceptions": "locust:parse_exceptions",
+    "gatling-log": "gatling:parse",
+    "jmh-json": "jmh_json:parse",
+    "jmh-text": "jmh_text:parse",
+    "benchtrail-json": "benchtrail_json:parse",
+}
+FORMATS = tuple(REGISTRY)
+
+_JTL_HEADERLESS = re.compile(r"^\d{9,13}[,\t;|]\d+[,\t;|]")
+_GATLING_BINARY = re.compile(rb"^\x00\x00\x00\x00[\x01-\x40]\d+\.\d+")
+
+
+def get_parser(fmt: str) -> Parser:
+    try:
+        target = REGISTRY[fmt]
+    except KeyError:
+        raise ParseError(f"unknown format '{fmt}'; known: {', '.join(FORMATS)}") from None
+    module, func = target.split(":")
+    return getattr(importlib.import_module(f"{__package__}.parsers.{module}"), func)
+
+
+def parse_file(path: Path, *, format: str | None = None,  # noqa: A002 - the API's word
+               options: ParseOptions | None = None) -> ParsedFile:
+    fmt = format or detect_format(path)
+    return get_parser(fmt)(Path(path), options)
+
+
+def detect_format(path: Path) -> str:
+    path = Path(path)
+    head = read_head(path)
+    if not head.strip():
+        raise ParseError(f"{path.name} is empty")
+    if _GATLING_BINARY.match(head):
+        return "gatling-log"  # the parser explains why binary logs are refused
+    if head.count(b"\x00") > 8 and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ParseError(f"{path.name} is a binary file of an unknown kind "
+                         f"(starts with {head[:16]!r}); {_supported()}")
+    text, _ = decode(head, partial=True)
+    stripped = text.lstrip()
+    first = stripped.split("\n", 1)[0].strip()
+    fmt = _from_json(stripped) if stripped[:1] in "[{" else _from_text(text, stripped, first)
+    if fmt is None:
+        raise ParseError(f"unrecognised result file {path.name}: it starts with {first[:100]!r}; "
+                         f"{_supported()}", line=1)
+    return fmt
+
+
+def _supported() -> str:
+    return ("supported: JMeter CSV/XML, hey text/CSV, wrk, k6 (summary export, handleSummary, "
+            "--out json, --out csv), Locust (--csv, --json), Gatling text simulation.log, "
+            "JMH (json, text), Benchtrail JSON")
+
+
+def _from_json(text: str) -> str | None:
+    head = text[:20000]
+    if text.startswith("{") and '"type":"' in head.split("\n", 1)[0].replace(" ", "") and (
+            '"Metric"' in head or '"Point"' in head) and '"metric"' in head:
+        return "k6-json"
+    if re.search(r'"format"\s*:\s*"benchtrail"', head):
+        return "benchtrail-json"
+    if text.startswith("[") and '"benchmark"' in head and '"mode"' in head:
+        return "jmh-json"
+    if text.startswith("[") and '"num_requests"' in head:
+        return "locust-json"
+    if '"metrics"' in head and ('"root_group"' in head or '"state"' in head):
+        if re.search(r'"(state|options|testRunDurationMs|contains)"\s*:', head):
+            return "k6-handlesummary"
+        return "k6-summary-export"
+    return None
+
+
+def _from_text(text: str, stripped: str, first: str) -> str | None:
+    plain = first.replace('"', "")
+    if stripped.startswith(("<?xml", "<testResults")):
+        return "jmeter-xml"
+    if first.startswith("RUN\t"):
+        return "gatling-log"
+    if plain.startswith("Benchmark") and "Mode" in plain and ("Score" in plain or "Units" in plain):
+        return "jmh-text"
+    if "Summary:" in text and "Requests/sec:" in text and (
+            "Latency distribution" in text or "Response time histogram" in text
+            or "Status code distribution" in text):
+        if "Success rate:" in text:
+            return None  # oha prints a hey look-alike with different semantics
+        return "hey-text"
+    if re.search(r"Running \S+ test @", text) or ("Thread Stats" in text and "Requests/sec:" in text):
+        return "wrk-text"
+    if plain.startswith("response-time,DNS+dialup") or plain == "response-time":
+        return "hey-csv"
+    if plain.startswith("Type,Name,") and ("Request Count" in plain or "# requests" in plain):
+        return "locust-stats"
+    if plain.startswith(("Timestamp,User Count", "Type,Name,Timestamp")):
+        return "locust-history"
+    if plain.startswith("Method,Name,Error,Occurrences"):
+        return "locust-failures"
+    if plain.startswith("Count,Message,Traceback"):
+        return "locust-exceptions"
+    if plain.startswith("metric_name,timestamp,metric_value"):
+        return "k6-csv"
+    if re.search(r"(^|[,\t;|])timeStamp([,\t;|]|$)", first) and "elapsed" in first:
+        return "jmeter-csv"
+    if _JTL_HEADERLESS.match(first):
+        return "jmeter-csv"
+    return None

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from benchtrail.models import Blob, Cell, Environment, Load, Run, RunFile, Scenario, Series, Variant
+
+
+def get_by_slug(session: Session, slug: str) -> Run | None:
+    return session.scalar(select(Run).where(Run.slug == slug))
+
+
+def page(session: Session, project_id: int, *, filters: dict[str, Any], labels: dict[str, str],
+         offset: int, limit: int) -> tuple[Sequence[tuple[Run, str | None]], int]:
+    stmt = select(Run, Environment.name).outerjoin(Environment, Environment.id == Run.environment_id) \
+        .where(Run.project_id == project_id)
+    for column, value in filters.items():
+        if value is not None:
+            stmt = stmt.where(getattr(Run, column) == value) if column != "environment" \
+                else stmt.where(Environment.name == value)
+    if labels:
+        stmt = stmt.where(Run.labels.contains(labels))
+    total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    rows = session.execute(stmt.order_by(Run.created_at.desc(), Run.id.desc()).offset(offset).limit(limit))
+    return rows.all(), total
+
+
+def parts(session: Session, run_id: int) -> dict[str, Sequence[Any]]:
+    def all_of(model: Any, order: Any) -> Sequence[Any]:
+        return session.scalars(select(model).where(model.run_id == run_id).order_by(order)).all()
+
+    return {
+        "variants": all_of(Variant, Variant.position),
+        "scenarios": all_of(Scenario, Scenario.position),
+        "loads": all_of(Load, Load.id),
+        "cells": all_of(Cell, Cell.id),
+        "files": session.execute(select(RunFile, Blob).join(Blob, Blob.id == RunFile.blob_id)
+                                 .where(RunFile.run_id == run_id).order_by(RunFile.position)).all(),
+    }
+
+
+def series(session: Session, run_id: int, *, metric: str | None) -> Sequence[Series]:
+    stmt = select(Series).where(Series.run_id == run_id).order_by(Series.id)
+    if metric:
+        stmt = stmt.where(Series.metric == metric)
+    return session.scalars(stmt).all()
+
+
+def histograms(session: Session, run_id: int) -> Sequence[tuple[int, str]]:
+    return session.execute(select(Cell.id, Cell.histogram)
+                           .where(Cell.run_id == run_id, Cell.histogram.is_not(None))
+                           .order_by(Cell.id)).all()
+
+
+def run_file(session: Session, run_id: int, file_id: int) -> tuple[RunFile, Blob] | None:
+    row = session.execute(select(RunFile, Blob).join(Blob, Blob.id == RunFile.blob_id)
+                          .where(RunFile.run_id == run_id, RunFile.id == file_id)).first()
+    return (row[0], row[1]) if row else None

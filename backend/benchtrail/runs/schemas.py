@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+
+class EnvironmentOut(BaseModel):
+    id: int
+    name: str
+    fingerprint: str
+    cpus: float | None
+    memory_mb: int | None
+    instance_type: str | None
+    os: str | None
+    runtime: str | None
+    attributes: dict[str, Any]
+
+
+class VariantOut(BaseModel):
+    id: int
+    name: str
+    is_reference: bool
+
+
+class ScenarioOut(BaseModel):
+    id: int
+    name: str
+
+
+class LoadOut(BaseModel):
+    id: int
+    key: str
+    kind: str
+    value: float | None
+    requests: int | None
+    duration_s: float | None
+    label: str
+
+
+class CellOut(BaseModel):
+    id: int
+    variant_id: int
+    scenario_id: int
+    load_id: int
+    trail_id: int
+    mode: str
+    source: str
+    is_transaction: bool
+    count: int | None
+    errors: int | None
+    error_rate: float | None
+    throughput: float | None
+    duration_s: float | None
+    latency_mean: float | None
+    latency_min: float | None
+    latency_max: float | None
+    latency_p50: float | None
+    latency_p75: float | None
+    latency_p90: float | None
+    latency_p95: float | None
+    latency_p99: float | None
+    latency_p999: float | None
+    has_histogram: bool
+    cpu_pct: float | None
+    cpu_s_per_1k: float | None
+    rss_mb: float | None
+    heap_mb: float | None
+    achieved_rate: float | None
+    score: float | None
+    score_error: float | None
+    score_unit: str | None
+    params: dict[str, Any]
+    replicates: list[float]
+    extra: dict[str, Any]
+
+
+class RunFileOut(BaseModel):
+    id: int
+    filename: str
+    variant: str
+    format: str
+    size: int
+    sha256: str
+    download_url: str
+
+
+class RunSummary(BaseModel):
+    id: int
+    slug: str
+    project: str
+    source: str
+    tool: str | None
+    status: str
+    is_valid: bool
+    agent_version: str | None
+    app_version: str | None
+    commit: str | None
+    branch: str | None
+    labels: dict[str, str]
+    environment: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    permalink: str
+
+
+class RunDetail(RunSummary):
+    status_detail: dict[str, Any] | None
+    validity: list[dict[str, Any]]
+    criteria: list[dict[str, Any]]
+    progress: dict[str, Any]
+    environment_detail: EnvironmentOut | None
+    variants: list[VariantOut]
+    scenarios: list[ScenarioOut]
+    loads: list[LoadOut]
+    cells: list[CellOut]
+    files: list[RunFileOut]
+    meta: dict[str, Any]
+
+
+class RunPage(BaseModel):
+    items: list[RunSummary]
+    total: int
+    page: int
+    per_page: int
+
+
+class SeriesOut(BaseModel):
+    id: int
+    variant_id: int
+    scenario_id: int | None
+    load_id: int
+    metric: str
+    interval_ms: int | None
+    t_ms: list[int]
+    values: list[float]
+
+
+class SeriesList(BaseModel):
+    items: list[SeriesOut]
+
+
+class PercentilePoint(BaseModel):
+    percentile: float
+    value_ms: float
+
+
+class CellPercentiles(BaseModel):
+    cell_id: int
+    points: list[PercentilePoint]
+
+
+class PercentilesOut(BaseModel):
+    items: list[CellPercentiles]

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from benchtrail.auth.principal import Principal
+from benchtrail.config import get_settings
+from benchtrail.errors import InvalidRequest, NotFound
+from benchtrail.ingest.histogram import percentile_ms
+from benchtrail.models import Cell, Environment, Project, Run
+from benchtrail.projects import service as projects
+from benchtrail.runs import repository
+from benchtrail.runs.schemas import (CellOut, CellPercentiles, EnvironmentOut, LoadOut, PercentilePoint,
+                                     RunDetail, RunFileOut, RunPage, RunSummary, ScenarioOut, SeriesOut,
+                                     VariantOut)
+
+SPECTRUM = (0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0)
+
+
+def get_visible_run(session: Session, principal: Principal, slug: str) -> tuple[Run, Project]:
+    run = repository.get_by_slug(session, slug)
+    if run is None:
+        raise NotFound(f"run '{slug}' not found")
+    project = session.get(Project, run.project_id)
+    assert project is not None
+    if not principal.can_see(project):
+        raise NotFound(f"run '{slug}' not found")
+    return run, project
+
+
+def permalink(run: Run) -> str:
+    return f"{get_settings().public_url.rstrip('/')}/r/{run.slug}"
+
+
+def summary(run: Run, project: Project, env_name: str | None) -> RunSummary:
+    return RunSummary(id=run.id, slug=run.slug, project=project.slug, source=run.source, tool=run.tool,
+                      status=run.status, is_valid=run.is_valid, agent_version=run.agent_version,
+                      app_version=run.app_version, commit=run.commit, branch=run.branch, labels=run.labels,
+                      environment=env_name, created_at=run.created_at, started_at=run.started_at,
+                      finished_at=run.finished_at, permalink=permalink(run))
+
+
+def list_runs(session: Session, principal: Principal, project_slug: str, *, environment: str | None,
+              agent_version: str | None, branch: str | None, status: str | None, labels: list[str],
+              page: int, per_page: int) -> RunPage:
+    project = projects.get_visible(session, principal, project_slug)
+    label_filter = {}
+    for item in labels:
+        key, sep, value = item.partition(":")
+        if not sep:
+            raise InvalidRequest(f"label filter '{item}' must be key:value")
+        label_filter[key] = value
+    rows, total = repository.page(
+        session, project.id,
+        filters={"environment": environment, "agent_version": agent_version, "branch": branch, "status": status},
+        labels=label_filter, offset=(page - 1) * per_page, limit=per_page)
+    return RunPage(items=[summary(run, project, env) for run, env in rows], total=total, page=page,
+                   per_page=per_page)
+
+
+def cell_out(c: Cell) -> CellOut:
+    error_rate = (100.0 * c.errors / c.count) if c.count and c.errors is not None else None
+    return CellOut(
+        id=c.id, variant_id=c.variant_id, scenario_id=c.scenario_id, load_id=c.load_id, trail_id=c.trail_id,
+        mode=c.mode, source=c.source, is_transaction=c.is_transaction, count=c.count, errors=c.errors,
+        error_rate=error_rate, throughput=c.throughput, duration_s=c.duration_s, latency_mean=c.latency_mean,
+        latency_min=c.latency_min, latency_max=c.latency_max, latency_p50=c.latency_p50,
+        latency_p75=c.latency_p75, latency_p90=c.latency_p90, latency_p95=c.latency_p95,
+        latency_p99=c.latency_p99, latency_p999=c.latency_p999, has_histogram=c.histogram is not None,
+        cpu_pct=c.cpu_pct, cpu_s_per_1k=c.cpu_s_per_1k, rss_mb=c.rss_mb, heap_mb=c.heap_mb,
+        achieved_rate=c.achieved_rate, score=c.score, score_error=c.score_error, score_unit=c.score_unit,
+        params=c.params or {}, replicates=c.replicates or [], extra=c.extra or {})
+
+
+def detail(session: Session, principal: Principal, slug: str) -> RunDetail:
+    run, project = get_visible_run(session, principal, slug)
+    env = session.get(Environment, run.environment_id) if run.environment_id else None
+    p = repository.parts(session, run.id)
+    base = summary(run, project, env.name if env else None)
+    return RunDetail(
+        **base.model_dump(),
+        status_detail=run.status_detail, validity=run.validity or [], criteria=run.criteria or [],
+        progress=run.progress or {}, meta=run.meta or {},
+        environment_detail=EnvironmentOut.model_validate(env, from_attributes=True) if env else None,
+        variants=[VariantOut(id=v.id, name=v.name, is_reference=v.is_reference) for v in p["variants"]],
+        scenarios=[ScenarioOut(id=s.id, name=s.name) for s in p["scenarios"]],
+        loads=[LoadOut(id=l.id, key=l.key, kind=l.kind, value=l.value, requests=l.requests,
+                       duration_s=l.duration_s, label=l.label) for l in p["loads"]],
+        cells=[cell_out(c) for c in p["cells"]],
+        files=[RunFileOut(id=f.id, filename=f.filename, variant=f.variant, format=f.format, size=b.size,
+                          sha256=b.sha256, download_url=f"/api/v1/runs/{run.slug}/files/{f.id}/raw")
+               for f, b in p["files"]],
+    )
+
+
+def series(session: Session, principal: Principal, slug: str, metric: str | None) -> list[SeriesOut]:
+    run, _ = get_visible_run(session, principal, slug)
+    return [SeriesOut(id=s.id, variant_id=s.variant_id, scenario_id=s.scenario_id, load_id=s.load_id,
+                      metric=s.metric, interval_ms=s.interval_ms, t_ms=s.t_ms, values=s.values)
+            for s in repository.series(session, run.id, metric=metric)]
+
+
+def percentiles(session: Session, principal: Principal, slug: str,
+                requested: list[float]) -> list[CellPercentiles]:
+    """Any percentile of any cell with a stored histogram (exact to HDR precision)."""
+    for p in requested:
+        if not 0.0 <= p <= 100.0:
+            raise InvalidRequest(f"percentile {p} is outside 0..100")
+    points = sorted(set(requested)) if requested else list(SPECTRUM)
+    run, _ = get_visible_run(session, principal, slug)
+    return [CellPercentiles(cell_id=cid, points=[PercentilePoint(percentile=p, value_ms=percentile_ms(h, p))
+                                                  for p in points])
+            for cid, h in repository.histograms(session, run.id)]

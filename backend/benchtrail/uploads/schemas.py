@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class EnvironmentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    cpus: float | None = None
+    memory_mb: int | None = None
+    instance_type: str | None = None
+    os: str | None = None
+    runtime: str | None = None
+    attributes: dict[str, str] = Field(default_factory=dict)
+
+
+class LoadIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["threads", "concurrency", "rate", "requests", "duration", "none"]
+    value: float | None = None
+    requests: int | None = None
+    duration_s: float | None = None
+
+
+class FileIn(BaseModel):
+    """How to read one uploaded file; files are matched to parts by position."""
+
+    model_config = ConfigDict(extra="forbid")
+    variant: str = Field(min_length=1, max_length=100)
+    format: str | None = Field(default=None, description="Overrides auto-detection, e.g. jmeter-csv")
+    scenario: str | None = Field(default=None, description="Scenario name for single-scenario summaries")
+    load: LoadIn | None = Field(default=None, description="Load level, when the tool output lacks it")
+    warmup_s: float = Field(default=0, ge=0)
+
+
+class UploadMetadata(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    environment: EnvironmentIn | None = None
+    tool: str | None = None
+    agent_version: str | None = None
+    app_version: str | None = None
+    commit: str | None = None
+    branch: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    reference: str | None = Field(default=None, description="Reference variant; default: the first")
+    started_at: datetime | None = None
+    source: Literal["upload", "manual", "schedule"] = "upload"
+    files: list[FileIn] = Field(min_length=1)
+
+
+class UploadAccepted(BaseModel):
+    run: str = Field(description="Run slug")
+    id: int
+    status: str
+    permalink: str
+    status_url: str
+    duplicate: bool = False

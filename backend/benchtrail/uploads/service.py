@@ -1,0 +1,133 @@
+"""An upload becomes a run: validate every file, keep the raw bytes, enqueue ingestion.
+
+Every file is parsed once here so that a bad file is refused with its file, line and field before
+anything is stored; the `ingest` worker parses again to build cells in its own transaction.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+from typing import BinaryIO
+
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from benchtrail import jobs, storage
+from benchtrail.auth.principal import Principal
+from benchtrail.config import get_settings
+from benchtrail.errors import InvalidRequest, InvalidResultFile
+from benchtrail.ingest.model import ParseError
+from benchtrail.ingest.options import options_for
+from benchtrail.models import Blob, Project, Run, RunFile
+from benchtrail.projects import service as projects
+from benchtrail.runs import environments
+from benchtrail.uploads.files import ReceivedFile, receive
+from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
+
+
+def new_slug() -> str:
+    return secrets.token_urlsafe(8)
+
+
+def parse_metadata(raw: str) -> UploadMetadata:
+    try:
+        return UploadMetadata.model_validate_json(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'metadata'}: {e['msg']}"
+                             for e in exc.errors())
+        raise InvalidRequest(f"metadata: {problems}") from None
+
+
+def accept_upload(session: Session, principal: Principal, project_slug: str, metadata_raw: str,
+                  parts: list[tuple[str, BinaryIO]], idempotency_key: str | None) -> UploadAccepted:
+    project = projects.get_visible(session, principal, project_slug)
+    principal.require(project, "uploader")
+    meta = parse_metadata(metadata_raw)
+    if len(meta.files) != len(parts):
+        raise InvalidRequest(f"metadata.files describes {len(meta.files)} file(s) but the request "
+                             f"carries {len(parts)}; give one entry per uploaded file, in order")
+    variants = list(dict.fromkeys(f.variant for f in meta.files))
+    if meta.reference is not None and meta.reference not in variants:
+        raise InvalidRequest(f"reference '{meta.reference}' is not one of the variants: {', '.join(variants)}")
+    if idempotency_key:
+        existing = session.scalar(select(Run).where(Run.project_id == project.id,
+                                                    Run.idempotency_key == idempotency_key))
+        if existing is not None:
+            return accepted(existing, duplicate=True)
+
+    workdir = Path(tempfile.mkdtemp(prefix="upload-", dir=_scratch_dir()))
+    try:
+        received = [receive(stream, name, workdir) for name, stream in parts]
+        formats = [_validate(rf, spec.format, spec) for rf, spec in zip(received, meta.files)]
+        run = _create_run(session, project, meta, idempotency_key,
+                          tool=meta.tool or _tool_of(formats))
+        for position, (rf, spec, fmt) in enumerate(zip(received, meta.files, formats)):
+            blob = _store_blob(session, rf)
+            session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=rf.filename, variant=spec.variant,
+                                format=fmt, position=position,
+                                options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)))
+        session.flush()
+        jobs.enqueue(session, "results.ingest", run.id)
+        return accepted(run)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _scratch_dir() -> Path:
+    path = get_settings().data_dir / "tmp"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:
+    from benchtrail.ingest.detect import parse_file
+
+    try:
+        parsed = parse_file(rf.data_path, format=fmt, options=options_for(spec))
+    except ParseError as exc:
+        raise InvalidResultFile(rf.filename, exc.reason, line=exc.line, field=exc.field) from None
+    return parsed.format
+
+
+def _tool_of(formats: list[str]) -> str:
+    tools = sorted({f.split("-")[0] for f in formats})
+    return "+".join(tools)
+
+
+def _create_run(session: Session, project: Project, meta: UploadMetadata, idempotency_key: str | None,
+                tool: str) -> Run:
+    env = environments.get_or_create(session, project.id, meta.environment)
+    variants = list(dict.fromkeys(f.variant for f in meta.files))
+    run = Run(slug=new_slug(), project_id=project.id, environment_id=env.id, source=meta.source, tool=tool,
+              agent_version=meta.agent_version, app_version=meta.app_version, commit=meta.commit,
+              branch=meta.branch, labels=meta.labels, status="ingesting", idempotency_key=idempotency_key,
+              started_at=meta.started_at, meta={"reference": meta.reference or variants[0],
+                                                 "variants": variants},
+              validity=[], criteria=[], progress={})
+    session.add(run)
+    session.flush()
+    return run
+
+
+def _store_blob(session: Session, rf: ReceivedFile) -> Blob:
+    blob = session.scalar(select(Blob).where(Blob.sha256 == rf.raw_sha256))
+    path, created = storage.put(rf.raw_path, rf.raw_sha256)
+    if created:
+        # A rolled-back upload must leave nothing behind, not even an orphan file on disk.
+        session.info.setdefault("on_rollback", []).append(lambda p=path: p.unlink(missing_ok=True))
+    if blob is None:
+        blob = Blob(sha256=rf.raw_sha256, size=rf.raw_size)
+        session.add(blob)
+        session.flush()
+    return blob
+
+
+def accepted(run: Run, duplicate: bool = False) -> UploadAccepted:
+    base = get_settings().public_url.rstrip("/")
+    return UploadAccepted(run=run.slug, id=run.id, status=run.status, permalink=f"{base}/r/{run.slug}",
+                          status_url=f"{base}/api/v1/runs/{run.slug}", duplicate=duplicate)
+

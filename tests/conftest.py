@@ -1,0 +1,118 @@
+"""Fixtures shared by every test. Infrastructure starts lazily: pure unit tests start nothing."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.harness import REPO, Postgres, Process, Redis, celery_worker, migrate
+
+SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def real_fixtures() -> Path:
+    path = SHARED_FIXTURES / "real"
+    assert path.is_dir(), f"expected the shared fixtures at {path}"
+    return path
+
+
+@pytest.fixture(scope="session")
+def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """PostgreSQL + Redis + migrated schema; sets BENCHTRAIL_* for this process and its children."""
+    pg, rd = Postgres().start(), Redis().start()
+    data_dir = tmp_path_factory.mktemp("data")
+    env = {
+        "BENCHTRAIL_ENV": "test",
+        "BENCHTRAIL_DATABASE_URL": pg.url,
+        "BENCHTRAIL_REDIS_URL": rd.url,
+        "BENCHTRAIL_DATA_DIR": str(data_dir),
+        "BENCHTRAIL_PUBLIC_URL": "http://testserver",
+        "BENCHTRAIL_LOG_JSON": "true",
+    }
+    os.environ.update(env)
+    _reset_caches()
+    migrate(pg.url)
+    try:
+        yield {**env, "_pg_dir": str(pg.dir), "_pg_port": str(pg.port), "_redis_port": str(rd.port)}
+    finally:
+        rd.stop()
+        pg.stop()
+
+
+def _reset_caches() -> None:
+    from benchtrail import jobs
+    from benchtrail.config import get_settings
+    from benchtrail.db import get_engine, get_sessionmaker
+
+    get_settings.cache_clear()
+    get_engine.cache_clear()
+    get_sessionmaker.cache_clear()
+    jobs.producer.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def logdir() -> Path:
+    path = REPO / "artifacts" / "logs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def worker(infra: dict[str, str], logdir: Path) -> Iterator[Process]:
+    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")}}
+    proc = celery_worker("worker", env, logdir)
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def app(infra: dict[str, str]):  # type: ignore[no-untyped-def]
+    from benchtrail.app import create_app
+
+    return create_app()
+
+
+@pytest.fixture()
+def client(app):  # type: ignore[no-untyped-def]
+    from fastapi.testclient import TestClient
+
+    with TestClient(app) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def admin_token(infra: dict[str, str]) -> str:
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.projects.service import create_token
+
+    with unit_of_work() as session:
+        return create_token(session, project=None, name="test-admin", role="admin").token
+
+
+@pytest.fixture()
+def make_project(client, admin_token):  # type: ignore[no-untyped-def]
+    """Factory: a fresh project (unique slug) and a token of the requested role on it."""
+
+    def make(public: bool = True, role: str = "uploader") -> tuple[str, str]:
+        slug = f"p-{uuid.uuid4().hex[:10]}"
+        r = client.post("/api/v1/projects", json={"slug": slug, "is_public": public},
+                        headers={"Authorization": f"Bearer {admin_token}"})
+        assert r.status_code == 201, r.text
+        r = client.post(f"/api/v1/projects/{slug}/tokens", json={"name": f"{role}-token", "role": role},
+                        headers={"Authorization": f"Bearer {admin_token}"})
+        assert r.status_code == 201, r.text
+        return slug, r.json()["token"]
+
+    return make
+
+
+@pytest.fixture()
+def scratch() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="bt-test-") as d:
+        yield Path(d)

@@ -1,0 +1,44 @@
+"""The Celery app of the worker, the runner and beat.
+
+Queues are declared, never created on the fly (task_create_missing_queues=False): `ingest`,
+`analysis`, `default`, and `runner.<pool>` for a runner started with BENCHTRAIL_RUNNER_POOLS.
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+from kombu import Queue
+
+from benchtrail import logging as applog
+from benchtrail.config import get_settings
+from benchtrail.jobs import TASK_QUEUES
+
+settings = get_settings()
+applog.configure(json=settings.log_json)
+
+BASE_QUEUES = ("ingest", "analysis", "default")
+RUNNER_POOLS = [p for p in os.environ.get("BENCHTRAIL_RUNNER_POOLS", "").split(",") if p]
+
+app = Celery("benchtrail", broker=settings.redis_url)
+app.conf.update(
+    task_serializer="json",
+    accept_content=["json"],
+    task_create_missing_queues=False,
+    task_queues=[Queue(q) for q in BASE_QUEUES] + [Queue(f"runner.{p}") for p in RUNNER_POOLS],
+    task_default_queue="default",
+    task_routes={name: {"queue": queue} for name, queue in TASK_QUEUES.items()},
+    task_acks_late=True,
+    task_reject_on_worker_lost=False,
+    worker_prefetch_multiplier=1,
+    broker_connection_retry_on_startup=True,
+    # Longer than the longest load test, so Redis never redelivers a run that is still going.
+    broker_transport_options={"visibility_timeout": 6 * 3600},
+    worker_hijack_root_logger=False,
+    beat_schedule={
+        "sweep-stuck-runs": {"task": "runs.sweep", "schedule": float(settings.sweeper_interval_s),
+                             "options": {"queue": "default"}},
+    },
+)
+import benchtrail_worker.tasks  # noqa: E402,F401  (registers every task)

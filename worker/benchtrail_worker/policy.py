@@ -1,0 +1,25 @@
+"""One task decorator: explicit name and queue, retries with backoff only for transient failures,
+soft and hard time limits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from sqlalchemy.exc import OperationalError
+
+from benchtrail_worker.app import app
+
+TRANSIENT = (OperationalError, redis.ConnectionError, redis.TimeoutError, ConnectionError)
+
+
+def task(name: str, queue: str, *, soft_time_limit: int = 300, time_limit: int = 330,
+         max_retries: int = 5, retry: bool = True) -> Callable[[Callable[..., Any]], Any]:
+    return app.task(
+        name=name, queue=queue, bind=True,
+        autoretry_for=TRANSIENT if retry else (),
+        retry_backoff=True, retry_backoff_max=60, retry_jitter=True,
+        max_retries=max_retries if retry else 0,
+        soft_time_limit=soft_time_limit, time_limit=time_limit, acks_late=True,
+    )

@@ -1,0 +1,1 @@
+from benchtrail_worker.tasks import ingest, sweeper  # noqa: F401
