@@ -23,11 +23,12 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 from otava.analysis import split as otava_split
+from scipy import special
 from scipy import stats as sps
 
 from benchtrail.metrics import Direction
@@ -57,7 +58,7 @@ class Settings:
     outlier_k: float = 5.0
     first_pass_p: float = 0.05
     local: int = 10
-    min_contrast: float = 3.0
+    min_contrast: float = 2.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,6 @@ class DetectionResult:
 
     change_points: list[ChangePoint]
     n: int
-    candidates: list[int] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -107,7 +107,8 @@ def hampel(values: NDArray[np.float64], half_window: int = 3, k: float = 5.0) ->
     n = values.size
     if n < 2 * half_window + 1 or k <= 0:
         return values.copy()
-    padded = np.pad(values, half_window, mode="edge")
+    # Mirrored ends, so two outliers among the last points cannot become the local median.
+    padded = np.pad(values, half_window, mode="reflect")
     windows = np.lib.stride_tricks.sliding_window_view(padded, 2 * half_window + 1)
     med = np.median(windows, axis=1)
     mad = np.median(np.abs(windows - med[:, None]), axis=1) * _MAD_TO_SIGMA
@@ -168,17 +169,43 @@ def local_contrast(x: NDArray[np.float64], cp: int, lo: int, hi: int, m: int, si
     return abs(here) / scale if scale > 0 else (math.inf if here != 0 else 0.0)
 
 
+class _Sums:
+    """Prefix sums for O(1) segment means and variances (centred to avoid cancellation)."""
+
+    def __init__(self, x: NDArray[np.float64]) -> None:
+        self.shift = float(np.median(x)) if x.size else 0.0
+        z = x - self.shift
+        self.s1 = np.concatenate([[0.0], np.cumsum(z)])
+        self.s2 = np.concatenate([[0.0], np.cumsum(z * z)])
+
+    def mean_var(self, lo: int, hi: int) -> tuple[float, float]:
+        n = hi - lo
+        s1 = self.s1[hi] - self.s1[lo]
+        mean = s1 / n
+        var = max((self.s2[hi] - self.s2[lo]) - s1 * mean, 0.0) / (n - 1) if n > 1 else 0.0
+        return float(mean + self.shift), float(var)
+
+
+def welch_p(m1: float, v1: float, n1: int, m2: float, v2: float, n2: int) -> float:
+    """Two-sided Welch t-test p-value from segment statistics (scipy.stats.ttest_ind, equal_var=False)."""
+    if n1 < 2 or n2 < 2:
+        return 1.0
+    a, b = v1 / n1, v2 / n2
+    se2 = a + b
+    if se2 <= 0:
+        return 0.0 if m1 != m2 else 1.0
+    t = (m2 - m1) / math.sqrt(se2)
+    df = se2 * se2 / (a * a / (n1 - 1) + b * b / (n2 - 1))
+    return float(2.0 * special.stdtr(df, -abs(t)))
+
+
 def _evaluate(c: _Candidate, lo: int, hi: int, x: NDArray[np.float64], sigma: float,
-              settings: Settings, p_max: float, replicates: Sequence[Sequence[float]] | None) -> None:
-    left = x[lo:c.index]
-    right = x[c.index:hi]
-    c.before = float(left.mean())
-    c.after = float(right.mean())
-    if left.size >= 2 and right.size >= 2:
-        res = sps.ttest_ind(left, right, equal_var=False)
-        p = float(res.pvalue) if np.isfinite(res.pvalue) else (0.0 if c.before != c.after else 1.0)
-    else:
-        p = 1.0
+              settings: Settings, p_max: float, replicates: Sequence[Sequence[float]] | None,
+              sums: _Sums) -> None:
+    n1, n2 = c.index - lo, hi - c.index
+    c.before, v1 = sums.mean_var(lo, c.index)
+    c.after, v2 = sums.mean_var(c.index, hi)
+    p = welch_p(c.before, v1, n1, c.after, v2, n2)
     rp = _replicate_p(replicates, slice(lo, c.index), slice(c.index, hi))
     if rp is not None:
         p = max(p, rp)
@@ -189,7 +216,7 @@ def _evaluate(c: _Candidate, lo: int, hi: int, x: NDArray[np.float64], sigma: fl
     rel = diff / abs(c.before) if c.before != 0 else math.inf
     big_enough = (effect >= settings.min_effect_sigma and contrast >= settings.min_contrast
                   and rel * 100.0 >= settings.min_magnitude_pct)
-    long_enough = left.size >= settings.min_segment and right.size >= settings.min_segment
+    long_enough = n1 >= settings.min_segment and n2 >= settings.min_segment
     c.ok = p <= p_max and big_enough and long_enough
     c.effect = effect
     # Among failing candidates drop the least convincing first: shortest evidence, then size.
@@ -197,14 +224,16 @@ def _evaluate(c: _Candidate, lo: int, hi: int, x: NDArray[np.float64], sigma: fl
 
 
 def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], sigma: float,
-           settings: Settings, replicates: Sequence[Sequence[float]] | None) -> list[_Candidate]:
+           settings: Settings, replicates: Sequence[Sequence[float]] | None,
+           n_total: int | None = None) -> list[_Candidate]:
     """Forward selection, then backward elimination, over the candidate positions.
 
     Otava merges bottom-up from all candidates, so a true change flanked by spurious candidates a
     couple of points away is judged on tiny segments and lost. Here the strongest passing candidate
     is accepted first, each judged between already accepted neighbours; then every accepted point
     is re-checked between its final neighbours until all pass."""
-    p_max = _threshold(settings, x.size)
+    p_max = _threshold(settings, n_total or x.size)
+    sums = _Sums(x)
     accepted = sorted(fixed)
     pool = {c.index: c for c in cands if c.index not in fixed}
 
@@ -217,7 +246,7 @@ def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], sig
         return lo, hi
 
     for c in pool.values():
-        _evaluate(c, *bounds(c.index, accepted), x, sigma, settings, p_max, replicates)
+        _evaluate(c, *bounds(c.index, accepted), x, sigma, settings, p_max, replicates, sums)
     while pool:
         passing = [c for c in pool.values() if c.ok]
         if not passing:
@@ -228,13 +257,13 @@ def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], sig
         bisect.insort(accepted, best.index)
         for c in pool.values():
             if lo < c.index < hi:
-                _evaluate(c, *bounds(c.index, accepted), x, sigma, settings, p_max, replicates)
+                _evaluate(c, *bounds(c.index, accepted), x, sigma, settings, p_max, replicates, sums)
 
     chosen = {i: _Candidate(i) for i in accepted}
     while True:
         order = sorted(chosen)
         for i in order:
-            _evaluate(chosen[i], *bounds(i, order), x, sigma, settings, p_max, replicates)
+            _evaluate(chosen[i], *bounds(i, order), x, sigma, settings, p_max, replicates, sums)
         failing = [chosen[i] for i in order if not chosen[i].ok and i not in fixed]
         if not failing:
             return [chosen[i] for i in order]
@@ -280,29 +309,32 @@ def _run(values: Sequence[float] | NDArray[np.float64], replicates: Sequence[Seq
     reps = [replicates[i] for i in pos] if replicates is not None else None
     n = raw.size
     if n == 0:
-        return DetectionResult([], len(values), [])
+        return DetectionResult([], len(values))
     to_clean = {int(p): i for i, p in enumerate(pos)}
 
     x = hampel(raw, 3, settings.outlier_k)
     sigma = noise_sigma(x)
     fixed = {to_clean[k] for k in known if k in to_clean and 0 < to_clean[k] < n}
 
-    if previous is not None and previous.n + new_count == len(values) and new_count >= 0:
-        # Only the tail can change: keep earlier candidates, rescan from a few windows before the end.
-        tail = max(0, n - (new_count + 2 * settings.window))
-        kept = [to_clean[c] for c in previous.candidates if c in to_clean and to_clean[c] < tail]
-        region_start = kept[-1] if kept else 0
-        region_start = max(region_start, tail - settings.window) if tail > settings.window else region_start
-        idx = sorted(set(kept) | set(_candidates(x, settings, start=max(0, region_start))))
-    else:
-        idx = _candidates(x, settings)
-    idx = sorted(set(idx) | fixed)
+    start = 0
+    kept: list[ChangePoint] = []
+    if previous is not None and 0 <= new_count and previous.n + new_count == len(values):
+        # Only the tail can change: keep the change points well before it, rescan from the last of
+        # them (or a window before the cut) with the new points.
+        cut = n - (new_count + 2 * settings.window)
+        if cut > settings.window:
+            kept = [c for c in previous.change_points if c.index in to_clean and to_clean[c.index] < cut]
+            start = max(to_clean[kept[-1].index] if kept else 0, cut - settings.window)
+    x_r = x[start:]
+    fixed_r = {f - start for f in fixed if f > start}
+    idx = sorted(set(_candidates(x_r, settings)) | fixed_r)
     # A detected point next to an annotation is the annotated change, not a second one.
-    idx = [i for i in idx if i in fixed or all(abs(i - f) > 2 for f in fixed)]
-
-    merged = _merge([_Candidate(i) for i in idx], fixed, x, sigma, settings, reps)
-    cps = [replace(_classify(c, sigma, settings, c.index in fixed), index=int(pos[c.index])) for c in merged]
-    return DetectionResult(cps, len(values), [int(pos[i]) for i in idx])
+    idx = [i for i in idx if i in fixed_r or all(abs(i - f) > 2 for f in fixed_r)]
+    reps_r = reps[start:] if reps is not None else None
+    merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, sigma, settings, reps_r, n_total=n)
+    found = [replace(_classify(c, sigma, settings, c.index in fixed_r), index=int(pos[c.index + start]))
+             for c in merged]
+    return DetectionResult(kept + found, len(values))
 
 
 def detect(values: Sequence[float] | NDArray[np.float64], *,
@@ -327,5 +359,6 @@ def detect_incremental(values: Sequence[float] | NDArray[np.float64], previous_r
                        replicates: Sequence[Sequence[float]] | None = None,
                        known: Sequence[int] = ()) -> DetectionResult:
     """Re-analyse a trail after `new_count` versions were appended to the one `previous_result` saw.
-    Candidates before the tail window are reused; only the tail is rescanned."""
+    Change points more than two windows before the end are kept; only the tail is rescanned. Falls
+    back to a full analysis when the trail is too short or does not extend the previous one."""
     return _run(values, replicates, settings or Settings(), known, previous_result, new_count)

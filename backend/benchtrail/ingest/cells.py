@@ -98,29 +98,38 @@ def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
 def _cells(df: pl.DataFrame, loads: dict[str, LoadSpec]) -> list[SampleCell]:
     if df.height == 0:
         return []
-    stats_aggs = [
-        pl.len().alias("count"),
+    # One pass over the samples: per (scenario, load, distinct latency). Everything else — cell
+    # stats, the "all scenarios" cells, histograms — is derived from this much smaller table.
+    by_value = df.group_by("scenario", "load_key", "latency_us").agg(
+        pl.len().alias("n"),
         (~pl.col("success")).sum().alias("errors"),
-        pl.col("latency_us").min().alias("min_us"),
-        pl.col("latency_us").max().alias("max_us"),
-        pl.col("latency_us").sum().alias("sum_us"),
         pl.col("start_ms").min().alias("first_start"),
         pl.col("end_ms").max().alias("last_end"),
         pl.col("is_transaction").any().alias("is_tx"),
+    ).with_columns(pl.col("scenario", "load_key").cast(pl.String))
+    stats_aggs = [
+        pl.col("n").sum().alias("count"),
+        pl.col("errors").sum().alias("errors"),
+        pl.col("latency_us").min().alias("min_us"),
+        pl.col("latency_us").max().alias("max_us"),
+        (pl.col("latency_us") * pl.col("n")).sum().alias("sum_us"),
+        pl.col("first_start").min(),
+        pl.col("last_end").max(),
+        pl.col("is_tx").any(),
     ]
-    per_scenario = df.group_by("scenario", "load_key").agg(stats_aggs)
-    non_tx = df.filter(~pl.col("is_transaction"))
+    non_tx = by_value.filter(~pl.col("is_tx"))
+    all_by_value = non_tx.group_by("load_key", "latency_us").agg(
+        pl.col("n").sum()).with_columns(pl.lit(None, dtype=pl.String).alias("scenario"))
+    per_scenario = by_value.group_by("scenario", "load_key").agg(stats_aggs)
     per_load = non_tx.group_by("load_key").agg(stats_aggs).with_columns(
-        pl.lit(None, dtype=pl.Categorical).alias("scenario"))
+        pl.lit(None, dtype=pl.String).alias("scenario"))
 
     hists: dict[tuple[str | None, str], object] = {}
-    _fill_histograms(hists, df.group_by("scenario", "load_key", "latency_us").len())
-    _fill_histograms(hists, non_tx.group_by("load_key", "latency_us").len().with_columns(
-        pl.lit(None, dtype=pl.String).alias("scenario")))
+    _fill_histograms(hists, by_value.select("scenario", "load_key", "latency_us", "n"))
+    _fill_histograms(hists, all_by_value.select("scenario", "load_key", "latency_us", "n"))
 
     cells = []
-    table = pl.concat([per_scenario, per_load.select(per_scenario.columns)]).with_columns(
-        pl.col("scenario", "load_key").cast(pl.String))
+    table = pl.concat([per_scenario, per_load.select(per_scenario.columns)])
     for row in table.sort("load_key", "scenario", nulls_last=True).iter_rows(named=True):
         hist = hists[(row["scenario"], row["load_key"])]
         n = row["count"]
@@ -147,17 +156,10 @@ def _cells(df: pl.DataFrame, loads: dict[str, LoadSpec]) -> list[SampleCell]:
 
 
 def _fill_histograms(hists: dict[tuple[str | None, str], object], counts: pl.DataFrame) -> None:
-    counts = counts.with_columns(pl.col("scenario", "load_key").cast(pl.String)).sort(
-        "load_key", "scenario", "latency_us")
-    keys = counts.select("scenario", "load_key").rows()
-    values = counts["latency_us"].to_numpy()
-    lens = counts["len"].to_numpy()
-    # Boundaries of each (scenario, load) run in the sorted table.
-    starts = [0] + [i for i in range(1, len(keys)) if keys[i] != keys[i - 1]] + [len(keys)]
-    for a, b in zip(starts[:-1], starts[1:], strict=True):
+    for (scenario, load_key), part in counts.group_by("scenario", "load_key"):
         hist = histogram.new_histogram()
-        histogram.record_counts(hist, values[a:b], lens[a:b])
-        hists[keys[a]] = hist
+        histogram.record_counts(hist, part["latency_us"].to_numpy(), part["n"].to_numpy())
+        hists[(scenario, load_key)] = hist  # type: ignore[assignment]
 
 
 def _nearest_rank(p: int) -> pl.Expr:

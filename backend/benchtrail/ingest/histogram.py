@@ -27,11 +27,24 @@ def new_histogram() -> HdrHistogram:
 
 
 def record_counts(hist: HdrHistogram, values_us: np.ndarray, counts: np.ndarray) -> None:
-    """Record distinct values with their multiplicities (one call per distinct value, not per
-    sample: a 1M-sample cell has a few thousand distinct microsecond values)."""
-    clipped = np.clip(values_us, 0, HIGHEST_US)
-    for v, c in zip(clipped.tolist(), counts.tolist(), strict=True):
-        hist.record_value(v, c)
+    """Record distinct values with their multiplicities, vectorised.
+
+    Equivalent to `hist.record_value(v, c)` for each pair (a test checks the encodings are
+    identical) but computes hdrh's counts-array index with numpy, because a Python call per
+    distinct value costs ~0.1 s for a 1M-sample run."""
+    if len(values_us) == 0:
+        return
+    v = np.clip(np.asarray(values_us, dtype=np.int64), 0, HIGHEST_US)
+    # Bit length of (v | sub_bucket_mask): frexp's exponent, exact for integers below 2**53.
+    pow2ceiling = np.frexp((v | hist.sub_bucket_mask).astype(np.float64))[1].astype(np.int64)
+    bucket = pow2ceiling - hist.unit_magnitude - (hist.sub_bucket_half_count_magnitude + 1)
+    sub_bucket = v >> (bucket + hist.unit_magnitude)
+    index = ((bucket + 1) << hist.sub_bucket_half_count_magnitude) + sub_bucket \
+        - hist.sub_bucket_half_count
+    np.add.at(np.ctypeslib.as_array(hist.counts), index, np.asarray(counts, dtype=np.uint64))
+    hist.total_count += int(np.sum(counts))
+    hist.min_value = min(hist.min_value, int(v.min()))
+    hist.max_value = max(hist.max_value, int(v.max()))
 
 
 def encode(hist: HdrHistogram) -> str:

@@ -34,6 +34,8 @@ CELL_COLUMNS = frozenset({
     "cpu_pct", "cpu_s_per_1k", "rss_mb", "heap_mb", "achieved_rate", "score", "score_error",
 })
 INTEGER_COLUMNS = frozenset({"count", "errors"})
+# The scenario name of a load level's all-scenarios cell (JMeter's TOTAL row, resources of the process).
+ALL_SCENARIOS = "*"
 
 
 class IngestFailed(Exception):
@@ -73,7 +75,8 @@ class RunWriter:
         self.loads: dict[str, LoadSpec] = {}
 
     def add_cell(self, variant: str, cell: Any, source: str) -> None:
-        scenario, load, mode = cell.scenario, cell.load, (getattr(cell, "mode", None) or "")
+        scenario = cell.scenario if cell.scenario is not None else ALL_SCENARIOS
+        load, mode = cell.load, (getattr(cell, "mode", None) or "")
         self._note(variant, scenario, load)
         values: dict[str, Any] = {"source": source}
         extra: dict[str, Any] = {}
@@ -199,8 +202,9 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
     except ParseError as exc:
         raise IngestFailed(run_file.filename, exc.reason, exc.line, exc.field) from None
     for cell in result.cells:
-        source = "samples" if getattr(cell, "histogram", None) is not None else "reported"
-        writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, source)
+        writer.add_cell(run_file.variant, cell, "samples")
+    for cell in result.reported:
+        writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, "reported")
     for series in result.series:
         writer.add_series(getattr(series, "variant", None) or run_file.variant, series)
 

@@ -34,7 +34,10 @@ def receive(stream: BinaryIO, filename: str, workdir: Path) -> ReceivedFile:
     """Copy an upload to disk in chunks, enforcing the size limit; decompress if compressed."""
     settings = get_settings()
     limit = settings.max_upload_mb * 1024 * 1024
-    raw = Path(tempfile.mkstemp(dir=workdir, prefix="raw-")[1])
+    # Parsers see the uploader's file name (it appears in messages and helps detection).
+    own = Path(tempfile.mkdtemp(dir=workdir, prefix="f-"))
+    (own / "raw").mkdir()
+    raw = own / "raw" / safe_name(filename)
     h = hashlib.sha256()
     size = 0
     with raw.open("wb") as out:
@@ -51,14 +54,26 @@ def receive(stream: BinaryIO, filename: str, workdir: Path) -> ReceivedFile:
         magic = f.read(4)
     data = raw
     if magic.startswith(GZIP_MAGIC) or magic == ZIP_MAGIC or magic == ZSTD_MAGIC:
-        data = _decompress(raw, magic, filename, size, workdir)
+        data = _decompress(raw, magic, filename, size, own / uncompressed_name(filename))
     return ReceivedFile(filename, raw, h.hexdigest(), size, data)
 
 
-def _decompress(raw: Path, magic: bytes, filename: str, packed: int, workdir: Path) -> Path:
+def safe_name(filename: str) -> str:
+    name = Path(filename.replace("\\", "/")).name.strip() or "upload"
+    return "".join(c if c.isprintable() and c not in "/\0" else "_" for c in name)[:200]
+
+
+def uncompressed_name(filename: str) -> str:
+    name = safe_name(filename)
+    for ext in (".gz", ".gzip", ".zst", ".zip"):
+        if name.lower().endswith(ext) and len(name) > len(ext):
+            return name[: -len(ext)]
+    return name + ".data"
+
+
+def _decompress(raw: Path, magic: bytes, filename: str, packed: int, out_path: Path) -> Path:
     settings = get_settings()
     cap = min(settings.max_uncompressed_mb * 1024 * 1024, packed * settings.max_compression_ratio)
-    out_path = Path(tempfile.mkstemp(dir=workdir, prefix="data-")[1])
     try:
         with raw.open("rb") as src, out_path.open("wb") as out:
             if magic == ZIP_MAGIC:
@@ -95,9 +110,13 @@ def _copy_capped(src: BinaryIO, out: BinaryIO, cap: int, filename: str) -> None:
 
 
 def open_blob_for_parsing(blob: Path, filename: str, workdir: Path) -> Path:
-    """Blobs are stored as received; the worker decompresses again into a scratch dir."""
+    """Blobs are stored as received; the worker decompresses again into a scratch dir, or links the
+    blob under the uploader's file name."""
+    own = Path(tempfile.mkdtemp(dir=workdir, prefix="f-"))
     with blob.open("rb") as f:
         magic = f.read(4)
     if magic.startswith(GZIP_MAGIC) or magic == ZIP_MAGIC or magic == ZSTD_MAGIC:
-        return _decompress(blob, magic, filename, blob.stat().st_size, workdir)
-    return blob
+        return _decompress(blob, magic, filename, blob.stat().st_size, own / uncompressed_name(filename))
+    link = own / safe_name(filename)
+    link.symlink_to(blob.resolve())
+    return link

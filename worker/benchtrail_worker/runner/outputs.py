@@ -19,6 +19,8 @@ class OutputSummary:
     span_s: float               # first request start -> last response end
     latencies_ms: np.ndarray    # every recorded sample's latency in ms
     first_failure: str | None = None
+    dropped: int = 0            # k6 iterations the arrival-rate executor could not start
+    arrival_rate: float | None = None   # (n - 1) / (last start - first start): the offered rate
 
     @property
     def achieved_rate(self) -> float:
@@ -49,7 +51,8 @@ def jmeter_jtl(path: Path) -> OutputSummary:
     # timeStamp is the sample start: the shipped jmeter.properties sets sampleresult.timestamp.start.
     span = (float((ts + el).max()) - float(ts.min())) / 1000.0
     return OutputSummary(count=df.height, errors=int((~ok).sum()), span_s=span,
-                         latencies_ms=el.astype(np.float64), first_failure=first)
+                         latencies_ms=el.astype(np.float64), first_failure=first,
+                         arrival_rate=_arrival_rate(ts / 1000.0))
 
 
 def hey_csv(path: Path, requested: int | None = None) -> OutputSummary:
@@ -57,7 +60,7 @@ def hey_csv(path: Path, requested: int | None = None) -> OutputSummary:
     -n the missing rows are the transport errors); seconds with 0.1 ms resolution; unsorted."""
     df = pl.read_csv(path, schema_overrides={"status-code": pl.Int64})
     if df.height == 0:
-        return OutputSummary(0, requested or 0, 0.0, np.zeros(0),
+        return OutputSummary(requested or 0, requested or 0, 0.0, np.zeros(0),
                              first_failure="no request got a response")
     rt = df["response-time"].to_numpy()
     off = df["offset"].to_numpy()
@@ -71,7 +74,7 @@ def hey_csv(path: Path, requested: int | None = None) -> OutputSummary:
         first = f"HTTP {int(status[status >= 400][0])}"
     span = float((off + rt).max() - off.min())
     return OutputSummary(count=df.height + missing, errors=http_errors + missing, span_s=span,
-                         latencies_ms=rt * 1000.0, first_failure=first)
+                         latencies_ms=rt * 1000.0, first_failure=first, arrival_rate=_arrival_rate(off))
 
 
 def _k6_time(text: str) -> float:
@@ -95,6 +98,7 @@ def k6_ndjson(path: Path) -> OutputSummary:
     starts: list[float] = []
     lat: list[float] = []
     errors = 0
+    dropped = 0
     first = None
     with open(path, "rb") as f:
         for line in f:
@@ -105,6 +109,8 @@ def k6_ndjson(path: Path) -> OutputSummary:
                 end = _k6_time(d["time"])
                 lat.append(float(d["value"]))
                 starts.append(end - float(d["value"]) / 1000.0)
+            elif b'"metric":"dropped_iterations"' in line:
+                dropped += int(json.loads(line)["data"]["value"])
             elif b'"metric":"http_req_failed"' in line:
                 d = json.loads(line)["data"]
                 if d["value"]:
@@ -119,4 +125,11 @@ def k6_ndjson(path: Path) -> OutputSummary:
     lat_ms = np.asarray(lat)
     span = float((s + lat_ms / 1000.0).max() - s.min())
     return OutputSummary(count=len(lat), errors=errors, span_s=span, latencies_ms=lat_ms,
-                         first_failure=first)
+                         first_failure=first, dropped=dropped, arrival_rate=_arrival_rate(s))
+
+
+def _arrival_rate(starts: np.ndarray) -> float | None:
+    if len(starts) < 2:
+        return None
+    width = float(starts.max() - starts.min())
+    return (len(starts) - 1) / width if width > 0 else None

@@ -1,0 +1,55 @@
+# Benchtrail: the two commands a new user needs are `make up` and `make test` (see README.md).
+SHELL := /bin/bash
+.ONESHELL:
+.SHELLFLAGS := -eu -o pipefail -c
+PY := .venv/bin/python
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+
+.PHONY: up down test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner openapi
+
+## Start the whole product with demo data (PostgreSQL, Redis, API + dashboard, worker, beat, runner).
+up:
+	infra/scripts/bootstrap.sh --frontend --tools
+	$(PY) infra/scripts/stack.py up
+
+## Stop everything `make up` started.
+down:
+	@if [ -x $(PY) ]; then $(PY) infra/scripts/stack.py down; fi
+
+## Every test: Python (unit + integration on real PostgreSQL/Redis/Celery), Vitest, Playwright e2e.
+test:
+	infra/scripts/bootstrap.sh --browser --tools --frontend
+	$(MAKE) --no-print-directory test-python test-frontend test-e2e
+
+test-python:
+	$(PY) -m pytest -p no:cacheprovider
+
+test-frontend:
+	cd frontend && npm run --silent test
+
+test-e2e:
+	$(PY) infra/scripts/stack.py ephemeral --cwd frontend -- npx playwright test -c ../tests/e2e/playwright.config.ts
+
+## Benchmarks: each prints ratios against a reference measured in the same run.
+bench: bench-ingest bench-detect bench-ui bench-runner
+
+bench-ingest:
+	infra/scripts/bootstrap.sh
+	$(PY) bench/bench_ingest.py
+
+bench-detect:
+	infra/scripts/bootstrap.sh
+	$(PY) bench/bench_detect.py
+
+bench-ui:
+	infra/scripts/bootstrap.sh --browser --frontend
+	$(PY) infra/scripts/stack.py ephemeral --cwd frontend -- node scripts/bench-ui.mjs
+
+bench-runner:
+	infra/scripts/bootstrap.sh --tools
+	$(PY) bench/bench_runner.py
+
+## Regenerate the OpenAPI document and the TypeScript client from it.
+openapi:
+	BENCHTRAIL_LOG_JSON=false $(PY) -m benchtrail.openapi > frontend/src/api/openapi.json
+	cd frontend && npm run --silent gen:api

@@ -1,0 +1,79 @@
+"""A small HTTP client for the Benchtrail API, used by the CLI (and by runners)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import httpx
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, body: dict[str, Any]) -> None:
+        self.status = status
+        self.body = body
+        super().__init__(f"{status} {body.get('error', 'Error')}: {body.get('detail', body)}")
+
+
+class _CountingReader:
+    """Wraps a file so a progress callback sees the bytes as httpx streams them."""
+
+    def __init__(self, fh: BinaryIO, on_read: Callable[[int], None]) -> None:
+        self._fh = fh
+        self._on_read = on_read
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._fh.read(size)
+        self._on_read(len(data))
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fh, name)
+
+
+class Client:
+    def __init__(self, url: str, token: str | None, timeout: float = 300.0) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=timeout)
+
+    def _check(self, r: httpx.Response) -> Any:
+        if r.status_code >= 400:
+            try:
+                body = r.json()
+            except ValueError:
+                body = {"error": "HTTPError", "detail": r.text[:500]}
+            raise ApiError(r.status_code, body)
+        return r.json()
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self._check(self.http.get(path, params={k: v for k, v in params.items() if v is not None}))
+
+    def post(self, path: str, json: Any) -> Any:
+        return self._check(self.http.post(path, json=json))
+
+    def upload(self, project: str, metadata: str, files: list[Path], idempotency_key: str | None,
+               on_progress: Callable[[int], None] | None = None) -> Any:
+        handles = [p.open("rb") for p in files]
+        try:
+            parts = [("files", (p.name, _CountingReader(h, on_progress) if on_progress else h,
+                                "application/octet-stream")) for p, h in zip(files, handles)]
+            headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+            r = self.http.post(f"/api/v1/projects/{project}/runs", data={"metadata": metadata}, files=parts,
+                               headers=headers)
+            return self._check(r)
+        finally:
+            for h in handles:
+                h.close()
+
+    def wait_for_run(self, slug: str, timeout: float, done: tuple[str, ...] = ("completed", "failed", "cancelled"),
+                     interval: float = 0.5) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            run = self.get(f"/api/v1/runs/{slug}")
+            if run["status"] in done:
+                return run
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"run {slug} still '{run['status']}' after {timeout:.0f} s")
+            time.sleep(interval)

@@ -1,0 +1,268 @@
+"""`benchtrail`: the command line CI jobs and people use.
+
+Exit codes (stable, documented in README.md):
+  0 success · 2 usage error · 3 upload rejected (bad file, auth, limits) · 4 ingestion failed ·
+  5 an alert was raised (with --fail-on-alert) · 6 server unreachable, server error or timeout
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import httpx
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+from benchtrail.cli.client import ApiError, Client
+from benchtrail.cli.format import compare_rows, print_run
+
+EXIT_USAGE, EXIT_REJECTED, EXIT_INGEST_FAILED, EXIT_ALERT, EXIT_SERVER = 2, 3, 4, 5, 6
+
+app = typer.Typer(help="Benchtrail: benchmark history for agents, gateways and services.",
+                  no_args_is_help=True, add_completion=False)
+runs_app = typer.Typer(help="List runs.", no_args_is_help=True)
+admin_app = typer.Typer(help="Administration on the server host (talks to the database directly).",
+                        no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
+app.add_typer(admin_app, name="admin")
+console = Console()
+err = Console(stderr=True)
+
+UrlOpt = Annotated[str, typer.Option("--url", envvar="BENCHTRAIL_URL", help="API base URL")]
+TokenOpt = Annotated[str | None, typer.Option("--token", envvar="BENCHTRAIL_TOKEN", help="API token")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines")]
+
+
+def fail(code: int, message: str) -> NoReturn:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except ApiError as exc:
+        fail(EXIT_SERVER if exc.status >= 500 else EXIT_REJECTED, str(exc))
+    except (httpx.HTTPError, TimeoutError) as exc:
+        fail(EXIT_SERVER, f"{type(exc).__name__}: {exc}")
+
+
+LOAD_KEYS = {"threads", "concurrency", "rate"}
+
+
+def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
+    """NAME=FILE[;key=value...]: keys scenario, format, warmup, threads|concurrency|rate, requests, duration."""
+    name, sep, rest = spec.partition("=")
+    if not sep or not name or not rest:
+        fail(EXIT_USAGE, f"--variant '{spec}' must be NAME=FILE[;key=value...]")
+    path_text, *options = rest.split(";")
+    path = Path(path_text)
+    if not path.is_file():
+        fail(EXIT_USAGE, f"--variant {name}: no such file '{path}'")
+    entry: dict[str, Any] = {"variant": name}
+    load: dict[str, Any] = {}
+    for opt in options:
+        key, sep, value = opt.partition("=")
+        if not sep:
+            fail(EXIT_USAGE, f"--variant {name}: option '{opt}' must be key=value")
+        try:
+            if key in ("scenario", "format"):
+                entry[key] = value
+            elif key == "warmup":
+                entry["warmup_s"] = float(value)
+            elif key in LOAD_KEYS:
+                load.update(kind=key, value=float(value))
+            elif key == "requests":
+                load["requests"] = int(value)
+            elif key == "duration":
+                load["duration_s"] = float(value)
+            else:
+                fail(EXIT_USAGE, f"--variant {name}: unknown option '{key}' (scenario, format, warmup, "
+                                 "threads, concurrency, rate, requests, duration)")
+        except ValueError:
+            fail(EXIT_USAGE, f"--variant {name}: '{opt}' needs a number")
+    if load:
+        load.setdefault("kind", "requests" if "requests" in load else "duration")
+        entry["load"] = load
+    return name, path, entry
+
+
+@app.command()
+def upload(
+    project: Annotated[str, typer.Option(help="Project slug")],
+    variant: Annotated[list[str], typer.Option(help="NAME=FILE[;scenario=S;concurrency=N;requests=N;...]; repeat")],
+    url: UrlOpt = "http://127.0.0.1:8400",
+    token: TokenOpt = None,
+    environment: Annotated[str | None, typer.Option(help="Environment name")] = None,
+    cpus: Annotated[float | None, typer.Option(help="Environment: CPUs")] = None,
+    memory_mb: Annotated[int | None, typer.Option(help="Environment: memory in MB")] = None,
+    instance_type: Annotated[str | None, typer.Option(help="Environment: instance type")] = None,
+    os_name: Annotated[str | None, typer.Option("--os", help="Environment: operating system")] = None,
+    runtime: Annotated[str | None, typer.Option(help="Environment: runtime (JVM, Go, ...)")] = None,
+    agent_version: Annotated[str | None, typer.Option(help="Agent version under test")] = None,
+    app_version: Annotated[str | None, typer.Option(help="Application version")] = None,
+    commit: Annotated[str | None, typer.Option(help="Commit SHA")] = None,
+    branch: Annotated[str | None, typer.Option(help="Branch")] = None,
+    label: Annotated[list[str], typer.Option(help="key=value label; repeat")] = [],  # noqa: B006
+    reference: Annotated[str | None, typer.Option(help="Reference variant (default: the first)")] = None,
+    format: Annotated[str | None, typer.Option(help="Force the format of every file")] = None,
+    idempotency_key: Annotated[str | None, typer.Option(help="Same key twice makes one run")] = None,
+    wait: Annotated[bool, typer.Option(help="Wait for ingestion and print the run")] = False,
+    wait_timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait")] = 600,
+    fail_on_alert: Annotated[bool, typer.Option(help="With --wait: exit 5 when the run raised an alert")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Upload result files as one run (one file or more per variant)."""
+    entries, paths = [], []
+    for spec in variant:
+        _, path, entry = parse_variant(spec)
+        if format and "format" not in entry:
+            entry["format"] = format
+        entries.append(entry)
+        paths.append(path)
+    labels = {}
+    for item in label:
+        k, sep, v = item.partition("=")
+        if not sep:
+            fail(EXIT_USAGE, f"--label '{item}' must be key=value")
+        labels[k] = v
+    env = {k: v for k, v in dict(name=environment, cpus=cpus, memory_mb=memory_mb, instance_type=instance_type,
+                                   os=os_name, runtime=runtime).items() if v is not None}
+    metadata = {"files": entries, "labels": labels, "agent_version": agent_version, "app_version": app_version,
+                "commit": commit, "branch": branch, "reference": reference, "environment": env or None}
+    client = Client(url, token)
+    total = sum(p.stat().st_size for p in paths)
+    show_progress = not json_out and sys.stderr.isatty() and total > 5 * 1024 * 1024
+    if show_progress:
+        with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                      TransferSpeedColumn(), console=err) as progress:
+            task = progress.add_task("uploading", total=total)
+            accepted = call(client.upload, project, json.dumps(metadata), paths, idempotency_key,
+                            lambda n: progress.advance(task, n))
+    else:
+        accepted = call(client.upload, project, json.dumps(metadata), paths, idempotency_key)
+    if not wait:
+        if json_out:
+            console.print_json(json.dumps({"run": accepted["run"], "id": accepted["id"],
+                                           "permalink": accepted["permalink"], "status": accepted["status"]}))
+        else:
+            console.print(f"run {accepted['run']} accepted ({accepted['status']}): {accepted['permalink']}")
+        return
+    run = call(client.wait_for_run, accepted["run"], wait_timeout)
+    alerts = run.get("alerts") or []
+    if json_out:
+        console.print_json(json.dumps({"run": run["slug"], "id": run["id"], "permalink": run["permalink"],
+                                       "status": run["status"], "status_detail": run.get("status_detail"),
+                                       "alerts": alerts}))
+    else:
+        print_run(run, console)
+    if run["status"] != "completed":
+        fail(EXIT_INGEST_FAILED, f"run {run['slug']} {run['status']}: {run.get('status_detail')}")
+    if fail_on_alert and alerts:
+        for a in alerts:
+            err.print(f"alert: {a.get('summary', a)}  {run['permalink']}")
+        raise typer.Exit(EXIT_ALERT)
+
+
+@app.command()
+def show(run: Annotated[str, typer.Argument(help="Run slug")], url: UrlOpt = "http://127.0.0.1:8400",
+         token: TokenOpt = None, json_out: JsonOpt = False) -> None:
+    """Show a run with every cell."""
+    data = call(Client(url, token).get, f"/api/v1/runs/{run}")
+    if json_out:
+        console.print_json(json.dumps(data))
+    else:
+        print_run(data, console)
+
+
+@runs_app.command("list")
+def runs_list(project: Annotated[str, typer.Option(help="Project slug")], url: UrlOpt = "http://127.0.0.1:8400",
+              token: TokenOpt = None, branch: str | None = None, agent_version: str | None = None,
+              environment: str | None = None, per_page: int = 50, json_out: JsonOpt = False) -> None:
+    """List a project's runs, newest first."""
+    data = call(Client(url, token).get, f"/api/v1/projects/{project}/runs", branch=branch,
+                agent_version=agent_version, environment=environment, per_page=per_page)
+    if json_out:
+        console.print_json(json.dumps(data))
+        return
+    for r in data["items"]:
+        console.print(f"{r['slug']}  {r['created_at'][:19]}  {r['status']:<10} agent={r['agent_version'] or '-'} "
+                      f"branch={r['branch'] or '-'} commit={(r['commit'] or '-')[:12]}  {r['permalink']}")
+    console.print(f"{len(data['items'])} of {data['total']} runs")
+
+
+@app.command()
+def compare(run_a: str, run_b: str, url: UrlOpt = "http://127.0.0.1:8400", token: TokenOpt = None,
+            json_out: JsonOpt = False) -> None:
+    """Compare two runs cell by cell (b − a)."""
+    client = Client(url, token)
+    a, b = call(client.get, f"/api/v1/runs/{run_a}"), call(client.get, f"/api/v1/runs/{run_b}")
+    rows = compare_rows(a, b)
+    if json_out:
+        console.print_json(json.dumps({"a": run_a, "b": run_b, "rows": rows}))
+        return
+    if not rows:
+        console.print("no cells in common (same variant, scenario, load and mode)")
+    for r in rows:
+        rel = "" if r["rel_pct"] is None else f" ({r['rel_pct']:+.1f}%)"
+        console.print(f"{r['variant']:<12} {r['scenario']:<30} {r['load']:<18} {r['metric']:<13} "
+                      f"{r['a']:>12.3f} → {r['b']:>12.3f}  {r['diff']:+.3f}{rel}")
+
+
+@admin_app.command("create-project")
+def admin_create_project(slug: str, name: str | None = None, description: str = "",
+                         private: Annotated[bool, typer.Option(help="Invisible without a token")] = False) -> None:
+    """Create a project (needs BENCHTRAIL_DATABASE_URL)."""
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.errors import AppError
+    from benchtrail.projects.schemas import ProjectCreate
+    from benchtrail.projects.service import create_project
+
+    try:
+        with unit_of_work() as session:
+            create_project(session, ProjectCreate(slug=slug, name=name, description=description,
+                                                  is_public=not private))
+    except AppError as exc:
+        fail(EXIT_REJECTED, exc.detail)
+    console.print(f"project {slug} created ({'private' if private else 'public'})")
+
+
+@admin_app.command("create-token")
+def admin_create_token(role: Annotated[str, typer.Option(help="viewer | uploader | admin | runner")],
+                       name: Annotated[str, typer.Option(help="What the token is for")],
+                       project: Annotated[str | None, typer.Option(help="Project slug; omit for site-wide")] = None,
+                       json_out: JsonOpt = False) -> None:
+    """Create a token; it is printed once and stored hashed."""
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.errors import AppError
+    from benchtrail.projects import repository
+    from benchtrail.projects.service import create_token
+
+    try:
+        with unit_of_work() as session:
+            target = None
+            if project is not None:
+                target = repository.get_by_slug(session, project)
+                if target is None:
+                    fail(EXIT_REJECTED, f"project '{project}' not found")
+            created = create_token(session, project=target, name=name, role=role)
+    except AppError as exc:
+        fail(EXIT_REJECTED, exc.detail)
+    if json_out:
+        console.print_json(created.model_dump_json())
+    else:
+        print(created.token)
+
+
+def main() -> None:
+    os.environ.setdefault("BENCHTRAIL_LOG_JSON", "false")
+    app()
+
+
+if __name__ == "__main__":
+    main()

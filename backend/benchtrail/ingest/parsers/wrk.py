@@ -1,0 +1,107 @@
+"""wrk 4.x text output (stdout, possibly with a shell prompt before and Lua output after).
+
+The load is `-c` connections (kind "concurrency") and the `-d` duration from "Running 10s test".
+Definitions: count = completed requests + timed-out requests; errors = non-2xx/3xx responses +
+timeouts; connect/read/write socket errors are connection events, not requests, and go to params
+(so error_rate never exceeds 100%). Latencies are wrk's coordinated-omission
+corrected statistics.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..model import LoadSpec, ParsedFile, ParseError, ParseOptions, ReportedCell
+from ..textio import read_text
+
+_TIME_MS = {"us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
+_BYTES = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
+_METRIC = {"k": 1e3, "M": 1e6, "G": 1e9, "": 1.0}
+_PCT = {"50": "latency_p50", "75": "latency_p75", "90": "latency_p90", "95": "latency_p95",
+        "99": "latency_p99", "99.9": "latency_p999"}
+
+
+def time_ms(text: str, line: int, field: str) -> float:
+    m = re.fullmatch(r"([\d.]+)(us|ms|s|m|h)", text)
+    if not m:
+        raise ParseError(f"unreadable time {text!r}", line=line, field=field)
+    return round(float(m.group(1)) * _TIME_MS[m.group(2)], 6)
+
+
+def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
+    options = options or ParseOptions()
+    lines = read_text(path).split("\n")
+    stats: dict[str, float] = {}
+    params: dict[str, str] = {}
+    duration = connections = threads = None
+    url = None
+    non2xx = timeouts = 0
+    section = None
+    for i, raw in enumerate(lines):
+        n = i + 1
+        line = raw.strip()
+        if m := re.match(r"Running (\S+) test @ (\S+)", line):
+            duration, url = time_ms(m.group(1), n, "duration") / 1000.0, m.group(2)
+        elif m := re.match(r"(\d+) threads and (\d+) connections", line):
+            threads, connections = int(m.group(1)), int(m.group(2))
+        elif line.startswith("Latency Distribution"):
+            section = "dist"
+        elif line.startswith("Latency ") and section != "dist":
+            parts = line.split()
+            if len(parts) != 5:
+                raise ParseError(f"unreadable Latency row {line!r}", line=n, field="Latency")
+            stats["latency_mean"] = time_ms(parts[1], n, "Latency Avg")
+            params["latency_stdev_ms"] = repr(time_ms(parts[2], n, "Latency Stdev"))
+            stats["latency_max"] = time_ms(parts[3], n, "Latency Max")
+            params["latency_within_stdev"] = parts[4]
+        elif line.startswith("Req/Sec"):
+            parts = line.split()
+            for label, v in zip(("avg", "stdev", "max"), parts[1:4], strict=False):
+                m2 = re.fullmatch(r"([\d.]+)([kMG]?)", v)
+                if m2:
+                    params[f"per_thread_req_per_s_{label}"] = repr(
+                        float(m2.group(1)) * _METRIC[m2.group(2)])
+        elif section == "dist" and (m := re.fullmatch(r"([\d.]+)%\s+(\S+)", line)):
+            name = _PCT.get(m.group(1).rstrip("0").rstrip(".") if "." in m.group(1) else m.group(1))
+            value = time_ms(m.group(2), n, f"{m.group(1)}%")
+            if name:
+                stats[name] = value
+            else:
+                params[f"latency_p{m.group(1)}_ms"] = repr(value)
+        elif m := re.match(r"(\d+) requests in (\S+), ([\d.]+)(B|KB|MB|GB|TB) read", line):
+            section = None
+            stats["count"] = float(m.group(1))
+            stats["duration_s"] = time_ms(m.group(2), n, "requests in") / 1000.0
+            params["read_bytes"] = str(round(float(m.group(3)) * _BYTES[m.group(4)]))
+        elif m := re.match(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
+                           line):
+            for k, v in zip(("connect", "read", "write", "timeout"), m.groups(), strict=True):
+                params[f"socket_errors_{k}"] = v
+            timeouts = int(m.group(4))
+        elif m := re.match(r"Non-2xx or 3xx responses: (\d+)", line):
+            non2xx = int(m.group(1))
+            params["non_2xx_3xx"] = m.group(1)
+        elif m := re.match(r"Requests/sec:\s+([\d.]+)", line):
+            stats["throughput"] = float(m.group(1))
+        elif m := re.match(r"Transfer/sec:\s+([\d.]+)(B|KB|MB|GB|TB)", line):
+            params["transfer_bytes_per_s"] = repr(float(m.group(1)) * _BYTES[m.group(2)])
+    for required in ("count", "throughput", "latency_mean"):
+        if required not in stats:
+            raise ParseError(f"wrk output lacks '{required}' (expected '… requests in …', "
+                             "'Requests/sec:' and the Latency row)")
+    params["completed_requests"] = str(int(stats["count"]))
+    stats["count"] += timeouts
+    stats["errors"] = float(non2xx + timeouts)
+    stats["error_rate"] = stats["errors"] * 100.0 / stats["count"] if stats["count"] else 0.0
+    if options.load is not None:
+        load = options.load
+    elif connections is not None:
+        load = LoadSpec("concurrency", float(connections), duration_s=duration)
+    else:
+        load = LoadSpec()
+    if threads is not None:
+        params["threads"] = str(threads)
+    return ParsedFile(tool="wrk", format="wrk-text", reported=[ReportedCell(
+        scenario=options.scenario or url or "default", load=load, stats=stats, params=params)],
+        meta={"url": url})

@@ -1,0 +1,31 @@
+import { lazy, Suspense, type ReactElement } from 'react';
+import type { TableModel } from '@/lib/table';
+import { DataTable } from '../DataTable';
+import { ExportButtons } from '../ExportButtons';
+import type { PlotlyChartProps } from './PlotlyChart';
+
+const LazyPlotlyChart = lazy(() => import('./PlotlyChart').then((m) => ({ default: m.PlotlyChart })));
+
+export type ChartProps = PlotlyChartProps;
+
+export function Chart(props: ChartProps): ReactElement {
+  return (
+    <Suspense fallback={<div className="chart-loading" role="status">Loading chart…</div>}>
+      <LazyPlotlyChart {...props} />
+    </Suspense>
+  );
+}
+
+/** Every chart comes with a table of the same numbers, for reading exact values and for screen readers. */
+export function ChartWithTable({ chart, table }: { chart: ChartProps; table: TableModel }): ReactElement {
+  return (
+    <figure className="chart-with-table" aria-label={chart.title}>
+      <Chart {...chart} />
+      <details className="chart-table">
+        <summary>Table of the numbers in “{chart.title}”</summary>
+        <ExportButtons model={table} filename={chart.filename} />
+        <DataTable model={table} />
+      </details>
+    </figure>
+  );
+}

@@ -1,0 +1,10 @@
+declare module 'plotly.js-cartesian-dist-min' {
+  import * as Plotly from 'plotly.js';
+  export default Plotly;
+}
+
+declare module 'react-plotly.js/factory' {
+  import type { ComponentType } from 'react';
+  import type { PlotParams } from 'react-plotly.js';
+  export default function createPlotlyComponent(plotly: object): ComponentType<PlotParams>;
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Install what Benchtrail needs on a Debian/Ubuntu machine; safe to run again (installs only what is
+# missing). Usage: bootstrap.sh [--browser] [--tools] [--frontend]
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+want_browser=0 want_tools=0 want_frontend=0
+for a in "$@"; do
+  case "$a" in --browser) want_browser=1 ;; --tools) want_tools=1 ;; --frontend) want_frontend=1 ;; esac
+done
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+pkgs=()
+command -v redis-server >/dev/null || pkgs+=(redis-server)
+ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || pkgs+=(postgresql)
+command -v psql >/dev/null || pkgs+=(postgresql-client)
+command -v hey >/dev/null || pkgs+=(hey)
+command -v wrk >/dev/null || pkgs+=(wrk)
+command -v node >/dev/null || pkgs+=(nodejs npm)
+if [ "$want_browser" = 1 ]; then command -v chromium >/dev/null || pkgs+=(chromium); fi
+if [ "$want_tools" = 1 ]; then
+  command -v java >/dev/null || pkgs+=(default-jdk-headless)
+  command -v mvn >/dev/null || pkgs+=(maven)
+  command -v go >/dev/null || pkgs+=(golang-go)
+fi
+if [ ${#pkgs[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${pkgs[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${pkgs[@]}" >/dev/null
+fi
+
+if ! command -v uv >/dev/null; then
+  echo "bootstrap: installing uv"
+  python3 -m pip install -q uv==0.13.8 2>/dev/null || python3 -m pip install -q --user uv==0.13.8
+  export PATH="$HOME/.local/bin:$PATH"
+fi
+(cd "$repo" && uv sync --frozen -q)
+
+if [ "$want_frontend" = 1 ] && [ -f "$repo/frontend/package.json" ]; then
+  cd "$repo/frontend"
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+  fi
+  if [ ! -f dist/index.html ] || [ -n "$(find src index.html -newer dist/index.html -print -quit 2>/dev/null)" ]; then
+    npm run --silent build >/dev/null
+  fi
+fi
+
+if [ "$want_tools" = 1 ] && [ -x "$repo/infra/tools/install.sh" ]; then
+  "$repo/infra/tools/install.sh"
+fi

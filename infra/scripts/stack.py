@@ -1,0 +1,234 @@
+"""Start and stop the whole Benchtrail stack as local processes (no Docker needed).
+
+  stack.py up          PostgreSQL + Redis (unless BENCHTRAIL_DATABASE_URL / BENCHTRAIL_REDIS_URL are set),
+                       migrations, API (serving frontend/dist), worker, beat, a runner; then demo data.
+  stack.py down        stop everything `up` started.
+  stack.py ephemeral -- CMD...
+                       a throw-away stack on free ports in a temp dir; runs CMD with BENCHTRAIL_E2E_URL and
+                       BENCHTRAIL_E2E_ADMIN_TOKEN set, tears everything down, exits with CMD's status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = REPO / ".venv" / "bin"
+sys.path.insert(0, str(REPO))
+
+
+def log(msg: str) -> None:
+    print(f"stack: {msg}", flush=True)
+
+
+class Stack:
+    def __init__(self, state: Path, *, api_port: int, pg_port: int, redis_port: int) -> None:
+        self.state = state
+        self.run_dir = state / "run"
+        self.logs = state / "logs"
+        self.api_port = api_port
+        self.pg_port = pg_port
+        self.redis_port = redis_port
+        self.external_db = os.environ.get("BENCHTRAIL_DATABASE_URL")
+        self.external_redis = os.environ.get("BENCHTRAIL_REDIS_URL")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.api_port}"
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update({
+            "BENCHTRAIL_DATABASE_URL": self.external_db or
+            f"postgresql+psycopg://benchtrail@127.0.0.1:{self.pg_port}/benchtrail",
+            "BENCHTRAIL_REDIS_URL": self.external_redis or f"redis://127.0.0.1:{self.redis_port}/0",
+            "BENCHTRAIL_DATA_DIR": str(self.state / "data"),
+            "BENCHTRAIL_PUBLIC_URL": self.url,
+            "BENCHTRAIL_API_URL": self.url,
+            "BENCHTRAIL_RUNNER_POOLS": "local",
+            "PATH": f"{BIN}:{REPO / '.tools' / 'bin'}:{env.get('PATH', '')}",
+        })
+        return env
+
+    # -- infrastructure -------------------------------------------------------------------------
+    def start_infra(self) -> None:
+        for d in (self.run_dir, self.logs, self.state / "data"):
+            d.mkdir(parents=True, exist_ok=True)
+        if not self.external_db:
+            subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "start", str(self.state / "pg"),
+                            str(self.pg_port)], check=True)
+            subprocess.run([str(REPO / "infra/scripts/createdb.sh"), str(self.pg_port), "benchtrail"], check=True)
+        if not self.external_redis and not self._alive("redis"):
+            self._spawn("redis", ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1",
+                                  "--dir", str(self.state / "data"), "--save", "", "--appendonly", "yes",
+                                  "--loglevel", "warning"])
+            self._wait(lambda: subprocess.run(["redis-cli", "-p", str(self.redis_port), "ping"],
+                                              capture_output=True, text=True).stdout.strip() == "PONG", 15, "redis")
+
+    def migrate(self) -> None:
+        subprocess.run([str(BIN / "alembic"), "-c", str(REPO / "alembic.ini"), "upgrade", "head"],
+                       env=self.env(), check=True)
+
+    def start_services(self) -> None:
+        env = self.env()
+        celery = [str(BIN / "celery"), "-A", "benchtrail_worker.app"]
+        self._spawn("api", [str(BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
+                            "127.0.0.1", "--port", str(self.api_port), "--no-access-log"], env)
+        self._spawn("worker", celery + ["worker", "-Q", "ingest,analysis,default", "-c", "2", "-n",
+                                        "worker@%h", "--loglevel", "INFO"], env)
+        self._spawn("beat", celery + ["beat", "-s", str(self.run_dir / "beat-schedule"), "--loglevel", "INFO"], env)
+        self._spawn("runner", celery + ["worker", "-Q", "runner.local", "-c", "1", "-n", "runner-local@%h",
+                                        "--loglevel", "INFO"], env)
+        self._wait(lambda: self._health() == 200, 60, "the API health check")
+
+    def stop(self) -> None:
+        for name in ("runner", "beat", "worker", "api", "redis"):
+            self._kill(name)
+        if not self.external_db:
+            subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "stop", str(self.state / "pg"),
+                            str(self.pg_port)], check=False)
+
+    # -- processes ------------------------------------------------------------------------------
+    def _pidfile(self, name: str) -> Path:
+        return self.run_dir / f"{name}.pid"
+
+    def _alive(self, name: str) -> bool:
+        try:
+            pid = int(self._pidfile(name).read_text())
+            os.kill(pid, 0)
+            return True
+        except (FileNotFoundError, ValueError, ProcessLookupError, PermissionError):
+            return False
+
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+        if self._alive(name):
+            log(f"{name} already running")
+            return
+        out = (self.logs / f"{name}.log").open("ab")
+        proc = subprocess.Popen(argv, env=env or self.env(), stdout=out, stderr=subprocess.STDOUT, cwd=REPO,
+                                start_new_session=True)
+        self._pidfile(name).write_text(str(proc.pid))
+        log(f"{name} started (pid {proc.pid}, log {self.logs / (name + '.log')})")
+
+    def _kill(self, name: str) -> None:
+        pidfile = self._pidfile(name)
+        if not self._alive(name):
+            pidfile.unlink(missing_ok=True)
+            return
+        pid = int(pidfile.read_text())
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and self._alive(name):
+            time.sleep(0.1)
+        if self._alive(name):
+            os.killpg(pid, signal.SIGKILL)
+        pidfile.unlink(missing_ok=True)
+        log(f"{name} stopped")
+
+    def _health(self) -> int:
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/health", timeout=2) as r:
+                return r.status
+        except Exception:
+            return 0
+
+    @staticmethod
+    def _wait(predicate, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            time.sleep(0.2)
+        raise SystemExit(f"stack: timed out waiting for {what}")
+
+    # -- tokens ---------------------------------------------------------------------------------
+    def admin_token(self) -> str:
+        """A site admin token, created once and kept (mode 600) under the state dir."""
+        path = self.run_dir / "admin-token"
+        if path.exists():
+            return path.read_text().strip()
+        out = subprocess.run([str(BIN / "benchtrail"), "admin", "create-token", "--role", "admin",
+                              "--name", "make-up-admin"], env=self.env(), check=True, capture_output=True, text=True)
+        token = out.stdout.strip().splitlines()[-1]
+        path.write_text(token)
+        path.chmod(0o600)
+        return token
+
+
+def default_stack() -> Stack:
+    return Stack(REPO / ".data" / "stack", api_port=int(os.environ.get("BENCHTRAIL_PORT", "8400")),
+                 pg_port=55432, redis_port=56379)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    stack = default_stack()
+    stack.start_infra()
+    stack.migrate()
+    stack.start_services()
+    token = stack.admin_token()
+    if not args.no_demo:
+        subprocess.run([str(BIN / "python"), str(REPO / "infra/scripts/demo.py"), "--url", stack.url,
+                        "--token", token], env=stack.env(), check=True)
+    print(f"\nBenchtrail is up: {stack.url}\nadmin token: {token}\n"
+          f"CLI: export BENCHTRAIL_URL={stack.url} BENCHTRAIL_TOKEN=<token>; .venv/bin/benchtrail --help\n"
+          f"logs: {stack.logs}   stop: make down")
+    return 0
+
+
+def cmd_down(_: argparse.Namespace) -> int:
+    default_stack().stop()
+    return 0
+
+
+def cmd_ephemeral(args: argparse.Namespace) -> int:
+    from tests.harness import free_port
+
+    state = Path(tempfile.mkdtemp(prefix="bt-stack-"))
+    os.environ.pop("BENCHTRAIL_DATABASE_URL", None)
+    os.environ.pop("BENCHTRAIL_REDIS_URL", None)
+    stack = Stack(state, api_port=free_port(), pg_port=free_port(), redis_port=free_port())
+    try:
+        stack.start_infra()
+        stack.migrate()
+        stack.start_services()
+        env = {**stack.env(), "BENCHTRAIL_E2E_URL": stack.url, "BENCHTRAIL_E2E_ADMIN_TOKEN": stack.admin_token()}
+        command = args.command[1:] if args.command and args.command[0] == "--" else args.command
+        return subprocess.run(command, env=env, cwd=args.cwd or REPO).returncode
+    finally:
+        logs = REPO / "artifacts" / "stack-logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        for f in stack.logs.glob("*.log"):
+            shutil.copy(f, logs / f.name)
+        stack.stop()
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up")
+    up.add_argument("--no-demo", action="store_true")
+    up.set_defaults(fn=cmd_up)
+    sub.add_parser("down").set_defaults(fn=cmd_down)
+    eph = sub.add_parser("ephemeral")
+    eph.add_argument("--cwd", default=None)
+    eph.add_argument("command", nargs=argparse.REMAINDER)
+    eph.set_defaults(fn=cmd_ephemeral)
+    args = parser.parse_args()
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Uploads through the API, ingestion by a real Celery worker, numbers checked against numpy."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.harness import wait_until
+from tests.support.jtl import independent_cells, write_jtl
+
+
+def upload(client, slug, token, files, meta_extra=None, key=None):
+    meta = {"files": [{"variant": v} for v, _ in files], **(meta_extra or {})}
+    headers = {"Authorization": f"Bearer {token}"}
+    if key:
+        headers["Idempotency-Key"] = key
+    return client.post(f"/api/v1/projects/{slug}/runs", headers=headers, data={"metadata": json.dumps(meta)},
+                       files=[("files", (p.name, p.read_bytes())) for _, p in files])
+
+
+def wait_run(client, run_slug, timeout=60):
+    return wait_until(lambda: (r := client.get(f"/api/v1/runs/{run_slug}").json())["status"] in
+                      ("completed", "failed") and r, timeout, f"run {run_slug} to finish")
+
+
+def test_jmeter_ab_upload_gives_seed_shaped_cells_equal_to_numpy(client, worker, make_project, scratch):
+    slug, token = make_project()
+    baseline = write_jtl(scratch / "baseline.jtl", seed=1)
+    agent = write_jtl(scratch / "agent.jtl", seed=2, slowdown=1.3)
+    r = upload(client, slug, token, [("baseline", baseline), ("agent", agent)],
+               {"agent_version": "2.1.0", "environment": {"cpus": 4, "memory_mb": 16384, "os": "Linux"}})
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert body["permalink"].endswith(f"/r/{body['run']}")
+    run = wait_run(client, body["run"])
+    assert run["status"] == "completed", run["status_detail"]
+
+    variants = {v["id"]: v for v in run["variants"]}
+    scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+    loads = {l["id"]: l for l in run["loads"]}
+    assert [v["name"] for v in run["variants"]] == ["baseline", "agent"]
+    assert [v["is_reference"] for v in run["variants"]] == [True, False]
+    assert sorted((l["kind"], l["value"]) for l in run["loads"]) == [("threads", 10), ("threads", 20), ("threads", 50)]
+
+    for name, path in (("baseline", baseline), ("agent", agent)):
+        expected = independent_cells(path)
+        got = {(scenarios[c["scenario_id"]], int(loads[c["load_id"]]["value"])): c for c in run["cells"]
+               if variants[c["variant_id"]]["name"] == name and scenarios[c["scenario_id"]] != "*"}
+        assert set(got) == set(expected)
+        for key, exp in expected.items():
+            cell = got[key]
+            assert cell["count"] == exp["count"]
+            assert cell["errors"] == exp["errors"]
+            assert cell["latency_mean"] == pytest.approx(exp["latency_mean"], rel=1e-12)
+            assert cell["latency_p75"] == pytest.approx(exp["latency_p75"], rel=1e-3)
+            assert cell["latency_p99"] == pytest.approx(exp["latency_p99"], rel=1e-3)
+            assert cell["throughput"] == pytest.approx(exp["throughput"], rel=1e-9)
+
+    # Any percentile from the stored histograms, e.g. p87.5.
+    pct = client.get(f"/api/v1/runs/{body['run']}/percentiles", params={"p": [87.5]}).json()["items"]
+    assert len(pct) == len([c for c in run["cells"] if c["has_histogram"]])
+
+    series = client.get(f"/api/v1/runs/{body['run']}/series", params={"metric": "throughput"}).json()["items"]
+    assert series and all(len(s["t_ms"]) == len(s["values"]) for s in series)
+    # Raw files are kept byte for byte.
+    raw = client.get(run["files"][0]["download_url"])
+    assert raw.status_code == 200 and raw.content == baseline.read_bytes()
+
+
+def test_idempotency_key_makes_one_run(client, worker, make_project, scratch):
+    slug, token = make_project()
+    f = write_jtl(scratch / "a.jtl", seed=3, per_group=50)
+    first = upload(client, slug, token, [("baseline", f)], key="ci-build-42")
+    second = upload(client, slug, token, [("baseline", f)], key="ci-build-42")
+    assert first.status_code == 202 and second.status_code == 200
+    assert first.json()["run"] == second.json()["run"]
+    assert client.get(f"/api/v1/projects/{slug}/runs").json()["total"] == 1
+
+
+def test_gzip_upload_is_accepted_and_bomb_rejected(client, worker, make_project, scratch):
+    slug, token = make_project()
+    plain = write_jtl(scratch / "a.jtl", seed=4, per_group=50)
+    gz = scratch / "a.jtl.gz"
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    r = upload(client, slug, token, [("baseline", gz)])
+    assert r.status_code == 202, r.text
+    assert wait_run(client, r.json()["run"])["status"] == "completed"
+
+    bomb = scratch / "bomb.jtl.gz"
+    bomb.write_bytes(gzip.compress(b"0" * (300 * 1024 * 1024), compresslevel=9))
+    r = upload(client, slug, token, [("baseline", bomb)])
+    assert r.status_code == 413
+    assert "decompression bomb" in r.json()["detail"]
+    assert client.get(f"/api/v1/projects/{slug}/runs").json()["total"] == 1
+
+
+def stored_blobs(infra) -> list[str]:
+    blobs = Path(infra["BENCHTRAIL_DATA_DIR"]) / "blobs"
+    return sorted(p.name for p in blobs.rglob("*") if p.is_file()) if blobs.exists() else []
+
+
+@pytest.mark.parametrize("content,line,field,words", [
+    (b"", None, None, "empty"),
+    (b"timeStamp,elapsed,label,responseCode,success\n1700000000000,12,a,200,true\n1700000000100,abc,a,200,true\n",
+     3, "elapsed", "number"),
+    (b"hello world\nthis is not a result file\n", 1, None, "unrecognised result file bad.jtl"),
+])
+def test_bad_file_is_rejected_with_place_and_nothing_stored(client, make_project, scratch, infra,
+                                                            content, line, field, words):
+    slug, token = make_project()
+    bad = scratch / "bad.jtl"
+    bad.write_bytes(content)
+    before = stored_blobs(infra)
+    r = upload(client, slug, token, [("baseline", bad)])
+    assert r.status_code == 400, r.text
+    body = r.json()
+    assert body["error"] == "InvalidResultFile" and body["file"] == "bad.jtl"
+    assert (body["line"], body["field"]) == (line, field), body
+    assert words in body["reason"].lower()
+    assert client.get(f"/api/v1/projects/{slug}/runs").json()["total"] == 0
+    assert stored_blobs(infra) == before
+
+
+def test_upload_over_size_limit_is_413(client, make_project):
+    slug, token = make_project()
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}",
+                                                              "Content-Length": str(10 * 1024 ** 4)},
+                    content=b"x")
+    assert r.status_code == 413
+
+
+def test_metadata_errors_are_422_naming_the_field(client, make_project, scratch):
+    slug, token = make_project()
+    f = write_jtl(scratch / "a.jtl", seed=5, per_group=10)
+    r = upload(client, slug, token, [("baseline", f)], {"reference": "nope"})
+    assert r.status_code == 422 and "reference 'nope'" in r.json()["detail"]
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
+                    data={"metadata": json.dumps({"files": [{"variant": "a"}], "agent_versionx": 1})},
+                    files=[("files", ("a.jtl", f.read_bytes()))])
+    assert r.status_code == 422 and "agent_versionx" in r.json()["detail"]
+
+
+def test_run_list_filters(client, worker, make_project, scratch):
+    slug, token = make_project()
+    f = write_jtl(scratch / "a.jtl", seed=6, per_group=10)
+    for version, branch in (("1.0", "main"), ("1.1", "main"), ("1.1", "feature")):
+        assert upload(client, slug, token, [("baseline", f)],
+                      {"agent_version": version, "branch": branch, "labels": {"ci": "yes"}}).status_code == 202
+    runs = lambda **p: client.get(f"/api/v1/projects/{slug}/runs", params=p).json()  # noqa: E731
+    assert runs()["total"] == 3
+    assert runs(agent_version="1.1")["total"] == 2
+    assert runs(agent_version="1.1", branch="main")["total"] == 1
+    assert runs(label="ci:yes", per_page=2)["total"] == 3 and len(runs(label="ci:yes", per_page=2)["items"]) == 2
+    assert runs(label="ci:no")["total"] == 0

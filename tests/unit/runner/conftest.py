@@ -1,0 +1,93 @@
+"""Fixtures for the runner tests: the real demo target on a free loopback port, and the installed
+tools. A missing tool fails the test with the command that installs it (never a silent skip)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchtrail_worker.runner.tools import ToolNotInstalled, tool_path, tools_dir
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def require_tool(name: str) -> str:
+    try:
+        return tool_path(name)
+    except ToolNotInstalled as exc:
+        pytest.fail(f"{exc} (the runner tests need the real tools)")
+
+
+def wait_http(url: str, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+class Target:
+    def __init__(self, proc: subprocess.Popen[bytes], port: int) -> None:
+        self.proc = proc
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="session")
+def target() -> Iterator[Target]:
+    exe = require_tool("benchtrail-demo-target")
+    port = free_port()
+    proc = subprocess.Popen([exe, "-addr", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/ok", 10)
+        yield Target(proc, port)
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+@pytest.fixture(scope="session")
+def java_demo() -> Iterator[Target]:
+    """The Java demo service (no agent) for Prometheus sampling."""
+    java_dir = tools_dir() / "demo-java"
+    if not (java_dir / "demo-service.jar").is_file():
+        pytest.fail(f"{java_dir}/demo-service.jar is missing: run infra/tools/install.sh")
+    port = free_port()
+    proc = subprocess.Popen(["java", "-Xms64m", "-Xmx128m", "-cp", f"{java_dir}/demo-service.jar:{java_dir}/lib/*",
+                             "dev.benchtrail.demo.DemoService", str(port), "127.0.0.1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/health", 30)
+        yield Target(proc, port)
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+def proc_cpu_s(pid: int) -> float:
+    """utime + stime of a process straight from /proc, independent of psutil."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024.0
+    raise AssertionError("no VmRSS")
