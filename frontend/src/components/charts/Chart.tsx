@@ -21,11 +21,10 @@ export function ChartWithTable({ chart, table }: { chart: ChartProps; table: Tab
   return (
     <figure className="chart-with-table" aria-label={chart.title}>
       <Chart {...chart} />
-      <details className="chart-table">
-        <summary>Table of the numbers in “{chart.title}”</summary>
+      <div className="chart-table">
         <ExportButtons model={table} filename={chart.filename} />
         <DataTable model={table} />
-      </details>
+      </div>
     </figure>
   );
 }

@@ -1,0 +1,78 @@
+"""Gatling `simulation.log`, text format (Gatling 3.x up to 3.12).
+
+Gatling >= 3.13 writes a binary log (cached strings, int offsets); it is refused with a clear
+reason rather than half-decoded. Response time = end − start (ms).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+
+from ..model import NONE_LOAD, SAMPLE_SCHEMA, ParsedFile, ParseError, ParseOptions
+from ..textio import read_head, read_text
+
+BINARY_REASON = ("binary Gatling logs (simulation.log of Gatling >= 3.13) are not supported: "
+                 "upload the HTML report's js/stats.json converted to Benchtrail JSON, or run with "
+                 "a Gatling version that writes the text format")
+
+
+def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
+    options = options or ParseOptions()
+    head = read_head(path, 4096)
+    if head.startswith(b"\x00") or b"\x00\x00\x00" in head[:64]:
+        m = re.match(rb"^\x00\x00\x00\x00[\x01-\x40](\d+\.\d+(?:\.\d+)?)", head)
+        version = f" (header says Gatling {m.group(1).decode()})" if m else ""
+        raise ParseError(f"{BINARY_REASON}{version}", line=1)
+    lines = read_text(path).split("\n")
+    version = None
+    simulation = None
+    users = 0
+    scenario_col: list[str] = []
+    start_col: list[int] = []
+    latency_col: list[int] = []
+    ok_col: list[bool] = []
+    for n, line in enumerate(lines, start=1):
+        if not line:
+            continue
+        fields = line.split("\t")
+        kind = fields[0]
+        if kind == "RUN":
+            simulation, version = fields[1], fields[-1].strip()
+            if version.startswith(("1.", "2.")):
+                raise ParseError(f"Gatling {version} log layout is not supported (3.x only)", line=n)
+        elif kind == "USER":
+            if "START" in fields:
+                users += 1
+        elif kind == "REQUEST":
+            # 3.4+: REQUEST groups name start end status [msg]; 3.3: a userId comes first.
+            i = next((j for j in range(2, len(fields) - 2) if fields[j].isdigit()
+                      and fields[j + 1].isdigit() and fields[j + 2] in ("OK", "KO")), None)
+            if i is None:
+                raise ParseError(f"unreadable REQUEST record {line[:120]!r}: no "
+                                 "start, end, OK/KO fields", line=n, field="REQUEST")
+            start, end = int(fields[i]), int(fields[i + 1])
+            if end < start:
+                raise ParseError(f"end {end} before start {start}", line=n, field="end")
+            name, groups = fields[i - 1], fields[i - 2] if i >= 3 else ""
+            scenario_col.append(f"{groups.replace(',', ' / ')} / {name}" if groups else name)
+            start_col.append(start)
+            latency_col.append((end - start) * 1000)
+            ok_col.append(fields[i + 2] == "OK")
+        elif kind in ("GROUP", "ERROR", "ASSERTION"):
+            continue
+        elif n == 1:
+            raise ParseError(f"not a Gatling simulation.log: first record is {kind!r}", line=1)
+    if not latency_col:
+        raise ParseError("Gatling log has no REQUEST records")
+    load = options.load or NONE_LOAD
+    samples = pl.DataFrame({
+        "scenario": scenario_col, "load_key": [load.key] * len(latency_col),
+        "start_ms": start_col, "latency_us": latency_col, "success": ok_col,
+        "bytes": [0] * len(latency_col), "is_transaction": [False] * len(latency_col),
+    }).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+    return ParsedFile(tool="gatling", format="gatling-log", samples=samples,
+                      loads={load.key: load},
+                      meta={"gatling_version": version, "simulation": simulation, "users": users})

@@ -1,0 +1,46 @@
+import { queryOptions } from '@tanstack/react-query';
+import { api, unwrap, type RunDetail } from '@/api/client';
+
+const LIVE_STATES = new Set(['queued', 'running', 'ingesting', 'analysing', 'pending']);
+
+export function isLive(status: string): boolean {
+  return LIVE_STATES.has(status);
+}
+
+export function runQuery(slug: string) {
+  return queryOptions({
+    queryKey: ['run', slug],
+    queryFn: ({ signal }) => unwrap(api().GET('/api/v1/runs/{slug}', { params: { path: { slug } }, signal })),
+    // A run still being ingested or executed is polled until it settles.
+    refetchInterval: (query) => {
+      const data = query.state.data as RunDetail | undefined;
+      return data && isLive(data.status) ? 2000 : false;
+    },
+  });
+}
+
+export function seriesQuery(slug: string, metric: string | null) {
+  return queryOptions({
+    queryKey: ['run', slug, 'series', metric],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api().GET('/api/v1/runs/{slug}/series', {
+          params: { path: { slug }, query: metric ? { metric } : {} },
+          signal,
+        }),
+      ),
+  });
+}
+
+export function percentilesQuery(slug: string, percentiles: readonly number[] = []) {
+  return queryOptions({
+    queryKey: ['run', slug, 'percentiles', percentiles],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api().GET('/api/v1/runs/{slug}/percentiles', {
+          params: { path: { slug }, query: percentiles.length ? { p: [...percentiles] } : {} },
+          signal,
+        }),
+      ),
+  });
+}

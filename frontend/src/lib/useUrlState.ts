@@ -1,0 +1,14 @@
+import { useCallback, useMemo } from 'react';
+import { useSearchParams } from 'react-router';
+import { readState, writeState, type Schema } from './urlState';
+
+/** View state read from and written to the query string (replace, so Back leaves the page rather than undoing a filter). */
+export function useUrlState<S>(schema: Schema<S>): [S, (patch: Partial<S>) => void] {
+  const [params, setParams] = useSearchParams();
+  const state = useMemo(() => readState(params, schema), [params, schema]);
+  const update = useCallback(
+    (patch: Partial<S>) => setParams((prev) => writeState(prev, schema, patch), { replace: true }),
+    [setParams, schema],
+  );
+  return [state, update];
+}
