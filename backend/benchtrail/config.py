@@ -33,11 +33,26 @@ class Settings(BaseSettings):
 
     log_json: bool = True
 
+    # A runner needs only the broker, the API and a runner token.
+    api_url: str = "http://127.0.0.1:8400"
+    runner_token: str | None = None
+    runner_name: str = "runner"
+    tools_dir: Path = Path(".tools")
+
+    # Load tests may only target these host[:port] patterns (fnmatch); runners check again.
+    target_allowlist: str = "127.0.0.1:*,localhost:*,[::1]:*"
+    # Webhooks may only be sent to these host[:port] patterns (fnmatch; no port = any port). Empty = none.
+    webhook_allowlist: str = ""
+
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> "Settings":
         if self.env == "production" and self.secret_key in _PLACEHOLDER_SECRETS:
             raise ValueError("BENCHTRAIL_SECRET_KEY must be set to a real secret in production")
         return self
+
+    @property
+    def target_patterns(self) -> list[str]:
+        return [p.strip() for p in self.target_allowlist.split(",") if p.strip()]
 
     @property
     def blob_dir(self) -> Path:

@@ -20,9 +20,12 @@ def unit_of_work() -> Iterator[Session]:
         session.commit()
         session.info.pop("on_rollback", None)
         jobs.send_buffered(session)
+        for callback in session.info.pop("after_commit", []):
+            callback()
     except BaseException:
         session.rollback()
         jobs.drop_buffered(session)
+        session.info.pop("after_commit", None)
         for undo in session.info.pop("on_rollback", []):
             undo()
         raise

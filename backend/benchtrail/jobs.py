@@ -22,6 +22,7 @@ TASK_QUEUES: dict[str, str] = {
     "notifications.deliver": "default",
     "runs.sweep": "default",
     "schedules.fire": "default",
+    "runs.rerun": "default",
 }
 
 

@@ -39,6 +39,7 @@ app.conf.update(
     beat_schedule={
         "sweep-stuck-runs": {"task": "runs.sweep", "schedule": float(settings.sweeper_interval_s),
                              "options": {"queue": "default"}},
+        "fire-due-schedules": {"task": "schedules.fire", "schedule": 20.0, "options": {"queue": "default"}},
     },
 )
 import benchtrail_worker.tasks  # noqa: E402,F401  (registers every task)

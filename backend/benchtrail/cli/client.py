@@ -55,14 +55,17 @@ class Client:
 
     def upload(self, project: str, metadata: str, files: list[Path], idempotency_key: str | None,
                on_progress: Callable[[int], None] | None = None) -> Any:
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        return self.post_files(f"/api/v1/projects/{project}/runs", metadata, files, headers, on_progress)
+
+    def post_files(self, path: str, metadata: str, files: list[Path], headers: dict[str, str] | None = None,
+                   on_progress: Callable[[int], None] | None = None) -> Any:
+        """Multipart POST of `metadata` and files, streamed from disk."""
         handles = [p.open("rb") for p in files]
         try:
             parts = [("files", (p.name, _CountingReader(h, on_progress) if on_progress else h,
                                 "application/octet-stream")) for p, h in zip(files, handles)]
-            headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-            r = self.http.post(f"/api/v1/projects/{project}/runs", data={"metadata": metadata}, files=parts,
-                               headers=headers)
-            return self._check(r)
+            return self._check(self.http.post(path, data={"metadata": metadata}, files=parts, headers=headers))
         finally:
             for h in handles:
                 h.close()

@@ -30,7 +30,7 @@ admin_app = typer.Typer(help="Administration on the server host (talks to the da
                         no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 app.add_typer(admin_app, name="admin")
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 200)
 err = Console(stderr=True)
 
 UrlOpt = Annotated[str, typer.Option("--url", envvar="BENCHTRAIL_URL", help="API base URL")]

@@ -189,7 +189,7 @@ def _series(df: pl.DataFrame, loads: dict[str, LoadSpec], interval_ms: int) -> l
         t = part["t"].to_list()
         load = loads[load_key]  # type: ignore[index]
         columns = {
-            "throughput": (part["n"] / step_s).to_list(),
+            "throughput": [n / step_s for n in part["n"].to_list()],
             "errors": part["errors"].cast(pl.Float64).to_list(),
             **{name: (part[name] / 1000.0).to_list() for name, _ in SERIES_PERCENTILES},
         }

@@ -32,6 +32,7 @@ REGISTRY: dict[str, str] = {
     "locust-failures": "locust:parse_failures",
     "locust-exceptions": "locust:parse_exceptions",
     "gatling-log": "gatling:parse",
+    "gatling-stats-json": "gatling:parse_stats_json",
     "jmh-json": "jmh_json:parse",
     "jmh-text": "jmh_text:parse",
     "benchtrail-json": "benchtrail_json:parse",
@@ -79,7 +80,7 @@ def detect_format(path: Path) -> str:
 
 def _supported() -> str:
     return ("supported: JMeter CSV/XML, hey text/CSV, wrk, k6 (summary export, handleSummary, "
-            "--out json, --out csv), Locust (--csv, --json), Gatling text simulation.log, "
+            "--out json, --out csv), Locust (--csv, --json), Gatling text simulation.log and js/stats.json, "
             "JMH (json, text), Benchtrail JSON")
 
 
@@ -92,6 +93,8 @@ def _from_json(text: str) -> str | None:
         return "benchtrail-json"
     if text.startswith("[") and '"benchmark"' in head and '"mode"' in head:
         return "jmh-json"
+    if '"numberOfRequests"' in head and '"stats"' in head:
+        return "gatling-stats-json"
     if text.startswith("[") and '"num_requests"' in head:
         return "locust-json"
     if '"metrics"' in head and ('"root_group"' in head or '"state"' in head):

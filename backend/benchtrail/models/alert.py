@@ -3,8 +3,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, DateTime, Double, ForeignKey, Integer, String, Text
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import Boolean, DateTime, Double, ForeignKey, Integer, String, Text, UniqueConstraint, func
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from benchtrail.db import Base
@@ -16,7 +16,10 @@ class Alert(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    # The run where the new level starts (the culprit) and the run whose analysis found it.
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    detected_by_run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"),
+                                                           index=True)
     trail_id: Mapped[int] = mapped_column(ForeignKey("trails.id", ondelete="CASCADE"), index=True)
     metric: Mapped[str] = mapped_column(String(32))
     kind: Mapped[str] = mapped_column(String(16))  # trail | overhead
@@ -26,11 +29,14 @@ class Alert(Base):
     p_value: Mapped[float | None] = mapped_column(Double)
     before_value: Mapped[float | None] = mapped_column(Double)
     after_value: Mapped[float | None] = mapped_column(Double)
+    effect_sigma: Mapped[float | None] = mapped_column(Double)
     # new | acknowledged | investigating | fixed | invalid | wontfix
     state: Mapped[str] = mapped_column(String(16), default="new", index=True)
     assignee: Mapped[str | None] = mapped_column(String(200))
     notes: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = created_at_column()
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(),
+                                                 onupdate=func.now())
 
 
 class AlertEvent(Base):
@@ -82,3 +88,43 @@ class WebhookDelivery(Base):
     error: Mapped[str | None] = mapped_column(Text)
     payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
     created_at: Mapped[datetime] = created_at_column()
+
+
+class Overhead(Base):
+    """A cell's A/B result against the reference variant's cell of the same run, scenario, load and
+    mode, for one metric. Computed by the analysis task; `detail` holds the rest of the AbResult."""
+
+    __tablename__ = "overheads"
+    __table_args__ = (UniqueConstraint("cell_id", "metric"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    trail_id: Mapped[int] = mapped_column(ForeignKey("trails.id", ondelete="CASCADE"))
+    cell_id: Mapped[int] = mapped_column(ForeignKey("cells.id", ondelete="CASCADE"))
+    ref_cell_id: Mapped[int] = mapped_column(ForeignKey("cells.id", ondelete="CASCADE"))
+    metric: Mapped[str] = mapped_column(String(32))
+    reference: Mapped[float] = mapped_column(Double)
+    variant: Mapped[float] = mapped_column(Double)
+    abs_diff: Mapped[float] = mapped_column(Double)
+    rel_diff: Mapped[float | None] = mapped_column(Double)
+    ci_low: Mapped[float | None] = mapped_column(Double)
+    ci_high: Mapped[float | None] = mapped_column(Double)
+    verdict: Mapped[str] = mapped_column(String(32))
+    detail: Mapped[dict[str, Any]] = mapped_column(JSONB)
+
+
+class TrailAnalysis(Base):
+    """The last change-point analysis of one trail (kind 'trail') or its overhead ('overhead') for
+    one metric: the runs it saw, in x-axis order, and what it found, so the next run only rescans
+    the tail."""
+
+    __tablename__ = "trail_analyses"
+
+    trail_id: Mapped[int] = mapped_column(ForeignKey("trails.id", ondelete="CASCADE"), primary_key=True)
+    metric: Mapped[str] = mapped_column(String(32), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    run_ids: Mapped[list[int]] = mapped_column(ARRAY(Integer))
+    settings_key: Mapped[str] = mapped_column(String(64))
+    change_points: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(),
+                                                 onupdate=func.now())

@@ -50,6 +50,7 @@ class Run(Base):
     # queued -> running -> ingesting -> completed | failed | cancelled
     status: Mapped[str] = mapped_column(String(16), index=True)
     status_detail: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    analysis_status: Mapped[str] = mapped_column(String(16), server_default="pending")  # pending | done | failed
     is_valid: Mapped[bool] = mapped_column(Boolean, default=True)
     validity: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)
     criteria: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)

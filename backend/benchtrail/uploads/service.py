@@ -47,9 +47,6 @@ def accept_upload(session: Session, principal: Principal, project_slug: str, met
     project = projects.get_visible(session, principal, project_slug)
     principal.require(project, "uploader")
     meta = parse_metadata(metadata_raw)
-    if len(meta.files) != len(parts):
-        raise InvalidRequest(f"metadata.files describes {len(meta.files)} file(s) but the request "
-                             f"carries {len(parts)}; give one entry per uploaded file, in order")
     variants = list(dict.fromkeys(f.variant for f in meta.files))
     if meta.reference is not None and meta.reference not in variants:
         raise InvalidRequest(f"reference '{meta.reference}' is not one of the variants: {', '.join(variants)}")
@@ -59,20 +56,30 @@ def accept_upload(session: Session, principal: Principal, project_slug: str, met
         if existing is not None:
             return accepted(existing, duplicate=True)
 
+    run = _create_run(session, project, meta, idempotency_key, tool=meta.tool or "")
+    store_files(session, run, meta, parts)
+    return accepted(run)
+
+
+def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tuple[str, BinaryIO]]) -> None:
+    """Validate every file (refusing the whole request on the first bad one), keep the raw bytes and
+    enqueue ingestion of the run. Shared by CI uploads and runners reporting their outputs."""
+    if len(meta.files) != len(parts):
+        raise InvalidRequest(f"metadata.files describes {len(meta.files)} file(s) but the request "
+                             f"carries {len(parts)}; give one entry per uploaded file, in order")
     workdir = Path(tempfile.mkdtemp(prefix="upload-", dir=_scratch_dir()))
     try:
         received = [receive(stream, name, workdir) for name, stream in parts]
         formats = [_validate(rf, spec.format, spec) for rf, spec in zip(received, meta.files)]
-        run = _create_run(session, project, meta, idempotency_key,
-                          tool=meta.tool or _tool_of(formats))
+        run.tool = run.tool or _tool_of(formats)
         for position, (rf, spec, fmt) in enumerate(zip(received, meta.files, formats)):
             blob = _store_blob(session, rf)
             session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=rf.filename, variant=spec.variant,
                                 format=fmt, position=position,
                                 options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)))
+        run.status = "ingesting"
         session.flush()
         jobs.enqueue(session, "results.ingest", run.id)
-        return accepted(run)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

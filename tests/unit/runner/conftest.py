@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from benchtrail_worker.runner.tools import ToolNotInstalled, tool_path, tools_dir
 
 

@@ -38,7 +38,7 @@ loads: [{{rate: {RATE:g}, duration_s: {DURATION_S:g}}}]
             if d.get("type") == "Point" and d["metric"] == "http_req_duration":
                 ends.append(_epoch(d["data"]["time"]))
                 durations.append(d["data"]["value"] / 1000.0)
-    starts = sorted(e - d for e, d in zip(ends, durations))
+    starts = sorted(e - d for e, d in zip(ends, durations, strict=False))
     arrival = (len(starts) - 1) / (starts[-1] - starts[0])
     per_duration = len(starts) / DURATION_S
     print(f"constant-rate: {len(starts)} requests, arrival rate {arrival:.2f} req/s, "

@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from benchtrail_worker.runner.plan import PlanError, load_plan, steps
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "plans"
@@ -25,10 +24,11 @@ def problems(data: dict) -> list[tuple[str, str]]:
 
 
 def test_example_plans_load() -> None:
-    files = sorted(EXAMPLES.glob("*.yaml"))
-    assert len(files) >= 3
+    files = sorted([*EXAMPLES.glob("*.yaml"), *EXAMPLES.glob("*.json")])
+    assert len(files) >= 4
     tools = {load_plan(f.read_text()).tool for f in files}
     assert tools == {"jmeter", "hey", "constant-rate"}
+    assert {load_plan(f.read_text()).order for f in files} == {"simultaneous", "interleaved"}
 
 
 def test_json_plan_and_step_order() -> None:

@@ -125,6 +125,13 @@ def _judge(plan: Plan, step: Step, outputs: list[StepOutput], resources: dict[st
     return results
 
 
+def _window(run: StepRun, variant: str) -> tuple[float, float] | None:
+    windows = [o.summary.window for o in run.outputs if o.variant == variant]
+    if not windows or any(w is None for w in windows):
+        return None
+    return (min(w[0] for w in windows if w), max(w[1] for w in windows if w))
+
+
 def execute_plan(
     plan: Plan,
     workdir: Path,
@@ -149,7 +156,7 @@ def execute_plan(
             with sampling(variants, plan.sampling.interval_s) as samplers:
                 run = run_step(plan, step, step_dir, plan_dir=plan_dir, cancel=cancel, progress=progress)
                 requests = {v: sum(o.summary.count for o in run.outputs if o.variant == v) for v in samplers}
-                resources = {v: s.stop(requests[v]) for v, s in samplers.items()}
+                resources = {v: s.stop(requests[v], _window(run, v)) for v, s in samplers.items()}
             result = StepResult(step, run, resources, check_step(plan, run))
             key = (step.load_index, step.repetition)
             if plan.reference is not None and plan.reference.name in step.variants:

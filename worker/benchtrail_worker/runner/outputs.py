@@ -21,6 +21,7 @@ class OutputSummary:
     first_failure: str | None = None
     dropped: int = 0            # k6 iterations the arrival-rate executor could not start
     arrival_rate: float | None = None   # (n - 1) / (last start - first start): the offered rate
+    window: tuple[float, float] | None = None   # epoch s of first start and last end, when known
 
     @property
     def achieved_rate(self) -> float:
@@ -52,7 +53,8 @@ def jmeter_jtl(path: Path) -> OutputSummary:
     span = (float((ts + el).max()) - float(ts.min())) / 1000.0
     return OutputSummary(count=df.height, errors=int((~ok).sum()), span_s=span,
                          latencies_ms=el.astype(np.float64), first_failure=first,
-                         arrival_rate=_arrival_rate(ts / 1000.0))
+                         arrival_rate=_arrival_rate(ts / 1000.0),
+                         window=(float(ts.min()) / 1000.0, float((ts + el).max()) / 1000.0))
 
 
 def hey_csv(path: Path, requested: int | None = None) -> OutputSummary:
@@ -125,7 +127,8 @@ def k6_ndjson(path: Path) -> OutputSummary:
     lat_ms = np.asarray(lat)
     span = float((s + lat_ms / 1000.0).max() - s.min())
     return OutputSummary(count=len(lat), errors=errors, span_s=span, latencies_ms=lat_ms,
-                         first_failure=first, dropped=dropped, arrival_rate=_arrival_rate(s))
+                         first_failure=first, dropped=dropped, arrival_rate=_arrival_rate(s),
+                         window=(float(s.min()), float((s + lat_ms / 1000.0).max())))
 
 
 def _arrival_rate(starts: np.ndarray) -> float | None:

@@ -16,9 +16,8 @@ from urllib.parse import urlsplit
 
 import jsonschema
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
-
 from benchtrail.ingest.model import LoadSpec
+from pydantic import BaseModel, ConfigDict, Field
 
 Tool = Literal["jmeter", "hey", "constant-rate"]
 Order = Literal["simultaneous", "interleaved"]

@@ -197,11 +197,24 @@ class ResourceSampler:
             self._read()
             next_t += self.interval_s
 
-    def stop(self, requests: int | None = None) -> ResourceSummary:
+    def stop(self, requests: int | None = None, window: tuple[float, float] | None = None) -> ResourceSummary:
+        """Stop and summarize. `window` (epoch s of the first request and the last response) trims
+        the readings to the load itself: JMeter's JVM start-up must not dilute the target's CPU %."""
         self._stop.set()
         self._thread.join(timeout=self.interval_s + 5)
         self._read()   # the window's end
-        return summarize(self.variant, self.source.name, self.readings, requests, self.errors)
+        readings = self.readings if window is None else trim(self.readings, *window)
+        return summarize(self.variant, self.source.name, readings, requests, self.errors)
+
+
+def trim(readings: Sequence[Reading], start: float, end: float) -> list[Reading]:
+    """The readings covering [start, end]: the last one at or before start, every one inside, and
+    the first one at or after end."""
+    before = [r for r in readings if r.t <= start]
+    inside = [r for r in readings if start < r.t < end]
+    after = [r for r in readings if r.t >= end]
+    out = before[-1:] + inside + after[:1]
+    return out if len(out) >= 2 else list(readings)
 
 
 def summarize(variant: str, source: str, readings: Sequence[Reading], requests: int | None,
@@ -209,7 +222,7 @@ def summarize(variant: str, source: str, readings: Sequence[Reading], requests: 
     if len(readings) < 2:
         raise SamplingError(f"{variant}: fewer than two readings ({'; '.join(errors or [])})")
     points: list[SeriesPoint] = []
-    for prev, cur in zip(readings, readings[1:]):
+    for prev, cur in zip(readings, readings[1:], strict=False):
         dt = cur.t - prev.t
         pct = 100.0 * (cur.cpu_s - prev.cpu_s) / dt if dt > 0 else None
         points.append(SeriesPoint(int(cur.t * 1000), pct,

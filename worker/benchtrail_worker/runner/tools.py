@@ -278,7 +278,8 @@ def _k6(plan: Plan, step: Step, workdir: Path) -> list[_Planned]:
         stem = f"step{step.index:03d}-{vname}"
         script = workdir / f"{stem}.k6.js"
         script.write_text(_k6_script(variant, list(plan.scenarios), step.load))
-        out, summary, log = workdir / f"{stem}.k6.ndjson", workdir / f"{stem}.k6-summary.json", workdir / f"{stem}.k6.log"
+        out, log = workdir / f"{stem}.k6.ndjson", workdir / f"{stem}.k6.log"
+        summary = workdir / f"{stem}.k6-summary.json"
         out.unlink(missing_ok=True)
         argv = [exe, "run", "--quiet", "--no-color", "--no-usage-report",
                 # each k6 would otherwise bind its REST API on localhost:6565 and collide

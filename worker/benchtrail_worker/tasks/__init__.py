@@ -1,1 +1,1 @@
-from benchtrail_worker.tasks import ingest, sweeper  # noqa: F401
+from benchtrail_worker.tasks import ingest, runs, schedules, sweeper  # noqa: F401

@@ -1,4 +1,5 @@
-"""Gatling `simulation.log`, text format (Gatling 3.x up to 3.12).
+"""Gatling `simulation.log`, text format (Gatling 3.x up to 3.12), and the HTML report's
+`js/stats.json`.
 
 Gatling >= 3.13 writes a binary log (cached strings, int offsets); it is refused with a clear
 reason rather than half-decoded. Response time = end − start (ms).
@@ -15,8 +16,8 @@ from ..model import NONE_LOAD, SAMPLE_SCHEMA, ParsedFile, ParseError, ParseOptio
 from ..textio import read_head, read_text
 
 BINARY_REASON = ("binary Gatling logs (simulation.log of Gatling >= 3.13) are not supported: "
-                 "upload the HTML report's js/stats.json converted to Benchtrail JSON, or run with "
-                 "a Gatling version that writes the text format")
+                 "upload the HTML report's js/stats.json instead, or use the text format "
+                 "(Gatling <= 3.12)")
 
 
 def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
@@ -76,3 +77,62 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     return ParsedFile(tool="gatling", format="gatling-log", samples=samples,
                       loads={load.key: load},
                       meta={"gatling_version": version, "simulation": simulation, "users": users})
+
+
+# Gatling's HTML report indicators: percentiles1..4 default to 50/75/95/99 (gatling.conf
+# charting.indicators.percentile1..4).
+_STATS_PERCENTILES = {"percentiles1": "latency_p50", "percentiles2": "latency_p75",
+                      "percentiles3": "latency_p95", "percentiles4": "latency_p99"}
+
+
+def parse_stats_json(path: Path, options: ParseOptions | None = None) -> ParsedFile:
+    """The HTML report's `js/stats.json`: a tree of groups and requests with summary stats."""
+    import json
+
+    from ..model import ReportedCell
+
+    options = options or ParseOptions()
+    try:
+        root = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+    if not isinstance(root, dict) or "stats" not in root:
+        raise ParseError("a Gatling stats.json has a top-level 'stats' object")
+    cells: list[ReportedCell] = []
+
+    def walk(node: dict, top: bool) -> None:
+        scenario = None if top else str(node.get("path") or node.get("name"))
+        cells.append(ReportedCell(scenario=scenario, load=options.load or NONE_LOAD,
+                                  stats=_stats_json(node.get("stats") or {}, scenario),
+                                  params={"gatling_type": str(node.get("type", ""))}))
+        for child in (node.get("contents") or {}).values():
+            walk(child, False)
+
+    walk(root, True)
+    return ParsedFile(tool="gatling", format="gatling-stats-json", reported=cells,
+                      warnings=["percentiles1..4 read as p50/p75/p95/p99 (gatling.conf defaults)"])
+
+
+def _stats_json(stats: dict, scenario: str | None) -> dict[str, float]:
+    def total(key: str) -> float | None:
+        value = (stats.get(key) or {}).get("total")
+        if value in (None, "-", ""):
+            return None
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ParseError(f"{scenario or 'global'}: {key}.total {value!r} is not a number",
+                             field=key) from None
+
+    out: dict[str, float] = {}
+    for key, stat in (("numberOfRequests", "count"), ("minResponseTime", "latency_min"),
+                      ("maxResponseTime", "latency_max"), ("meanResponseTime", "latency_mean"),
+                      ("meanNumberOfRequestsPerSecond", "throughput"), *_STATS_PERCENTILES.items()):
+        v = total(key)
+        if v is not None:
+            out[stat] = v
+    ko = (stats.get("numberOfRequests") or {}).get("ko")
+    if ko not in (None, "-") and "count" in out:
+        out["errors"] = float(ko)
+        out["error_rate"] = out["errors"] * 100.0 / out["count"] if out["count"] else 0.0
+    return out

@@ -126,9 +126,16 @@ def _locate_error(path: Path, delimiter: str, columns: tuple[str, ...], has_head
         if not row:
             continue
         if len(row) != len(columns):
-            truncated = line_end >= last_line and len(row) < len(columns)
-            hint = ("the last line is truncated (was JMeter killed mid-write?)" if truncated
-                    else f"wrong delimiter {delimiter!r} or a broken quote?")
+            joined = delimiter.join(row)
+            other = next((d for d in DELIMITERS if d != delimiter
+                          and len(next(csv.reader([joined], delimiter=d))) == len(columns)), None)
+            if other is not None:
+                hint = (f"wrong delimiter: this row is separated by {other!r} but the header by "
+                        f"{delimiter!r}")
+            elif line_end >= last_line and len(row) < len(columns):
+                hint = "the last line is truncated (was JMeter killed mid-write?)"
+            else:
+                hint = f"wrong delimiter {delimiter!r} or a broken quote?"
             raise ParseError(f"{len(row)} field(s) where the header has {len(columns)}: {hint}",
                              line=line)
         for name in INT_COLUMNS:

@@ -20,6 +20,7 @@ export interface PlotlyChartProps {
   /** File name (without extension) of the PNG export. */
   filename: string;
   xRange?: Range | null;
+  xTicks?: { values: number[]; labels: string[] };
   onXRangeChange?: (range: Range | null) => void;
 }
 
@@ -34,6 +35,7 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
     xaxis: {
       title: { text: props.xTitle ?? '' },
       type: props.xType,
+      ...(props.xTicks ? { tickvals: props.xTicks.values, ticktext: props.xTicks.labels } : {}),
       ...(props.xRange ? { range: [props.xRange[0], props.xRange[1]], autorange: false } : { autorange: true }),
     },
     yaxis: { title: { text: props.yTitle ?? '' }, rangemode: 'tozero' },

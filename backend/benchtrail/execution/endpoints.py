@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import redis.asyncio as aioredis
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
+from sqlalchemy.orm import Session
+
+from benchtrail.auth.principal import Principal, bearer_token, get_principal, resolve
+from benchtrail.config import get_settings
+from benchtrail.db_boundary import request_session, unit_of_work
+from benchtrail.execution import service
+from benchtrail.plans.schemas import FinishIn, ProgressAck, ProgressIn
+from benchtrail.runs.service import get_visible_run
+
+router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
+SessionDep = Depends(request_session, scope="function")
+
+
+@router.post("/{slug}/claim", response_model=ProgressAck)
+def claim(slug: str, runner: str = "runner", session: Session = SessionDep,
+          principal: Principal = Depends(get_principal)) -> ProgressAck:
+    """A runner takes a queued run; 409 if it is not queued any more (never started twice)."""
+    service.claim(session, principal, slug, runner)
+    return ProgressAck(cancel_requested=False)
+
+
+@router.post("/{slug}/progress", response_model=ProgressAck)
+def report_progress(slug: str, body: ProgressIn, session: Session = SessionDep,
+                    principal: Principal = Depends(get_principal)) -> ProgressAck:
+    return ProgressAck(cancel_requested=service.progress(session, principal, slug, body))
+
+
+@router.post("/{slug}/results", status_code=202)
+def upload_results(slug: str, metadata: str = Form(), files: list[UploadFile] = File(),
+                   session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
+    run = service.attach_results(session, principal, slug, metadata,
+                                 [(f.filename or f"file-{i}", f.file) for i, f in enumerate(files)])
+    return {"run": run.slug, "status": run.status}
+
+
+@router.post("/{slug}/finish")
+def finish(slug: str, body: FinishIn, session: Session = SessionDep,
+           principal: Principal = Depends(get_principal)) -> dict[str, str]:
+    run = service.finish(session, principal, slug, body)
+    return {"run": run.slug, "status": run.status}
+
+
+@router.post("/{slug}/cancel")
+def cancel(slug: str, session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
+    run = service.cancel(session, principal, slug)
+    return {"run": run.slug, "status": run.status}
+
+
+@router.get("/{slug}/events", response_class=StreamingResponse,
+            responses={200: {"content": {"text/event-stream": {}}, "description": "run state, then every change"}})
+async def events(slug: str, request: Request) -> StreamingResponse:
+    """Server-sent events: the run's status and progress now, then on every change, until it ends."""
+    token = bearer_token(request)
+
+    def current() -> dict:
+        with unit_of_work() as session:
+            run, _ = get_visible_run(session, resolve(session, token), slug)
+            return service.event_payload(run)
+
+    first = await run_in_threadpool(current)
+
+    async def stream() -> AsyncIterator[str]:
+        yield f"data: {json.dumps(first, default=str)}\n\n"
+        if first["status"] in service.TERMINAL:
+            return
+        client = aioredis.Redis.from_url(get_settings().redis_url)
+        pubsub = client.pubsub()
+        await pubsub.subscribe(service.channel(slug))
+        try:
+            while not await request.is_disconnected():
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=15.0)
+                if message is None:
+                    yield ": keep-alive\n\n"
+                    continue
+                data = message["data"].decode()
+                yield f"data: {data}\n\n"
+                if json.loads(data)["status"] in service.TERMINAL:
+                    return
+                await asyncio.sleep(0)
+        finally:
+            await pubsub.unsubscribe()
+            await pubsub.aclose()
+            await client.aclose()
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -1,0 +1,143 @@
+"""The life of a run of a plan, as driven by a runner: claim, progress (with heartbeat), results,
+finish; and cancellation by a user. A run moves queued → running → ingesting → completed, or to
+failed / cancelled; every transition is guarded on the current state, so a load test can never be
+started twice for one run."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any, BinaryIO
+
+import redis
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from benchtrail.auth.principal import Principal
+from benchtrail.config import get_settings
+from benchtrail.errors import Conflict, InvalidRequest
+from benchtrail.models import Run
+from benchtrail.plans.schemas import FinishIn, ProgressIn
+from benchtrail.runs.service import get_visible_run
+from benchtrail.uploads.schemas import UploadMetadata
+from benchtrail.uploads.service import store_files
+
+LOG_TAIL = 200
+TERMINAL = ("completed", "failed", "cancelled")
+
+
+class ResultsMetadata(UploadMetadata):
+    """What a runner sends with its raw outputs: the files plus the run's validity and criteria."""
+
+    validity: list[dict[str, Any]] = []
+    criteria: list[dict[str, Any]] = []
+    achieved: dict[str, Any] = {}
+
+
+def channel(slug: str) -> str:
+    return f"benchtrail:run:{slug}"
+
+
+def publish_after_commit(session: Session, run: Run) -> None:
+    payload = json.dumps(event_payload(run), default=str)
+    slug = run.slug
+
+    def send() -> None:
+        client = redis.Redis.from_url(get_settings().redis_url, socket_timeout=2)
+        try:
+            client.publish(channel(slug), payload)
+        except redis.RedisError:
+            pass  # a missed live update is recovered by the next one or by polling
+        finally:
+            client.close()
+
+    session.info.setdefault("after_commit", []).append(send)
+
+
+def event_payload(run: Run) -> dict[str, Any]:
+    return {"slug": run.slug, "status": run.status, "progress": run.progress or {},
+            "status_detail": run.status_detail, "is_valid": run.is_valid}
+
+
+def _locked_run(session: Session, principal: Principal, slug: str, role: str) -> Run:
+    run, project = get_visible_run(session, principal, slug)
+    principal.require(project, role)
+    locked = session.scalar(select(Run).where(Run.id == run.id).with_for_update())
+    assert locked is not None
+    return locked
+
+
+def claim(session: Session, principal: Principal, slug: str, runner: str) -> Run:
+    run = _locked_run(session, principal, slug, "uploader")
+    if run.status != "queued":
+        raise Conflict(f"run '{slug}' is {run.status}; only a queued run can be started (never twice)")
+    now = datetime.now(timezone.utc)
+    run.status, run.started_at, run.heartbeat_at = "running", now, now
+    run.progress = {"runner": runner, "percent": 0.0, "log": []}
+    publish_after_commit(session, run)
+    return run
+
+
+def progress(session: Session, principal: Principal, slug: str, data: ProgressIn) -> bool:
+    """Store a progress report (it is also the runner's heartbeat); answer whether to cancel."""
+    run = _locked_run(session, principal, slug, "uploader")
+    if run.status != "running":
+        return True  # nothing to run any more: the runner must stop
+    current = dict(run.progress or {})
+    update = data.model_dump(exclude_none=True, exclude={"log"})
+    current.update(update)
+    current["log"] = (list(current.get("log", [])) + data.log)[-LOG_TAIL:]
+    run.progress = current
+    run.heartbeat_at = datetime.now(timezone.utc)
+    publish_after_commit(session, run)
+    return bool((run.meta or {}).get("cancel_requested"))
+
+
+def attach_results(session: Session, principal: Principal, slug: str, metadata_raw: str,
+                   parts: list[tuple[str, BinaryIO]]) -> Run:
+    run = _locked_run(session, principal, slug, "uploader")
+    if run.status != "running":
+        raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from its running runner")
+    try:
+        meta = ResultsMetadata.model_validate_json(metadata_raw)
+    except ValidationError as exc:
+        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+    run.validity = meta.validity
+    run.is_valid = all(c.get("ok", True) for c in meta.validity)
+    run.criteria = meta.criteria
+    run.meta = {**(run.meta or {}), "achieved": meta.achieved}
+    store_files(session, run, meta, parts)
+    run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
+    publish_after_commit(session, run)
+    return run
+
+
+def finish(session: Session, principal: Principal, slug: str, data: FinishIn) -> Run:
+    run = _locked_run(session, principal, slug, "uploader")
+    if run.status in TERMINAL:
+        return run
+    if run.status not in ("queued", "running"):
+        raise Conflict(f"run '{slug}' is {run.status}")
+    run.status = data.status
+    run.status_detail = {"reason": data.reason}
+    run.finished_at = datetime.now(timezone.utc)
+    publish_after_commit(session, run)
+    return run
+
+
+def cancel(session: Session, principal: Principal, slug: str) -> Run:
+    """A queued run is cancelled at once; a running one is asked to stop (its runner kills the tools
+    and reports `cancelled`, and no results are ingested)."""
+    run = _locked_run(session, principal, slug, "uploader")
+    if run.status == "queued":
+        run.status, run.finished_at = "cancelled", datetime.now(timezone.utc)
+        run.status_detail = {"reason": f"cancelled by {principal.name} before it started"}
+    elif run.status == "running":
+        run.meta = {**(run.meta or {}), "cancel_requested": True, "cancelled_by": principal.name}
+    else:
+        raise Conflict(f"run '{slug}' is {run.status}; only queued or running runs can be cancelled")
+    publish_after_commit(session, run)
+    return run
+
+

@@ -1,0 +1,109 @@
+"""Benchtrail JSON v1: our documented format for anything no other parser reads, including the
+summary-only tables projects publish (docs/benchtrail-json/README.md, schema-v1.json)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+import polars as pl
+
+from ...metrics import CATALOG
+from ..model import SAMPLE_SCHEMA, LoadSpec, ParsedFile, ParseError, ParseOptions, ReportedCell, \
+    SeriesData
+from ..textio import read_text
+
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "benchtrail-v1.json"
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _path(parts: object) -> str:
+    out = "$"
+    for p in parts:  # type: ignore[attr-defined]
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
+    text = read_text(path)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+    errors = sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = _path(e.absolute_path)
+        raise ParseError(f"{where}: {e.message}", field=where)
+    reported: list[ReportedCell] = []
+    series: list[SeriesData] = []
+    sample_parts: list[pl.DataFrame] = []
+    loads: dict[str, LoadSpec] = {}
+    variants = doc["variants"]
+    for vi, variant in enumerate(variants):
+        vname = variant.get("name")
+        for si, scenario in enumerate(variant["scenarios"]):
+            sname = scenario["name"]
+            for li, m in enumerate(scenario["loads"]):
+                where = f"$.variants[{vi}].scenarios[{si}].loads[{li}]"
+                load = _load(m["load"])
+                for key in m.get("stats", {}):
+                    if key not in CATALOG:
+                        raise ParseError(f"{where}.stats: unknown metric '{key}'; known: "
+                                         f"{', '.join(sorted(CATALOG))}", field=f"{where}.stats.{key}")
+                if "stats" in m:
+                    reported.append(ReportedCell(
+                        scenario=sname, load=load, stats={k: float(v) for k, v in m["stats"].items()},
+                        unit=m.get("unit"), mode=m.get("mode"), params=dict(m.get("params", {})),
+                        replicates=[float(x) for x in m.get("replicates", [])], variant=vname))
+                for ri, s in enumerate(m.get("series", [])):
+                    if s["metric"] not in CATALOG:
+                        raise ParseError(f"unknown metric '{s['metric']}'",
+                                         field=f"{where}.series[{ri}].metric")
+                    pts = sorted(s["points"])
+                    series.append(SeriesData(metric=s["metric"], scenario=sname, load=load,
+                                             t_ms=[int(p[0]) for p in pts],
+                                             values=[float(p[1]) for p in pts],
+                                             interval_ms=s.get("interval_ms"), variant=vname))
+                if "samples" in m:
+                    sample_parts.append(_samples(m["samples"], sname, load, where, len(variants)))
+                    loads[load.key] = load
+    samples = pl.concat(sample_parts) if sample_parts else None
+    return ParsedFile(tool=str(doc.get("tool") or "benchtrail"), format="benchtrail-json",
+                      samples=samples, loads=loads, reported=reported, series=series,
+                      meta={"version": doc["version"], **dict(doc.get("meta", {})),
+                            "variants": [v.get("name") for v in variants]})
+
+
+def _samples(s: dict, scenario: str | None, load: LoadSpec, where: str,
+             n_variants: int) -> pl.DataFrame:
+    if n_variants > 1:
+        raise ParseError("raw samples are only accepted in a file with a single variant "
+                         "(upload one file per variant)", field=f"{where}.samples")
+    if scenario is None:
+        raise ParseError("raw samples need a named scenario", field=f"{where}.samples")
+    n = len(s["start_ms"])
+    for key in ("latency_ms", "success", "bytes"):
+        if key in s and len(s[key]) != n:
+            raise ParseError(f"'{key}' has {len(s[key])} entries, 'start_ms' has {n}",
+                             field=f"{where}.samples.{key}")
+    return pl.DataFrame({
+        "scenario": [scenario] * n, "load_key": [load.key] * n,
+        "start_ms": s["start_ms"], "latency_us": [round(x * 1000) for x in s["latency_ms"]],
+        "success": s.get("success", [True] * n), "bytes": s.get("bytes", [0] * n),
+        "is_transaction": [False] * n,
+    }).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+
+
+def _load(d: dict) -> LoadSpec:
+    def f(v: object) -> float | None:
+        return None if v is None else float(v)  # type: ignore[arg-type]
+    return LoadSpec(kind=d["kind"], value=f(d.get("value")), requests=d.get("requests"),
+                    duration_s=f(d.get("duration_s")))

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.orm import Session
+
+from benchtrail.auth.principal import Principal, get_principal
+from benchtrail.db_boundary import request_session
+from benchtrail.plans import repository, service
+from benchtrail.plans.schemas import (PlanList, PlanOut, ScheduleIn, ScheduleList, ScheduleOut, SchedulePatch,
+                                      StartRun)
+from benchtrail.projects.service import get_visible
+from benchtrail.runs.schemas import RunSummary
+from benchtrail.runs.service import summary
+
+router = APIRouter(prefix="/api/v1", tags=["plans"])
+SessionDep = Depends(request_session, scope="function")
+PLAN_BODY = {"requestBody": {"required": True, "content": {
+    "application/yaml": {"schema": {"type": "string"}}, "application/json": {"schema": {"type": "object"}}}}}
+
+
+@router.get("/projects/{slug}/plans", response_model=PlanList)
+def list_plans(slug: str, session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> PlanList:
+    project = get_visible(session, principal, slug)
+    return PlanList(items=[service.plan_out(p) for p in repository.list_latest(session, project.id)])
+
+
+@router.post("/projects/{slug}/plans", response_model=PlanOut, status_code=201, openapi_extra=PLAN_BODY)
+async def save_plan(slug: str, request: Request, session: Session = SessionDep,
+                    principal: Principal = Depends(get_principal)) -> PlanOut:
+    """Store a plan given as YAML or JSON; a changed plan becomes a new version."""
+    text = (await request.body()).decode("utf-8", errors="replace")
+
+    def work() -> PlanOut:
+        project = get_visible(session, principal, slug)
+        principal.require(project, "admin")
+        return service.plan_out(service.save_plan(session, project, text))
+
+    return await run_in_threadpool(work)
+
+
+@router.get("/projects/{slug}/plans/{name}", response_model=PlanList)
+def plan_versions(slug: str, name: str, session: Session = SessionDep,
+                  principal: Principal = Depends(get_principal)) -> PlanList:
+    project = get_visible(session, principal, slug)
+    service.get_plan(session, project, name)
+    return PlanList(items=[service.plan_out(p) for p in repository.versions(session, project.id, name)])
+
+
+@router.post("/projects/{slug}/plans/{name}/runs", response_model=RunSummary, status_code=202)
+def start_run(slug: str, name: str, body: StartRun, session: Session = SessionDep,
+              principal: Principal = Depends(get_principal)) -> RunSummary:
+    project = get_visible(session, principal, slug)
+    principal.require(project, "uploader")
+    plan = service.get_plan(session, project, name, body.version)
+    run = service.start_run(session, project, plan, body, source="manual")
+    return summary(run, project, None)
+
+
+@router.get("/projects/{slug}/schedules", response_model=ScheduleList)
+def list_schedules(slug: str, session: Session = SessionDep,
+                   principal: Principal = Depends(get_principal)) -> ScheduleList:
+    project = get_visible(session, principal, slug)
+    return ScheduleList(items=[service.schedule_out(s) for s in repository.schedules(session, project.id)])
+
+
+@router.post("/projects/{slug}/schedules", response_model=ScheduleOut, status_code=201)
+def create_schedule(slug: str, body: ScheduleIn, session: Session = SessionDep,
+                    principal: Principal = Depends(get_principal)) -> ScheduleOut:
+    project = get_visible(session, principal, slug)
+    principal.require(project, "admin")
+    return service.schedule_out(service.create_schedule(session, project, body))
+
+
+@router.patch("/projects/{slug}/schedules/{schedule_id}", response_model=ScheduleOut)
+def update_schedule(slug: str, schedule_id: int, body: SchedulePatch, session: Session = SessionDep,
+                    principal: Principal = Depends(get_principal)) -> ScheduleOut:
+    project = get_visible(session, principal, slug)
+    principal.require(project, "admin")
+    return service.schedule_out(service.update_schedule(session, project, schedule_id, body))

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class PlanOut(BaseModel):
+    id: int
+    name: str
+    version: int
+    pool: str
+    body: dict[str, Any]
+    created_at: datetime
+
+
+class PlanList(BaseModel):
+    items: list[PlanOut]
+
+
+class StartRun(BaseModel):
+    agent_version: str | None = None
+    app_version: str | None = None
+    commit: str | None = None
+    branch: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    version: int | None = Field(default=None, description="Plan version; default: the latest")
+
+
+class ScheduleIn(BaseModel):
+    plan: str = Field(description="Plan name (the latest version runs at each firing)")
+    cron: str = Field(examples=["0 2 * * *"])
+    enabled: bool = True
+
+
+class SchedulePatch(BaseModel):
+    cron: str | None = None
+    enabled: bool | None = None
+
+
+class ScheduleOut(BaseModel):
+    id: int
+    plan: str
+    cron: str
+    enabled: bool
+    next_fire_at: datetime | None
+    last_fired_at: datetime | None
+
+
+class ScheduleList(BaseModel):
+    items: list[ScheduleOut]
+
+
+class ProgressIn(BaseModel):
+    step: str | None = None
+    step_index: int | None = None
+    steps_total: int | None = None
+    percent: float | None = Field(default=None, ge=0, le=100)
+    achieved_rate: float | None = None
+    errors: int | None = None
+    requests: int | None = None
+    log: list[str] = Field(default_factory=list, description="New log lines since the last report")
+
+
+class ProgressAck(BaseModel):
+    cancel_requested: bool
+
+
+class FinishIn(BaseModel):
+    status: str = Field(pattern="^(failed|cancelled)$")
+    reason: str

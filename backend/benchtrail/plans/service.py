@@ -1,0 +1,121 @@
+"""Plans (stored per project, versioned), starting runs of a plan, and schedules."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from croniter import croniter
+from sqlalchemy.orm import Session
+
+from benchtrail import jobs
+from benchtrail.config import get_settings
+from benchtrail.errors import InvalidRequest, NotFound
+from benchtrail.models import Plan, Project, Run, Schedule
+from benchtrail.plans import repository, spec
+from benchtrail.plans.schemas import PlanOut, ScheduleIn, ScheduleOut, SchedulePatch, StartRun
+from benchtrail.targets import disallowed_targets
+from benchtrail.uploads.service import new_slug
+
+
+def plan_out(p: Plan) -> PlanOut:
+    return PlanOut(id=p.id, name=p.name, version=p.version, pool=p.pool, body=p.body, created_at=p.created_at)
+
+
+def check_targets(body: dict[str, Any]) -> None:
+    urls = [v["target"] for v in body.get("variants", []) if v.get("target")]
+    bad = disallowed_targets(urls, get_settings().target_patterns)
+    if bad:
+        raise InvalidRequest(f"targets not in the allow-list (BENCHTRAIL_TARGET_ALLOWLIST="
+                             f"{get_settings().target_allowlist}): {', '.join(bad)}")
+
+
+def save_plan(session: Session, project: Project, text: str) -> Plan:
+    """Store a plan; an unchanged body keeps its version, a changed one becomes the next version."""
+    body = spec.parse(text)
+    check_targets(body)
+    current = repository.latest(session, project.id, body["name"])
+    if current is not None and current.body == body:
+        return current
+    plan = Plan(project_id=project.id, name=body["name"], version=(current.version + 1) if current else 1,
+                pool=body.get("pool", "default"), body=body)
+    session.add(plan)
+    session.flush()
+    return plan
+
+
+def get_plan(session: Session, project: Project, name: str, version: int | None = None) -> Plan:
+    plan = repository.version(session, project.id, name, version) if version else \
+        repository.latest(session, project.id, name)
+    if plan is None:
+        raise NotFound(f"plan '{name}'{f' version {version}' if version else ''} not found in '{project.slug}'")
+    return plan
+
+
+def start_run(session: Session, project: Project, plan: Plan, req: StartRun, *, source: str) -> Run:
+    check_targets(plan.body)  # the allow-list may have shrunk since the plan was stored
+    variants = [v["name"] for v in plan.body["variants"]]
+    reference = next((v["name"] for v in plan.body["variants"] if v.get("role") == "reference"), variants[0])
+    run = Run(slug=new_slug(), project_id=project.id, plan_id=plan.id, source=source, tool=plan.body["tool"],
+              agent_version=req.agent_version, app_version=req.app_version, commit=req.commit, branch=req.branch,
+              labels=req.labels, status="queued", validity=[], criteria=[], progress={},
+              meta={"reference": reference, "variants": variants, "plan": plan.name, "plan_version": plan.version,
+                    "pool": plan.pool})
+    session.add(run)
+    session.flush()
+    jobs.enqueue(session, "runs.execute", run.slug, plan.body, queue=f"runner.{plan.pool}")
+    return run
+
+
+def next_fire(cron: str, after: datetime) -> datetime:
+    if not croniter.is_valid(cron):
+        raise InvalidRequest(f"cron: '{cron}' is not a valid cron expression (5 fields, e.g. '0 2 * * *')")
+    return croniter(cron, after).get_next(datetime)
+
+
+def create_schedule(session: Session, project: Project, data: ScheduleIn) -> Schedule:
+    get_plan(session, project, data.plan)
+    now = datetime.now(timezone.utc)
+    row = Schedule(project_id=project.id, plan_name=data.plan, cron=data.cron, enabled=data.enabled,
+                   next_fire_at=next_fire(data.cron, now))
+    session.add(row)
+    session.flush()
+    return row
+
+
+def update_schedule(session: Session, project: Project, schedule_id: int, data: SchedulePatch) -> Schedule:
+    row = session.get(Schedule, schedule_id)
+    if row is None or row.project_id != project.id:
+        raise NotFound(f"schedule {schedule_id} not found in '{project.slug}'")
+    if data.cron is not None:
+        row.next_fire_at = next_fire(data.cron, datetime.now(timezone.utc))
+        row.cron = data.cron
+    if data.enabled is not None:
+        row.enabled = data.enabled
+        if data.enabled:
+            row.next_fire_at = next_fire(row.cron, datetime.now(timezone.utc))
+    session.flush()
+    return row
+
+
+def schedule_out(s: Schedule) -> ScheduleOut:
+    return ScheduleOut(id=s.id, plan=s.plan_name, cron=s.cron, enabled=s.enabled, next_fire_at=s.next_fire_at,
+                       last_fired_at=s.last_fired_at)
+
+
+def fire_due(session: Session, now: datetime) -> list[Run]:
+    """Start one run for each due schedule. The next firing is computed from now, not from the
+    missed time, so firings missed while beat was down are not replayed in a burst."""
+    started = []
+    for sched in repository.due_schedules(session, now):
+        project = session.get(Project, sched.project_id)
+        plan = repository.latest(session, sched.project_id, sched.plan_name)
+        sched.last_fired_at = now
+        sched.next_fire_at = next_fire(sched.cron, now)
+        if project is None or plan is None:
+            sched.enabled = False
+            continue
+        started.append(start_run(session, project, plan, StartRun(labels={"schedule": str(sched.id)}),
+                                 source="schedule"))
+    session.flush()
+    return started

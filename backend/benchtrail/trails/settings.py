@@ -1,0 +1,82 @@
+"""Per-project analysis settings, stored in projects.settings["analysis"].
+
+Thresholds apply to trails and overhead trails alike, in the same unit: a change of at least
+`min_magnitude_pct` percent of the baseline level. For a trail the baseline is the level before the
+change; for an overhead trail (whose values are already percent of the reference variant) it is the
+reference, so the threshold is in percentage points of added cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from benchtrail import metrics
+from benchtrail.analysis import Settings
+
+DEFAULT_METRICS = ("latency_p75", "latency_p99", "throughput", "score", "cpu_pct")
+# Columns of a cell that a trail can follow (error_rate is derived, not stored).
+TRAIL_METRICS = frozenset(m for m in metrics.CATALOG if m not in ("error_rate",))
+
+
+class DetectionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    direction: Literal["lower", "higher"] | None = Field(
+        default=None, description="Which way is better; default: the metric's own direction")
+    min_magnitude_pct: float | None = Field(default=None, ge=0)
+    min_effect_sigma: float | None = Field(default=None, ge=0)
+    p_value: float | None = Field(default=None, gt=0, le=1)
+    min_segment: int | None = Field(default=None, ge=2, le=50)
+    window: int | None = Field(default=None, ge=4, le=1000)
+
+
+class AnalysisSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    metrics: list[str] = Field(default_factory=lambda: list(DEFAULT_METRICS),
+                               description="Metrics whose trails and overheads are analysed")
+    confirm_scheduled: bool = Field(
+        default=False, description="Scheduled runs that suspect a regression are re-run once; "
+                                   "the alert is raised only if the re-run confirms it")
+    detection: DetectionIn = Field(default_factory=DetectionIn, description="Defaults for every metric")
+    per_metric: dict[str, DetectionIn] = Field(default_factory=dict)
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, value: list[str]) -> list[str]:
+        unknown = [m for m in value if m not in TRAIL_METRICS]
+        if unknown:
+            raise ValueError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(sorted(TRAIL_METRICS))}")
+        return list(dict.fromkeys(value))
+
+    @field_validator("per_metric")
+    @classmethod
+    def _known_keys(cls, value: dict[str, DetectionIn]) -> dict[str, DetectionIn]:
+        unknown = [m for m in value if m not in TRAIL_METRICS]
+        if unknown:
+            raise ValueError(f"unknown metric(s) {', '.join(unknown)} in per_metric")
+        return value
+
+
+def load(project_settings: dict[str, Any] | None) -> AnalysisSettings:
+    return AnalysisSettings.model_validate((project_settings or {}).get("analysis") or {})
+
+
+def detector_settings(cfg: AnalysisSettings, metric: str, unit: str | None = None) -> Settings:
+    """The detector's Settings for one metric: package defaults < project defaults < per-metric."""
+    direction = metrics.score_direction(unit) if metric == "score" else metrics.get(metric).direction
+    s = Settings(direction=direction)
+    for layer in (cfg.detection, cfg.per_metric.get(metric)):
+        if layer is not None:
+            s = replace(s, **{k: v for k, v in layer.model_dump().items() if v is not None})
+    return s
+
+
+def settings_key(s: Settings, known_run_ids: list[int]) -> str:
+    """Identifies what a stored analysis depends on besides the data: when it changes (new
+    thresholds, an annotation or an accepted alert), the trail is analysed again from scratch."""
+    body = json.dumps([repr(s), sorted(known_run_ids)])
+    return hashlib.sha256(body.encode()).hexdigest()

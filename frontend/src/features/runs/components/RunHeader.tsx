@@ -1,0 +1,167 @@
+import type { ReactElement } from 'react';
+import { Link } from 'react-router';
+import type { RunDetail } from '@/api/client';
+import { CopyLinkButton } from '@/components/CopyLinkButton';
+import { Badge } from '@/components/StateViews';
+import { formatDateTime } from '@/lib/format';
+
+function describeEnvironment(run: RunDetail): string {
+  const e = run.environment_detail;
+  if (!e) return run.environment ?? 'not recorded';
+  const hw = [
+    e.instance_type,
+    e.cpus !== null ? `${e.cpus} CPU` : null,
+    e.memory_mb !== null ? `${(e.memory_mb / 1024).toFixed(e.memory_mb % 1024 ? 1 : 0)} GB` : null,
+  ].filter(Boolean);
+  return [e.name, hw.join(' '), e.os, e.runtime].filter(Boolean).join(' · ');
+}
+
+function text(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+export function FailureDetail({ detail }: { detail: Record<string, unknown> }): ReactElement {
+  const where = [detail.file ? `file ${text(detail.file)}` : '', detail.line ? `line ${text(detail.line)}` : '',
+    detail.field ? `field ${text(detail.field)}` : ''].filter(Boolean).join(', ');
+  return (
+    <div role="alert" className="state error">
+      <strong>This run failed{where ? ` at ${where}` : ''}.</strong>
+      <p>{text(detail.reason ?? detail.detail ?? JSON.stringify(detail))}</p>
+      <p>
+        Nothing was stored from the rejected files. Fix the file (or pass <code>format=</code> / load options for it) and
+        upload again; the raw files below can be downloaded to check.
+      </p>
+    </div>
+  );
+}
+
+export function RunHeader({ run }: { run: RunDetail }): ReactElement {
+  const invalid = run.validity.filter((v) => v.ok === false || v.valid === false);
+  return (
+    <header className="run-header">
+      <nav aria-label="Breadcrumb" className="crumbs">
+        <Link to="/">Projects</Link> / <Link to={`/p/${encodeURIComponent(run.project)}`}>{run.project}</Link> /{' '}
+        <span>run {run.slug}</span>
+      </nav>
+      <h1>
+        Run {run.slug}{' '}
+        <Badge tone={run.status === 'completed' ? 'good' : run.status === 'failed' ? 'bad' : 'info'}>{run.status}</Badge>{' '}
+        {run.is_valid ? <Badge tone="good">valid</Badge> : <Badge tone="warn">invalid</Badge>}
+      </h1>
+      <CopyLinkButton />
+      <dl className="facts">
+        <div>
+          <dt>Environment</dt>
+          <dd>{describeEnvironment(run)}</dd>
+        </div>
+        <div>
+          <dt>Tool</dt>
+          <dd>{run.tool ?? '—'}</dd>
+        </div>
+        <div>
+          <dt>Agent version</dt>
+          <dd>{run.agent_version ?? '—'}</dd>
+        </div>
+        <div>
+          <dt>App version</dt>
+          <dd>{run.app_version ?? '—'}</dd>
+        </div>
+        <div>
+          <dt>Commit</dt>
+          <dd>
+            <code>{run.commit ?? '—'}</code>
+            {run.branch ? ` on ${run.branch}` : ''}
+          </dd>
+        </div>
+        <div>
+          <dt>Source</dt>
+          <dd>{run.source}</dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>{formatDateTime(run.started_at ?? run.created_at)}</dd>
+        </div>
+        <div>
+          <dt>Variants</dt>
+          <dd>
+            {run.variants.map((v) => (
+              <span key={v.id} className="chip">
+                {v.name}
+                {v.is_reference ? ' (reference)' : ''}
+              </span>
+            ))}
+          </dd>
+        </div>
+        {Object.keys(run.labels).length ? (
+          <div>
+            <dt>Labels</dt>
+            <dd>
+              {Object.entries(run.labels).map(([k, v]) => (
+                <span key={k} className="chip">
+                  {k}: {v}
+                </span>
+              ))}
+            </dd>
+          </div>
+        ) : null}
+      </dl>
+      {run.status === 'failed' && run.status_detail ? <FailureDetail detail={run.status_detail} /> : null}
+      {invalid.length ? (
+        <div className="state warn" role="note">
+          <strong>Validity checks failed:</strong>
+          <ul>
+            {invalid.map((v, i) => (
+              <li key={i}>{text(v.reason ?? v.message ?? v.check ?? v)}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {run.criteria.length ? (
+        <table aria-label="Pass/fail criteria">
+          <thead>
+            <tr>
+              <th scope="col">Criterion</th>
+              <th scope="col">Observed</th>
+              <th scope="col">Result</th>
+            </tr>
+          </thead>
+          <tbody>
+            {run.criteria.map((c, i) => (
+              <tr key={i}>
+                <th scope="row">{text(c.name ?? c.criterion ?? c.expr ?? JSON.stringify(c))}</th>
+                <td>{text(c.observed ?? c.value)}</td>
+                <td>
+                  {c.passed === true || c.ok === true ? (
+                    <Badge tone="good">pass</Badge>
+                  ) : c.passed === false || c.ok === false ? (
+                    <Badge tone="bad">fail</Badge>
+                  ) : (
+                    '—'
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {run.files.length ? (
+        <details className="files">
+          <summary>Raw files ({run.files.length})</summary>
+          <ul>
+            {run.files.map((f) => (
+              <li key={f.id}>
+                <a href={f.download_url} download={f.filename}>
+                  {f.filename}
+                </a>{' '}
+                <span className="muted">
+                  {f.variant} · {f.format} · {(f.size / 1024).toFixed(1)} KiB · sha256 {f.sha256.slice(0, 12)}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+    </header>
+  );
+}

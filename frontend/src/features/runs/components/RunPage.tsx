@@ -1,0 +1,86 @@
+import { useQuery } from '@tanstack/react-query';
+import type { ReactElement } from 'react';
+import { useParams } from 'react-router';
+import { Empty, ErrorState, Loading } from '@/components/StateViews';
+import { isJmhRun, referenceVariant, sortLoads } from '@/lib/runModel';
+import { useUrlState } from '@/lib/useUrlState';
+import { isLive, runQuery } from '../api/queries';
+import { JmhTables } from './JmhTables';
+import { LoadBreakdown } from './LoadBreakdown';
+import { PercentileSpectrum } from './PercentileSpectrum';
+import { RunControls } from './RunControls';
+import { RunHeader } from './RunHeader';
+import { RUN_VIEW_SCHEMA } from './runViewState';
+import { SeriesOverlay } from './SeriesOverlay';
+import { VariantMatrix } from './VariantMatrix';
+
+export function RunPage(): ReactElement {
+  const { runSlug = '' } = useParams();
+  const [state, setState] = useUrlState(RUN_VIEW_SCHEMA);
+  const { data: run, error, isPending } = useQuery(runQuery(runSlug));
+  if (isPending) return <Loading what={`run ${runSlug}`} />;
+  if (error) return <ErrorState error={error} what={`run '${runSlug}'`} />;
+
+  const reference = referenceVariant(run, state.ref || undefined);
+  const others = run.variants.filter((v) => v.id !== reference?.id);
+  const variant = others.find((v) => v.name === state.variant) ?? others[0];
+  const loads = sortLoads(run.loads).filter((l) => !state.loads.length || state.loads.includes(l.key));
+  const jmh = isJmhRun(run);
+  const loadTest = run.cells.some((c) => c.score === null);
+
+  return (
+    <article>
+      <RunHeader run={run} />
+      {isLive(run.status) ? (
+        <p role="status" className="state loading">
+          This run is {run.status}; the page refreshes by itself when it completes.
+        </p>
+      ) : null}
+      {run.cells.length === 0 && !isLive(run.status) && run.status !== 'failed' ? (
+        <Empty title="This run has no cells.">
+          <p>The uploaded files held no samples after warm-up; check the files below or the upload's warm-up option.</p>
+        </Empty>
+      ) : null}
+      {run.cells.length > 0 && reference ? (
+        <>
+          <RunControls run={run} state={state} setState={setState} />
+          {loadTest && variant ? (
+            <LoadBreakdown
+              run={run}
+              loads={loads}
+              reference={reference}
+              variant={variant}
+              percentile={state.p}
+              scenarios={state.scenarios}
+            />
+          ) : null}
+          {loadTest ? (
+            <VariantMatrix
+              run={run}
+              reference={reference}
+              metric={state.metric || `latency_${state.p}`}
+              onMetric={(metric) => setState({ metric })}
+              scenarios={state.scenarios}
+              loads={state.loads}
+            />
+          ) : null}
+          {jmh ? <JmhTables run={run} reference={reference} scenarios={state.scenarios} /> : null}
+          {loadTest ? (
+            <>
+              <SeriesOverlay
+                run={run}
+                loads={loads}
+                metric={state.series}
+                onMetric={(series) => setState({ series })}
+                scenarios={state.scenarios}
+                range={state.range}
+                onRange={(range) => setState({ range })}
+              />
+              <PercentileSpectrum run={run} loads={loads} scenarios={state.scenarios} />
+            </>
+          ) : null}
+        </>
+      ) : null}
+    </article>
+  );
+}

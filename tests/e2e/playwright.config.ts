@@ -1,0 +1,37 @@
+import { defineConfig } from '@playwright/test';
+
+// Runs against a real stack: BENCHTRAIL_E2E_URL serves the API and the built dashboard.
+const baseURL = process.env.BENCHTRAIL_E2E_URL;
+if (!baseURL) {
+  throw new Error('BENCHTRAIL_E2E_URL is not set: start the stack (infra/scripts/teststack.py) and pass its URL');
+}
+
+export default defineConfig({
+  testDir: '.',
+  testMatch: /.*\.spec\.ts$/,
+  globalSetup: './global-setup.ts',
+  workers: 1,
+  retries: 0,
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  reporter: [['list']],
+  outputDir: '../../artifacts/e2e-results',
+  use: {
+    baseURL,
+    viewport: { width: 1400, height: 900 },
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.BENCHTRAIL_CHROMIUM ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+        '--disable-dev-shm-usage',
+      ],
+    },
+  },
+});

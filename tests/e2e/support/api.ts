@@ -1,0 +1,82 @@
+/** A small client of the real Benchtrail API, used to seed data and to read the numbers the UI must show. */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+
+export const REPO = resolve(__dirname, '../../..');
+export const SHARED = resolve(REPO, '../shared');
+export const STATE_FILE = resolve(REPO, 'artifacts/e2e-state.json');
+export const SCREENSHOTS = resolve(REPO, 'artifacts/screenshots');
+
+export function baseUrl(): string {
+  const url = process.env.BENCHTRAIL_E2E_URL;
+  if (!url) throw new Error('BENCHTRAIL_E2E_URL is not set');
+  return url.replace(/\/+$/, '');
+}
+
+export async function apiJson<T>(path: string, init: RequestInit = {}, token?: string): Promise<T> {
+  const headers = new Headers(init.headers);
+  if (token) headers.set('Authorization', `Bearer ${token}`);
+  const res = await fetch(`${baseUrl()}${path}`, { ...init, headers });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path} → ${res.status}: ${text}`);
+  return JSON.parse(text) as T;
+}
+
+export interface UploadFile {
+  name: string;
+  content: Buffer | string;
+  spec: Record<string, unknown>;
+}
+
+export async function upload(
+  project: string,
+  token: string,
+  metadata: Record<string, unknown>,
+  files: UploadFile[],
+): Promise<{ run: string; permalink: string; status: string }> {
+  const form = new FormData();
+  form.set('metadata', JSON.stringify({ ...metadata, files: files.map((f) => f.spec) }));
+  for (const f of files) form.append('files', new Blob([f.content]), f.name);
+  return apiJson(`/api/v1/projects/${project}/runs`, { method: 'POST', body: form }, token);
+}
+
+export function fixture(...parts: string[]): UploadFile['content'] {
+  return readFileSync(resolve(SHARED, 'fixtures/real', ...parts));
+}
+
+export function fixtureName(...parts: string[]): string {
+  return basename(parts[parts.length - 1]);
+}
+
+export async function waitForRuns(slugs: string[], timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const slug of slugs) {
+    for (;;) {
+      const run = await apiJson<{ status: string; status_detail: unknown }>(`/api/v1/runs/${slug}`);
+      if (run.status === 'completed') break;
+      if (run.status === 'failed' || run.status === 'cancelled') {
+        throw new Error(`run ${slug} ${run.status}: ${JSON.stringify(run.status_detail)}`);
+      }
+      if (Date.now() > deadline) throw new Error(`run ${slug} still ${run.status} after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+export interface E2EState {
+  project: string;
+  jmhProject: string;
+  heyProject: string;
+  jtlRuns: string[];
+  heyRun: string;
+  jmhRuns: Record<string, string>;
+}
+
+export function saveState(state: E2EState): void {
+  mkdirSync(dirname(STATE_FILE), { recursive: true });
+  writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
+}
+
+export function loadState(): E2EState {
+  return JSON.parse(readFileSync(STATE_FILE, 'utf8')) as E2EState;
+}

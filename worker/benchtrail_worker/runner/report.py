@@ -1,0 +1,71 @@
+"""What a runner sends back through the API once a plan has run: the raw tool outputs, a
+Benchtrail JSON file with the targets' resources (per variant and load level), and the run's
+validity checks and pass/fail criteria."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from benchtrail.ingest.model import LoadSpec
+
+from .execute import PlanResult
+
+RESOURCE_SERIES = ("cpu_pct", "rss_mb", "heap_mb")
+
+
+def _load_json(spec: LoadSpec) -> dict[str, Any]:
+    return {"kind": spec.kind, "value": spec.value, "requests": spec.requests, "duration_s": spec.duration_s}
+
+
+def resources_document(result: PlanResult) -> dict[str, Any] | None:
+    """Resources as Benchtrail JSON: one all-scenarios cell (scenario null) per variant and load,
+    so they sit next to the latency of the same load level."""
+    by_variant: dict[str, list[dict[str, Any]]] = {}
+    for step in result.steps:
+        if step.step.phase != "measure":
+            continue
+        for variant, res in step.resources.items():
+            series = []
+            for metric in RESOURCE_SERIES:
+                points = [[p.t_ms, getattr(p, metric)] for p in res.points if getattr(p, metric) is not None]
+                if points:
+                    series.append({"metric": metric, "interval_ms": None, "points": points})
+            entry: dict[str, Any] = {"load": _load_json(step.step.load.spec), "stats": res.stats()}
+            if series:
+                entry["series"] = series
+            by_variant.setdefault(variant, []).append(entry)
+    if not by_variant:
+        return None
+    return {"format": "benchtrail", "version": 1, "tool": "benchtrail-runner",
+            "variants": [{"name": v, "scenarios": [{"name": None, "loads": loads}]} for v, loads in by_variant.items()]}
+
+
+def results_upload(result: PlanResult, workdir: Path) -> tuple[dict[str, Any], list[Path]]:
+    """Upload metadata (files in order, validity, criteria) and the files to send."""
+    entries: list[dict[str, Any]] = []
+    paths: list[Path] = []
+    for output, step in result.files():
+        entry: dict[str, Any] = {"variant": output.variant, "format": output.format,
+                                 "load": _load_json(step.load.spec)}
+        if output.scenario is not None:
+            entry["scenario"] = output.scenario
+        entries.append(entry)
+        paths.append(output.path)
+    doc = resources_document(result)
+    if doc is not None:
+        path = workdir / "resources.benchtrail.json"
+        path.write_text(json.dumps(doc))
+        first_variant = doc["variants"][0]["name"]
+        entries.append({"variant": first_variant, "format": "benchtrail-json"})
+        paths.append(path)
+    checks = [{"check": c.check, "ok": bool(c.ok), "detail": c.detail, "step": s.step.index, "load": s.step.load.spec.label}
+              for s in result.steps for c in s.checks]
+    criteria = [asdict(c) for s in result.steps for c in s.criteria]
+    achieved = {f"step{o_step.index}:{o.variant}{':' + o.scenario if o.scenario else ''}": {
+        "requests": o.summary.count, "errors": o.summary.errors, "achieved_rate": o.summary.achieved_rate}
+        for o, o_step in result.files()}
+    meta = {"files": entries, "validity": checks, "criteria": criteria, "achieved": achieved}
+    return meta, paths

@@ -1,0 +1,137 @@
+"""`runs.execute` on a runner: claim the run, run the plan with the real tools, report progress
+(which is also the heartbeat and the cancel channel), upload the raw outputs through the API.
+
+A load test is never retried automatically (max_retries=0); the claim is a state guard on the run,
+so a redelivered message for a run that already started does nothing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from benchtrail.cli.client import ApiError, Client
+from benchtrail.config import get_settings
+from benchtrail.logging import log
+from benchtrail.targets import disallowed_targets
+from benchtrail_worker.policy import task
+from benchtrail_worker.runner.execute import execute_plan
+from benchtrail_worker.runner.plan import PlanError, load_plan, steps
+from benchtrail_worker.runner.process import ToolError
+from benchtrail_worker.runner.report import results_upload
+from benchtrail_worker.runner.tools import Progress
+
+REPORT_INTERVAL_S = 1.0
+LONGEST_RUN_S = 6 * 3600
+
+
+class Reporter:
+    """Sends the latest progress every second from a background thread, so the API always has a
+    recent heartbeat, and learns from each answer whether the run was cancelled."""
+
+    def __init__(self, api: Client, slug: str, steps_total: int) -> None:
+        self.api, self.slug, self.steps_total = api, slug, steps_total
+        self.cancelled = threading.Event()
+        self._latest: dict[str, Any] = {}
+        self._log: list[str] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"reporter-{slug}", daemon=True)
+
+    def __enter__(self) -> "Reporter":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self._send()
+
+    def progress(self, p: Progress) -> None:
+        with self._lock:
+            overall = None
+            if p.percent is not None and self.steps_total:
+                overall = min(100.0, 100.0 * (p.step + p.percent / 100.0) / self.steps_total)
+            if self._latest.get("step") != p.step_name:
+                self._log.append(f"step {p.step + 1}/{self.steps_total}: {p.step_name}")
+            self._latest = {"step": p.step_name, "step_index": p.step, "steps_total": self.steps_total,
+                            "percent": overall, "achieved_rate": p.achieved_rate, "errors": p.errors,
+                            "requests": p.requests}
+
+    def note(self, line: str) -> None:
+        with self._lock:
+            self._log.append(line)
+
+    def _send(self) -> None:
+        with self._lock:
+            body = {k: v for k, v in self._latest.items() if v is not None}
+            body["log"], self._log = self._log, []
+        try:
+            ack = self.api.post(f"/api/v1/runs/{self.slug}/progress", body)
+            if ack.get("cancel_requested"):
+                self.cancelled.set()
+        except Exception as exc:  # the API may be restarting; the next report retries
+            log.warning("progress report failed", run=self.slug, error=str(exc))
+
+    def _loop(self) -> None:
+        while not self._stop.wait(REPORT_INTERVAL_S):
+            self._send()
+
+
+def _client() -> Client:
+    settings = get_settings()
+    return Client(settings.api_url, settings.runner_token, timeout=600)
+
+
+@task("runs.execute", "runner.default", retry=False, soft_time_limit=LONGEST_RUN_S, time_limit=LONGEST_RUN_S + 60)
+def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
+    settings = get_settings()
+    api = _client()
+    try:
+        api.post(f"/api/v1/runs/{slug}/claim?runner={settings.runner_name}", {})
+    except ApiError as exc:
+        if exc.status == 409:
+            log.info("run not claimable, skipped", run=slug, detail=exc.body.get("detail"))
+            return "skipped"
+        raise
+
+    def finish(status: str, reason: str) -> str:
+        api.post(f"/api/v1/runs/{slug}/finish", {"status": status, "reason": reason})
+        log.info("run finished", run=slug, status=status, reason=reason)
+        return status
+
+    try:
+        plan = load_plan(json.dumps(plan_body))
+    except PlanError as exc:
+        return finish("failed", f"invalid plan: {exc}")
+    bad = disallowed_targets([v.target for v in plan.variants], settings.target_patterns)
+    if bad:
+        return finish("failed", f"targets not in this runner's allow-list: {', '.join(bad)}")
+
+    workdir = Path(tempfile.mkdtemp(prefix=f"run-{slug}-"))
+    try:
+        with Reporter(api, slug, len(steps(plan))) as reporter:
+            try:
+                result = execute_plan(plan, workdir, cancel=reporter.cancelled.is_set, progress=reporter.progress)
+            except ToolError as exc:
+                if getattr(exc, "cancelled", False) or reporter.cancelled.is_set():
+                    return finish("cancelled", "cancelled while running; the tools were stopped and nothing "
+                                               "was ingested")
+                return finish("failed", f"load tool failed: {exc}")
+            if reporter.cancelled.is_set():
+                return finish("cancelled", "cancelled; nothing was ingested")
+            reporter.note("uploading raw outputs")
+        meta, paths = results_upload(result, workdir)
+        if not paths:
+            return finish("failed", "the plan produced no output files")
+        api.post_files(f"/api/v1/runs/{slug}/results", json.dumps(meta), paths)
+        return "uploaded"
+    except Exception as exc:
+        finish("failed", f"runner error: {type(exc).__name__}: {exc}")
+        raise
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
