@@ -34,6 +34,9 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         "BENCHTRAIL_DATA_DIR": str(data_dir),
         "BENCHTRAIL_PUBLIC_URL": "http://testserver",
         "BENCHTRAIL_LOG_JSON": "true",
+        # Short enough that a vanished runner is noticed within a test, long enough for 1 s reports.
+        "BENCHTRAIL_RUN_HEARTBEAT_TIMEOUT_S": "5",
+        "BENCHTRAIL_SWEEPER_INTERVAL_S": "2",
     }
     os.environ.update(env)
     _reset_caches()

@@ -4,6 +4,7 @@ thread group per load level) and two labels, rows in completion order (timestamp
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import numpy as np
@@ -39,12 +40,19 @@ def write_jtl(path: Path, *, seed: int, slowdown: float = 1.0, per_group: int = 
     return path
 
 
+def thread_group_size(thread_name: str) -> int:
+    """'TG 50 3-17' -> 50: the size in the thread group's name (grpThreads is the *active* count, which
+    is lower during ramp-up and ramp-down, so it cannot identify the group)."""
+    group = thread_name.rsplit(" ", 1)[0]
+    return int(re.findall(r"\d+", group)[0])
+
+
 def independent_cells(path: Path) -> dict[tuple[str, int], dict[str, float]]:
     """Per (label, thread-group size): count, errors, mean, p75 and throughput, with csv + numpy only."""
     groups: dict[tuple[str, int], list[tuple[int, int, bool]]] = {}
     with path.open(newline="") as f:
         for row in csv.DictReader(f):
-            key = (row["label"], int(row["grpThreads"]))
+            key = (row["label"], thread_group_size(row["threadName"]))
             groups.setdefault(key, []).append((int(row["timeStamp"]), int(row["elapsed"]), row["success"] == "true"))
     out = {}
     for key, samples in groups.items():

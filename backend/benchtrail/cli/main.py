@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -154,6 +155,9 @@ def upload(
             console.print(f"run {accepted['run']} accepted ({accepted['status']}): {accepted['permalink']}")
         return
     run = call(client.wait_for_run, accepted["run"], wait_timeout)
+    if run["status"] == "completed" and run.get("analysis_status") == "pending":
+        # Alerts exist only once the analysis task has looked at the run.
+        run = call(wait_for_analysis, client, run["slug"], wait_timeout)
     alerts = run.get("alerts") or []
     if json_out:
         console.print_json(json.dumps({"run": run["slug"], "id": run["id"], "permalink": run["permalink"],
@@ -163,10 +167,23 @@ def upload(
         print_run(run, console)
     if run["status"] != "completed":
         fail(EXIT_INGEST_FAILED, f"run {run['slug']} {run['status']}: {run.get('status_detail')}")
+    if fail_on_alert and run.get("analysis_status") == "failed":
+        fail(EXIT_INGEST_FAILED, f"run {run['slug']}: analysis failed, cannot tell whether it raised an alert")
     if fail_on_alert and alerts:
         for a in alerts:
-            err.print(f"alert: {a.get('summary', a)}  {run['permalink']}")
+            err.print(f"alert: {a.get('summary', a)}  {a.get('permalink', run['permalink'])}", highlight=False)
         raise typer.Exit(EXIT_ALERT)
+
+
+def wait_for_analysis(client: Client, slug: str, timeout: float, interval: float = 0.5) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        run = client.get(f"/api/v1/runs/{slug}")
+        if run.get("analysis_status") != "pending":
+            return run
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"run {slug}: analysis still pending after {timeout:.0f} s")
+        time.sleep(interval)
 
 
 @app.command()

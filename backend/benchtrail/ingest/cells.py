@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import polars as pl
 
 from . import histogram
@@ -76,37 +75,49 @@ def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
     if int(df.select((pl.col("latency_us") > histogram.HIGHEST_US).sum()).item()):
         result.warnings.append("latencies above 1 hour were clipped to 1 hour in histograms")
 
-    if warmup_s > 0:
-        cutoff = pl.col("start_ms").min().over("load_key") + int(round(warmup_s * 1000))
-        measured = df.filter(pl.col("start_ms") >= cutoff)
-        result.warmup_excluded = df.height - measured.height
-    else:
-        measured = df
-
     loads = dict(parsed.loads)
     for key in df.get_column("load_key").unique().cast(pl.String).to_list():
         loads.setdefault(key, LoadSpec())  # keys a parser forgot to describe: typeless load
-    result.cells = _cells(measured, loads)
 
     span_s = (df["end_ms"].max() - df["start_ms"].min()) / 1000.0  # type: ignore[operator]
     step_s = interval_s if interval_s else choose_interval_s(float(span_s))
     result.interval_ms = int(round(step_s * 1000))
-    result.series.extend(_series(df, loads, result.interval_ms))
+    # The only pass over every sample: counts per (scenario, load, interval, distinct latency).
+    # Series and (without warm-up) cells are both derived from this much smaller table.
+    counts = _value_counts(df, result.interval_ms)
+    if warmup_s > 0:
+        cutoff = pl.col("start_ms").min().over("load_key") + int(round(warmup_s * 1000))
+        measured = df.filter(pl.col("start_ms") >= cutoff)
+        result.warmup_excluded = df.height - measured.height
+        by_value = _value_counts(measured, None)
+    else:
+        by_value = counts.group_by("scenario", "load_key", "latency_us").agg(
+            pl.col("n").sum(), pl.col("errors").sum(), pl.col("first_start").min(),
+            pl.col("last_end").max(), pl.col("is_tx").any())
+    result.cells = _cells(by_value, loads)
+    result.series.extend(_series(counts, loads, result.interval_ms))
     return result
 
 
-def _cells(df: pl.DataFrame, loads: dict[str, LoadSpec]) -> list[SampleCell]:
-    if df.height == 0:
-        return []
-    # One pass over the samples: per (scenario, load, distinct latency). Everything else — cell
-    # stats, the "all scenarios" cells, histograms — is derived from this much smaller table.
-    by_value = df.group_by("scenario", "load_key", "latency_us").agg(
+def _value_counts(df: pl.DataFrame, interval_ms: int | None) -> pl.DataFrame:
+    keys: list[str | pl.Expr] = ["scenario", "load_key", "latency_us"]
+    if interval_ms is not None:
+        keys.append((pl.col("start_ms") - pl.col("start_ms") % interval_ms).alias("t"))
+    return df.group_by(*keys).agg(
         pl.len().alias("n"),
         (~pl.col("success")).sum().alias("errors"),
         pl.col("start_ms").min().alias("first_start"),
         pl.col("end_ms").max().alias("last_end"),
         pl.col("is_transaction").any().alias("is_tx"),
-    ).with_columns(pl.col("scenario", "load_key").cast(pl.String))
+    )
+
+
+def _cells(by_value: pl.DataFrame, loads: dict[str, LoadSpec]) -> list[SampleCell]:
+    """Cells from counts per (scenario, load, distinct latency): stats, "all scenarios" cells and
+    histograms never touch the samples again."""
+    if by_value.height == 0:
+        return []
+    by_value = by_value.with_columns(pl.col("scenario", "load_key").cast(pl.String))
     stats_aggs = [
         pl.col("n").sum().alias("count"),
         pl.col("errors").sum().alias("errors"),
@@ -139,11 +150,12 @@ def _cells(df: pl.DataFrame, loads: dict[str, LoadSpec]) -> list[SampleCell]:
             "errors": float(row["errors"]),
             "error_rate": row["errors"] * 100.0 / n,
             "duration_s": duration_s,
-            "throughput": n / duration_s if duration_s > 0 else float("nan"),
             "latency_mean": row["sum_us"] / n / 1000.0,
             "latency_min": row["min_us"] / 1000.0,
             "latency_max": row["max_us"] / 1000.0,
         }
+        if duration_s > 0:  # a lone zero-length sample has no rate
+            stats["throughput"] = n / duration_s
         for name, p in PERCENTILES:
             stats[f"latency_{name}"] = histogram.value_at_percentile_us(
                 hist, p, exact_min=row["min_us"], exact_max=row["max_us"]) / 1000.0  # type: ignore[arg-type]
@@ -162,26 +174,23 @@ def _fill_histograms(hists: dict[tuple[str | None, str], object], counts: pl.Dat
         hists[(scenario, load_key)] = hist  # type: ignore[assignment]
 
 
-def _nearest_rank(p: int) -> pl.Expr:
-    """Exact nearest-rank order statistic, value of rank ceil(p·n/100), inside a group whose
-    rows are already sorted by latency."""
-    rank = (pl.len().cast(pl.Int64) * p + 99) // 100
-    return pl.col("latency_us").get(rank - 1)
-
-
-def _series(df: pl.DataFrame, loads: dict[str, LoadSpec], interval_ms: int) -> list[SeriesData]:
-    # One sort by latency serves every group: group_by keeps the row order inside each group.
-    bucketed = df.select(
-        "scenario", "load_key", "latency_us", "success", "is_transaction",
-        (pl.col("start_ms") - pl.col("start_ms") % interval_ms).alias("t"),
-    ).sort("latency_us")
-    aggs = [pl.len().alias("n"), (~pl.col("success")).sum().alias("errors"),
-            *(_nearest_rank(p).alias(name) for name, p in SERIES_PERCENTILES)]
-    per_scenario = bucketed.group_by("scenario", "load_key", "t").agg(aggs)
-    per_load = bucketed.filter(~pl.col("is_transaction")).group_by("load_key", "t").agg(
-        aggs).with_columns(pl.lit(None, dtype=pl.Categorical).alias("scenario"))
-    table = pl.concat([per_scenario, per_load.select(per_scenario.columns)]).with_columns(
-        pl.col("scenario", "load_key").cast(pl.String)).sort(
+def _series(counts: pl.DataFrame, loads: dict[str, LoadSpec], interval_ms: int) -> list[SeriesData]:
+    """Series from counts per (scenario, load, interval, distinct latency): each exact
+    nearest-rank percentile is read off the cumulative counts."""
+    keys = ["scenario", "load_key", "t"]
+    all_counts = counts.filter(~pl.col("is_tx")).group_by("load_key", "t", "latency_us").agg(
+        pl.col("n").sum(), pl.col("errors").sum()).with_columns(
+        pl.lit(None, dtype=pl.Categorical).alias("scenario"))
+    tables = []
+    for tbl in (counts, all_counts):
+        tbl = tbl.select(*keys, "latency_us", "n", "errors").sort(*keys, "latency_us").with_columns(
+            pl.col("n").cum_sum().over(keys).alias("cum"), pl.col("n").sum().over(keys).alias("total"))
+        aggs = [pl.col("n").sum().alias("n"), pl.col("errors").sum().alias("errors")]
+        for name, p in SERIES_PERCENTILES:
+            rank = (pl.col("total").cast(pl.Int64) * p + 99) // 100   # ceil(p·n/100), exact
+            aggs.append(pl.col("latency_us").filter(pl.col("cum") >= rank).first().alias(name))
+        tables.append(tbl.group_by(keys).agg(aggs))
+    table = pl.concat(tables).with_columns(pl.col("scenario", "load_key").cast(pl.String)).sort(
         "load_key", "scenario", "t", nulls_last=True)
     out: list[SeriesData] = []
     step_s = interval_ms / 1000.0

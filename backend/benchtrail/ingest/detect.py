@@ -65,7 +65,8 @@ def detect_format(path: Path) -> str:
         raise ParseError(f"{path.name} is empty")
     if _GATLING_BINARY.match(head):
         return "gatling-log"  # the parser explains why binary logs are refused
-    if head.count(b"\x00") > 8 and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+    control = sum(1 for b in head[:4096] if b < 9 or 13 < b < 32)
+    if control > len(head[:4096]) // 20 and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise ParseError(f"{path.name} is a binary file of an unknown kind "
                          f"(starts with {head[:16]!r}); {_supported()}")
     text, _ = decode(head, partial=True)
@@ -120,7 +121,7 @@ def _from_text(text: str, stripped: str, first: str) -> str | None:
         return "hey-text"
     if re.search(r"Running \S+ test @", text) or ("Thread Stats" in text and "Requests/sec:" in text):
         return "wrk-text"
-    if plain.startswith("response-time,DNS+dialup") or plain == "response-time":
+    if plain.split(",")[0] == "response-time":
         return "hey-csv"
     if plain.startswith("Type,Name,") and ("Request Count" in plain or "# requests" in plain):
         return "locust-stats"

@@ -106,7 +106,24 @@ class RunSummary(BaseModel):
     permalink: str
 
 
+class RunAlert(BaseModel):
+    id: int
+    summary: str
+    metric: str
+    kind: str
+    direction: str
+    magnitude_abs: float
+    magnitude_rel: float | None
+    p_value: float | None
+    run: str
+    state: str
+    permalink: str
+    run_permalink: str
+
+
 class RunDetail(RunSummary):
+    analysis_status: str = "pending"
+    alerts: list[RunAlert] = []
     status_detail: dict[str, Any] | None
     validity: list[dict[str, Any]]
     criteria: list[dict[str, Any]]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from benchtrail.alerts.service import raised_by
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
 from benchtrail.errors import InvalidRequest, NotFound
@@ -78,6 +79,7 @@ def detail(session: Session, principal: Principal, slug: str) -> RunDetail:
     base = summary(run, project, env.name if env else None)
     return RunDetail(
         **base.model_dump(),
+        analysis_status=run.analysis_status, alerts=raised_by(session, project, run),
         status_detail=run.status_detail, validity=run.validity or [], criteria=run.criteria or [],
         progress=run.progress or {}, meta=run.meta or {},
         environment_detail=EnvironmentOut.model_validate(env, from_attributes=True) if env else None,

@@ -5,9 +5,13 @@ function headerText(c: Column): string {
   return c.unit && c.role !== 'label' && c.role !== 'ratio' && c.role !== 'percent' ? `${c.label} (${c.unit})` : c.label;
 }
 
+/** Worse is red and better green, by the metric's direction; a diff without a direction stays neutral. */
 function tone(c: Column, value: unknown): string | undefined {
-  if ((c.role !== 'diff' && c.role !== 'percent') || typeof value !== 'number' || value === 0) return undefined;
-  return value > 0 ? 'up' : 'down';
+  if ((c.role !== 'diff' && c.role !== 'percent') || !c.direction || typeof value !== 'number' || value === 0) {
+    return undefined;
+  }
+  const better = c.direction === 'lower' ? value < 0 : value > 0;
+  return better ? 'better' : 'worse';
 }
 
 /** Renders a TableModel; grouped columns get a spanning header row like the seeds' "baseline / agent / diff". */

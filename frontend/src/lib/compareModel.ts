@@ -29,8 +29,8 @@ export function buildRunComparison(a: RunDetail, b: RunDetail, metric: string): 
     { key: 'load', label: 'Load', role: 'label' },
     { key: 'a', label: `run ${a.slug}${a.agent_version ? ` (${a.agent_version})` : ''}`, role: 'reference', unit, group: info.title },
     { key: 'b', label: `run ${b.slug}${b.agent_version ? ` (${b.agent_version})` : ''}`, role: 'variant', unit, group: info.title },
-    { key: 'diff', label: 'diff', role: 'diff', unit, group: info.title },
-    { key: 'pct', label: 'Δ%', role: 'percent', group: info.title },
+    { key: 'diff', label: 'diff', role: 'diff', unit, group: info.title, direction: info.direction },
+    { key: 'pct', label: 'Δ%', role: 'percent', group: info.title, direction: info.direction },
   ];
   const rows: Row[] = [];
   for (const c of ordered) {

@@ -4,7 +4,7 @@
  * (Easegress shape) and JMH mode tables with differences in the score's unit (X-Ray shape).
  */
 import type { CellOut, LoadOut, RunDetail, ScenarioOut, VariantOut } from '@/api/client';
-import { metricInfo, percentileLabel, type PercentileKey } from './metrics';
+import { metricInfo, percentileLabel, scoreDirection, type PercentileKey } from './metrics';
 import type { Column, Row, TableModel } from './table';
 
 /** The scenario the ingester names for "all scenarios of a load level" (JMeter's TOTAL row). */
@@ -139,12 +139,14 @@ export function buildBreakdown(run: RunDetail, opts: BreakdownOptions): TableMod
   for (const { metric, group } of breakdownMetrics(opts.percentile)) {
     const present = run.cells.some((c) => c.load_id === opts.load.id && cellValue(c, metric) !== null);
     if (!present) continue;
-    const unit = metricInfo(metric).unit === 'samples' ? '' : metricInfo(metric).unit;
+    const info = metricInfo(metric);
+    const unit = info.unit === 'samples' ? '' : info.unit;
+    const direction = info.direction;
     columns.push(
       { key: `${metric}.ref`, label: opts.reference.name, role: 'reference', unit, group },
       { key: `${metric}.var`, label: opts.variant.name, role: 'variant', unit, group },
-      { key: `${metric}.diff`, label: 'diff', role: 'diff', unit, group },
-      { key: `${metric}.pct`, label: 'Δ%', role: 'percent', group },
+      { key: `${metric}.diff`, label: 'diff', role: 'diff', unit, group, direction },
+      { key: `${metric}.pct`, label: 'Δ%', role: 'percent', group, direction },
     );
     scenarios.forEach((s, i) => {
       const c = compare(
@@ -232,7 +234,7 @@ export function buildJmhTables(run: RunDetail, reference: VariantOut, scenarios:
       columns.push(
         { key: `${v.id}.score`, label: v.name, role: 'variant', unit, group: v.name },
         { key: `${v.id}.error`, label: '± error', role: 'value', unit, group: v.name },
-        { key: `${v.id}.diff`, label: `diff`, role: 'diff', unit, group: v.name },
+        { key: `${v.id}.diff`, label: `diff`, role: 'diff', unit, group: v.name, direction: scoreDirection(unit) },
       );
     }
     const rows: Row[] = [];

@@ -14,6 +14,8 @@ export interface Column {
   unit?: string;
   /** Columns sharing a group are shown under one header and joined as "a / b / c" in Markdown. */
   group?: string;
+  /** Which way is better for the metric, so a diff can be marked as an improvement or a regression. */
+  direction?: 'lower' | 'higher';
 }
 
 export interface Row {

@@ -209,3 +209,12 @@ def test_timestamp_as_end_time(write) -> None:
     text = HEADER17 + "\n" + _row(1_700_000_000_500, 200) + "\n"
     p = parse_file(write("e.jtl", text), options=ParseOptions(timestamp_is_start=False))
     assert p.samples["start_ms"].to_list() == [1_700_000_000_300]  # type: ignore[index]
+
+
+def test_legacy_encoding_after_a_utf8_head(write) -> None:
+    head = [_row(1_700_000_000_000 + i, 5) for i in range(3000)]   # > 64 KiB of ASCII first
+    data = (HEADER17 + "\n" + "\n".join(head) + "\n").encode() + \
+        (_row(1_700_000_009_999, 7, "接口") + "\n").encode("gbk")
+    parsed = parse_file(write("late.jtl", data))
+    assert parsed.samples.height == 3001  # type: ignore[union-attr]
+    assert parsed.samples["scenario"][-1] == "接口"  # type: ignore[index]

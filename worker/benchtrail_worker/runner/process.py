@@ -4,6 +4,9 @@ saturated load generator from a slow target)."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+
 import os
 import signal
 import subprocess
@@ -17,6 +20,16 @@ import psutil
 
 POLL_S = 0.1
 KILL_GRACE_S = 2.0
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGKILL the tool if the runner process dies, so a
+    killed runner never leaves a load test running on its own."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 class ToolError(RuntimeError):
@@ -140,7 +153,7 @@ def run_together(
             try:
                 popen = subprocess.Popen(
                     launch.argv, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
-                    cwd=launch.cwd, env=launch.env, start_new_session=True)
+                    cwd=launch.cwd, env=launch.env, start_new_session=True, preexec_fn=_die_with_parent)
             finally:
                 if launch.stderr_path is not None:
                     stderr.close()  # type: ignore[attr-defined]

@@ -55,20 +55,15 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     source: Path | io.BytesIO = path
     if needs_recode:
         source = io.BytesIO(decode(path.read_bytes())[0].encode("utf-8"))
-    ints = [c for c in INT_COLUMNS if c in wanted]
     try:
-        if has_header:
-            # scan + select pushes the projection down: faster and ~25% less memory than
-            # read_csv(columns=...) on a 1M-row file.
-            df = pl.scan_csv(source, separator=delimiter, schema_overrides={c: pl.Int64 for c in ints},
-                             infer_schema=False, quote_char='"').select(wanted).collect()
-        else:  # old, small files: read as text, then type the columns we need
-            df = pl.read_csv(source, separator=delimiter, has_header=False,
-                             new_columns=list(columns), infer_schema=False, quote_char='"',
-                             ).select(wanted).with_columns(pl.col(ints).cast(pl.Int64))
+        df = _read(source, delimiter, columns, has_header, wanted)
     except pl.exceptions.PolarsError as exc:
         _locate_error(path, delimiter, columns, has_header)
-        raise ParseError(f"unreadable CSV: {str(exc).splitlines()[0]}") from exc
+        text, full_encoding = decode(path.read_bytes())
+        if needs_recode or full_encoding == "utf-8":
+            raise ParseError(f"unreadable CSV: {str(exc).splitlines()[0]}") from exc
+        # The head was UTF-8 but a later part is not (e.g. a GBK label): read the decoded text.
+        df = _read(io.BytesIO(text.encode("utf-8")), delimiter, columns, has_header, wanted)
     if df.height == 0:
         raise ParseError(f"{path.name} has a header but no samples", line=2)
     required = [c for c in ("timeStamp", "elapsed", "success") if c in wanted]
@@ -77,6 +72,20 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         raise ParseError("a sample lacks timeStamp, elapsed or success")
     _check_tail(path, delimiter, len(columns))
     return _to_parsed(df, options, columns, has_header)
+
+
+def _read(source: Path | io.BytesIO, delimiter: str, columns: tuple[str, ...], has_header: bool,
+          wanted: list[str]) -> pl.DataFrame:
+    ints = [c for c in INT_COLUMNS if c in wanted]
+    if has_header:
+        # scan + select pushes the projection down: faster and ~25% less memory than
+        # read_csv(columns=...) on a 1M-row file.
+        return pl.scan_csv(source, separator=delimiter, schema_overrides={c: pl.Int64 for c in ints},
+                           infer_schema=False, quote_char='"').select(wanted).collect()
+    # Header-less files are old and small: read as text, then type the columns we need.
+    return pl.read_csv(source, separator=delimiter, has_header=False, new_columns=list(columns),
+                       infer_schema=False, quote_char='"',
+                       ).select(wanted).with_columns(pl.col(ints).cast(pl.Int64))
 
 
 def _layout(first_line: str, options: ParseOptions) -> tuple[str, tuple[str, ...], bool]:

@@ -8,6 +8,7 @@ import re
 TIME_UNIT_MS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0, "min": 60_000.0,
                 "m": 60_000.0, "h": 3_600_000.0}
 _PCT_LABEL = {"0.00": "min", "0.0": "min", "0": "min", "1.00": "max", "1.0": "max", "1": "max"}
+# (text rows print "p0.00"/"p1.00"; JSON keys "0.0"/"100.0" normalise to "0"/"1")
 # JMH fraction -> catalog name (benchtrail.metrics.PERCENTILES).
 _CATALOG_PCT = {0.5: "p50", 0.75: "p75", 0.9: "p90", 0.95: "p95", 0.99: "p99", 0.999: "p999"}
 

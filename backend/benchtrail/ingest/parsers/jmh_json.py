@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from pathlib import Path
 
 from ..model import LoadSpec, ParsedFile, ParseError, ParseOptions, ReportedCell
@@ -71,8 +72,8 @@ def _cell(scenario: str, metric: dict, mode: str, load: LoadSpec, params: dict[s
     ms = time_unit_ms(unit)
     if mode == "sample" and ms is not None:
         for key, value in (metric.get("scorePercentiles") or {}).items():
-            frac = repr(float(key) / 100.0) if float(key) not in (0.0, 100.0) else (
-                "0.00" if float(key) == 0.0 else "1.00")
+            # Decimal keeps "99.99" -> "0.9999" exact (float division gives 0.99989999…).
+            frac = format((Decimal(key) / 100).normalize(), "f")
             stat, in_catalog = percentile_stat(frac)
             v = num(value, f"{where}.scorePercentiles.{key}") * ms
             if in_catalog:

@@ -27,8 +27,9 @@ export function LoadBreakdown({
         {reference.name} vs {variant.name} per load level
       </h2>
       <p className="muted">
-        diff = {variant.name} − {reference.name}; Δ% relative to {reference.name}. Red means higher, green lower —
-        read it with each metric's direction (higher throughput is better, higher latency is worse).
+        diff = {variant.name} − {reference.name}; Δ% relative to {reference.name}. Red marks a
+        change for the worse, green for the better, by each metric's direction (higher throughput is better, higher
+        latency is worse).
       </p>
       {loads.map((load) => {
         const model = buildBreakdown(run, { load, reference, variant, percentile, scenarios });

@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+State = Literal["new", "acknowledged", "investigating", "fixed", "invalid", "wontfix"]
+
+
+class AlertTrail(BaseModel):
+    id: int
+    scenario: str
+    load_key: str
+    variant: str
+    mode: str
+
+
+class AlertOut(BaseModel):
+    id: int
+    project: str
+    state: str
+    kind: str = Field(description="trail | overhead")
+    direction: str = Field(description="regression | improvement")
+    metric: str
+    trail: AlertTrail
+    run: str = Field(description="The run where the new level starts")
+    agent_version: str | None
+    detected_by: str | None = Field(description="The run whose analysis raised the alert")
+    magnitude_abs: float
+    magnitude_rel: float | None
+    p_value: float | None
+    effect_sigma: float | None
+    before_value: float | None
+    after_value: float | None
+    assignee: str | None
+    notes: str
+    summary: str
+    permalink: str
+    run_permalink: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class AlertGroup(BaseModel):
+    run: str
+    agent_version: str | None
+    alert_ids: list[int]
+
+
+class AlertList(BaseModel):
+    items: list[AlertOut]
+    groups: list[AlertGroup] = Field(description="The same alerts grouped by the run that raised them")
+
+
+class AlertEventOut(BaseModel):
+    id: int
+    from_state: str | None
+    to_state: str
+    actor: str
+    note: str
+    created_at: datetime
+
+
+class AlertDetail(AlertOut):
+    events: list[AlertEventOut]
+
+
+class AlertPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    state: State | None = None
+    assignee: str | None = Field(default=None, max_length=200, description="'' clears it")
+    notes: str | None = None
+    note: str | None = Field(default=None, description="A comment recorded with this change only")
+
+
+class AnnotationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["release", "jdk", "infra", "other"] = "other"
+    title: str = Field(min_length=1, max_length=300)
+    agent_version: str | None = Field(default=None, max_length=100)
+    at: datetime | None = None
+    known_change: bool = Field(default=False, description="Treat as a known change point: never alerted")
+
+
+class AnnotationOut(BaseModel):
+    id: int
+    kind: str
+    title: str
+    agent_version: str | None
+    at: datetime | None
+    known_change: bool
+    created_at: datetime
+
+
+class AnnotationList(BaseModel):
+    items: list[AnnotationOut]
+
+
+class WebhookIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str = Field(min_length=8, max_length=1000)
+    style: Literal["generic", "slack"] = "generic"
+    secret: str | None = Field(default=None, min_length=16, max_length=200,
+                               description="HMAC-SHA256 key; generated when omitted")
+
+
+class WebhookOut(BaseModel):
+    id: int
+    url: str
+    style: str
+    enabled: bool
+    secret_hint: str
+    created_at: datetime
+
+
+class WebhookCreated(WebhookOut):
+    secret: str = Field(description="Shown once")
+
+
+class WebhookList(BaseModel):
+    items: list[WebhookOut]
+
+
+class DeliveryOut(BaseModel):
+    id: int
+    alert_id: int | None
+    status: str
+    attempts: int
+    response_code: int | None
+    error: str | None
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+class DeliveryList(BaseModel):
+    items: list[DeliveryOut]

@@ -1,0 +1,118 @@
+"""Every query of trails, overheads and their analysis state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session, load_only
+
+from benchtrail.models import Cell, Environment, Load, Run, Scenario, Trail, Variant
+from benchtrail.models.alert import Overhead, TrailAnalysis
+
+# Cell columns a trail reads; never the histogram, which can be large, unless asked.
+_POINT_COLUMNS = ("id", "run_id", "trail_id", "variant_id", "scenario_id", "load_id", "mode", "params",
+                  "replicates", "score_unit")
+_RUN_COLUMNS = (Run.id, Run.slug, Run.agent_version, Run.commit, Run.created_at, Run.started_at, Run.is_valid)
+
+
+def trails(session: Session, project_id: int, *, filters: dict[str, str | None]) -> Sequence[Trail]:
+    stmt = select(Trail).where(Trail.project_id == project_id)
+    for column, value in filters.items():
+        if value is not None:
+            stmt = stmt.where(getattr(Trail, column) == value)
+    return session.scalars(stmt.order_by(Trail.scenario, Trail.load_key, Trail.variant, Trail.mode)).all()
+
+
+def environments_by_fingerprint(session: Session, project_id: int) -> dict[str, Environment]:
+    return {e.fingerprint: e for e in session.scalars(select(Environment).where(Environment.project_id == project_id))}
+
+
+def load_labels(session: Session, project_id: int, keys: Iterable[str]) -> dict[str, str]:
+    """The label of each load key, from the most recent run that has it."""
+    rows = session.execute(select(Load.key, Load.label).join(Run, Run.id == Load.run_id)
+                           .where(Run.project_id == project_id, Load.key.in_(list(set(keys))))
+                           .order_by(Load.id))
+    return {key: label for key, label in rows}
+
+
+def trail_cells(session: Session, trail_ids: Sequence[int], metrics: Sequence[str], *,
+                with_histogram: bool = False) -> Sequence[tuple[Cell, Any]]:
+    """(cell, run row) of every completed run on these trails; only the named metric columns."""
+    columns = [*_POINT_COLUMNS, *metrics, *(("histogram",) if with_histogram else ())]
+    stmt = (select(Cell, *_RUN_COLUMNS).join(Run, Run.id == Cell.run_id)
+            .options(load_only(*(getattr(Cell, c) for c in dict.fromkeys(columns))))
+            .where(Cell.trail_id.in_(list(trail_ids)), Run.status == "completed"))
+    return [(row[0], row[1:]) for row in session.execute(stmt)]
+
+
+def run_cells(session: Session, run_id: int) -> Sequence[Cell]:
+    return session.scalars(select(Cell).where(Cell.run_id == run_id).order_by(Cell.id)).all()
+
+
+def run_parts(session: Session, run_id: int) -> tuple[dict[int, Variant], dict[int, Scenario], dict[int, Load]]:
+    variants = {v.id: v for v in session.scalars(select(Variant).where(Variant.run_id == run_id))}
+    scenarios = {s.id: s for s in session.scalars(select(Scenario).where(Scenario.run_id == run_id))}
+    loads = {l.id: l for l in session.scalars(select(Load).where(Load.run_id == run_id))}
+    return variants, scenarios, loads
+
+
+def replace_overheads(session: Session, run_id: int, rows: list[dict[str, Any]]) -> None:
+    session.execute(delete(Overhead).where(Overhead.run_id == run_id))
+    if rows:
+        session.execute(insert(Overhead).values(rows))
+
+
+def overheads_of_run(session: Session, run_id: int, metric: str) -> Sequence[Overhead]:
+    return session.scalars(select(Overhead).where(Overhead.run_id == run_id, Overhead.metric == metric)
+                           .order_by(Overhead.cell_id)).all()
+
+
+def overhead_points(session: Session, trail_ids: Sequence[int], metric: str) -> Sequence[tuple[Overhead, Any]]:
+    stmt = (select(Overhead, *_RUN_COLUMNS).join(Run, Run.id == Overhead.run_id)
+            .where(Overhead.trail_id.in_(list(trail_ids)), Overhead.metric == metric, Run.status == "completed"))
+    return [(row[0], row[1:]) for row in session.execute(stmt)]
+
+
+def analyses(session: Session, trail_ids: Sequence[int]) -> dict[tuple[int, str, str], TrailAnalysis]:
+    rows = session.scalars(select(TrailAnalysis).where(TrailAnalysis.trail_id.in_(list(trail_ids))))
+    return {(a.trail_id, a.metric, a.kind): a for a in rows}
+
+
+def save_analysis(session: Session, trail_id: int, metric: str, kind: str, run_ids: list[int],
+                  settings_key: str, change_points: list[dict[str, Any]]) -> None:
+    values = dict(trail_id=trail_id, metric=metric, kind=kind, run_ids=run_ids, settings_key=settings_key,
+                  change_points=change_points)
+    session.execute(insert(TrailAnalysis).values(values).on_conflict_do_update(
+        index_elements=["trail_id", "metric", "kind"],
+        set_={**{k: values[k] for k in ("run_ids", "settings_key", "change_points")}, "updated_at": func.now()}))
+
+
+def runs_by_id(session: Session, run_ids: Iterable[int]) -> dict[int, Run]:
+    ids = list(set(run_ids))
+    return {r.id: r for r in session.scalars(select(Run).where(Run.id.in_(ids)))} if ids else {}
+
+
+def point_counts(session: Session, trail_ids: Sequence[int]) -> dict[int, int]:
+    rows = session.execute(select(Cell.trail_id, func.count(Cell.id)).join(Run, Run.id == Cell.run_id)
+                           .where(Cell.trail_id.in_(list(trail_ids)), Run.status == "completed")
+                           .group_by(Cell.trail_id))
+    return {tid: n for tid, n in rows}
+
+
+def reference_cells(session: Session, cells: Sequence[Cell]) -> dict[int, Cell]:
+    """For each cell, the reference variant's cell of the same run, scenario, load and mode."""
+    run_ids = list({c.run_id for c in cells})
+    if not run_ids:
+        return {}
+    refs = session.scalars(select(Cell).join(Variant, Variant.id == Cell.variant_id)
+                           .where(Cell.run_id.in_(run_ids), Variant.is_reference.is_(True)))
+    by_key = {(r.run_id, r.scenario_id, r.load_id, r.mode): r for r in refs}
+    out = {}
+    for c in cells:
+        ref = by_key.get((c.run_id, c.scenario_id, c.load_id, c.mode))
+        if ref is not None and ref.id != c.id:
+            out[c.id] = ref
+    return out

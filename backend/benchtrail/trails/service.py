@@ -1,0 +1,230 @@
+"""Reading trails, overheads and comparisons. Reads never write: what the analysis task has not
+stored (a metric outside the project's analysed set) is computed on the fly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from benchtrail import metrics as metric_catalog
+from benchtrail.alerts import repository as alerts_repo
+from benchtrail.alerts import service as alerts
+from benchtrail.auth.principal import Principal
+from benchtrail.errors import InvalidRequest, NotFound
+from benchtrail.models import Cell, Load, Project, Scenario, Trail, Variant
+from benchtrail.projects import service as projects
+from benchtrail.runs import service as runs
+from benchtrail.trails import history, overhead, repository
+from benchtrail.trails.analysis import overhead_value
+from benchtrail.trails.schemas import (AbOut, AlertBrief, AnnotationOut, CellKey, ChangePointOut, CompareOut,
+                                       CompareRow, OverheadPoint, OverheadTrail, RunOverhead, RunOverheads,
+                                       TrailDetail, TrailOut, TrailPoint)
+from benchtrail.trails.settings import TRAIL_METRICS, AnalysisSettings, detector_settings, load
+
+
+def _metric(name: str) -> str:
+    if name not in TRAIL_METRICS:
+        raise InvalidRequest(f"unknown metric '{name}'; known: {', '.join(sorted(TRAIL_METRICS))}")
+    return name
+
+
+def _trail_outs(session: Session, project: Project, trails: Sequence[Trail]) -> list[TrailOut]:
+    envs = repository.environments_by_fingerprint(session, project.id)
+    labels = repository.load_labels(session, project.id, [t.load_key for t in trails])
+    counts = repository.point_counts(session, [t.id for t in trails])
+    return [TrailOut(id=t.id, env_fingerprint=t.env_fingerprint,
+                     environment=envs[t.env_fingerprint].name if t.env_fingerprint in envs else None,
+                     scenario=t.scenario, load_key=t.load_key, load_label=labels.get(t.load_key),
+                     variant=t.variant, mode=t.mode, points=counts.get(t.id, 0)) for t in trails]
+
+
+def list_trails(session: Session, principal: Principal, slug: str, *, scenario: str | None, variant: str | None,
+                load: str | None, mode: str | None, environment: str | None) -> list[TrailOut]:
+    project = projects.get_visible(session, principal, slug)
+    rows = repository.trails(session, project.id, filters={"scenario": scenario, "variant": variant,
+                                                          "load_key": load, "mode": mode,
+                                                          "env_fingerprint": environment})
+    return _trail_outs(session, project, rows)
+
+
+def get_trail(session: Session, principal: Principal, trail_id: int) -> tuple[Trail, Project]:
+    trail = session.get(Trail, trail_id)
+    project = session.get(Project, trail.project_id) if trail else None
+    if trail is None or project is None or not principal.can_see(project):
+        raise NotFound(f"trail {trail_id} not found")
+    return trail, project
+
+
+def _change_points(session: Session, project: Project, trail: Trail, metric: str, kind: str,
+                   points: list[history.Point], cfg: AnalysisSettings, unit: str | None) -> list[ChangePointOut]:
+    """The stored analysis when it saw exactly these runs, else a fresh one (same settings)."""
+    stored = repository.analyses(session, [trail.id]).get((trail.id, metric, kind))
+    run_ids = [p.run_id for p in points]
+    if stored is not None and list(stored.run_ids) == run_ids:
+        pos = {rid: i for i, rid in enumerate(run_ids)}
+        cps = [history.cp_from_json(d, pos[d["run_id"]]) for d in stored.change_points]
+    else:
+        from dataclasses import replace
+
+        s = detector_settings(cfg, metric, unit)
+        if kind == "overhead":
+            s = replace(s, min_magnitude_pct=0.0)
+        annotations, accepted = alerts.known_changes(session, project.id, [trail.id])
+        known = history.known_indices(points, annotations, accepted.get((trail.id, metric, kind), set()))
+        cps = history.detect(points, s, known, None, None)
+    out = []
+    for cp in cps:
+        d = history.cp_to_json(cp, points[cp.index].run_id)
+        out.append(ChangePointOut(run=points[cp.index].slug, agent_version=points[cp.index].agent_version,
+                                  **{k: d[k] for k in ChangePointOut.model_fields if k in d}))
+    return out
+
+
+def _alert_briefs(session: Session, trail: Trail, metric: str, kind: str, project: Project) -> list[AlertBrief]:
+    rows = alerts_repo.alert_rows(session, trail_id=trail.id, filters={"metric": metric, "kind": kind})
+    return [AlertBrief(id=a.id, state=a.state, kind=a.kind, direction=a.direction, metric=a.metric, run=culprit.slug,
+                       summary=alerts.summary(a, t, culprit), permalink=alerts.permalink(project.slug, a.id))
+            for a, t, culprit, _ in rows]
+
+
+def trail_detail(session: Session, principal: Principal, trail_id: int, metric: str) -> TrailDetail:
+    metric = _metric(metric)
+    trail, project = get_trail(session, principal, trail_id)
+    rows = repository.trail_cells(session, [trail.id], [metric])
+    points = history.ordered([history.point(run_row, getattr(cell, metric),
+                                            replicates=tuple(cell.replicates or ()) if metric == "score" else ())
+                              for cell, run_row in rows if getattr(cell, metric) is not None])
+    unit = rows[0][0].score_unit if rows else None
+    m = metric_catalog.get(metric)
+    cfg = load(project.settings)
+    return TrailDetail(
+        trail=_trail_outs(session, project, [trail])[0], metric=metric,
+        unit=(unit or "") if metric == "score" else m.unit,
+        direction=overhead.direction_of(metric, unit),
+        points=[TrailPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
+                           value=p.value, is_valid=p.is_valid) for p in points],
+        change_points=_change_points(session, project, trail, metric, "trail", points, cfg, unit),
+        alerts=_alert_briefs(session, trail, metric, "trail", project),
+        annotations=[AnnotationOut.model_validate(a, from_attributes=True)
+                     for a in alerts_repo.annotations(session, project.id)])
+
+
+def overhead_trail(session: Session, principal: Principal, trail_id: int, metric: str) -> OverheadTrail:
+    metric = _metric(metric)
+    trail, project = get_trail(session, principal, trail_id)
+    cfg = load(project.settings)
+    if metric in cfg.metrics:
+        stored = repository.overhead_points(session, [trail.id], metric)
+        rows = [(history.point(run_row, overhead_value(o.abs_diff, o.rel_diff)), o.abs_diff, o.rel_diff, o.ci_low,
+                 o.ci_high, o.verdict) for o, run_row in stored]
+    else:
+        rows = _overheads_on_the_fly(session, trail, metric)
+    rows.sort(key=lambda r: r[0].order_key)
+    points = [r[0] for r in rows]
+    cells = repository.trail_cells(session, [trail.id], [])
+    unit = cells[0][0].score_unit if cells else None
+    reference = None
+    if cells:
+        refs = repository.reference_cells(session, [cells[-1][0]])
+        ref = refs.get(cells[-1][0].id)
+        reference = session.get(Variant, ref.variant_id).name if ref else None  # type: ignore[union-attr]
+    return OverheadTrail(
+        trail=_trail_outs(session, project, [trail])[0], reference_variant=reference, metric=metric,
+        points=[OverheadPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
+                              is_valid=p.is_valid, value_pct=p.value, abs_diff=a, rel_diff=r, ci_low=lo, ci_high=hi,
+                              verdict=v) for p, a, r, lo, hi, v in rows],
+        change_points=_change_points(session, project, trail, metric, "overhead", points, cfg, unit),
+        alerts=_alert_briefs(session, trail, metric, "overhead", project))
+
+
+def _overheads_on_the_fly(session: Session, trail: Trail, metric: str) -> list[tuple[Any, ...]]:
+    rows = repository.trail_cells(session, [trail.id], [metric], with_histogram=True)
+    refs = repository.reference_cells(session, [c for c, _ in rows])
+    out = []
+    for cell, run_row in rows:
+        ref = refs.get(cell.id)
+        a = overhead.evidence(ref, metric) if ref is not None else None
+        b = overhead.evidence(cell, metric)
+        if a is None or b is None:
+            continue
+        d = overhead.to_dict(overhead.ab(a, b, metric))
+        out.append((history.point(run_row, overhead_value(d["abs_diff"], d["rel_diff"])), d["abs_diff"],
+                    d["rel_diff"], d["ci_low"], d["ci_high"], d["verdict"]))
+    return out
+
+
+def _cell_keys(session: Session, run_id: int) -> tuple[dict[int, Variant], dict[int, Scenario], dict[int, Load]]:
+    return repository.run_parts(session, run_id)
+
+
+def run_overheads(session: Session, principal: Principal, slug: str, metric: str) -> RunOverheads:
+    metric = _metric(metric)
+    run, project = runs.get_visible_run(session, principal, slug)
+    variants, scenarios, loads = _cell_keys(session, run.id)
+    cells = {c.id: c for c in repository.run_cells(session, run.id)}
+    if metric in load(project.settings).metrics and run.analysis_status == "done":
+        results = [(o.cell_id, o.ref_cell_id, o.detail) for o in repository.overheads_of_run(session, run.id, metric)]
+    else:
+        from benchtrail.trails.analysis import overhead_rows
+
+        results = [(r["cell_id"], r["ref_cell_id"], r["detail"])
+                   for r in overhead_rows(run, list(cells.values()), variants, [metric])]
+    items = []
+    for cell_id, ref_id, detail in results:
+        c, ref = cells[cell_id], cells[ref_id]
+        items.append(RunOverhead(cell=_key(c, scenarios, loads), variant=variants[c.variant_id].name,
+                                 reference_variant=variants[ref.variant_id].name, cell_id=c.id, ref_cell_id=ref.id,
+                                 trail_id=c.trail_id, result=AbOut(**detail)))
+    return RunOverheads(run=run.slug, metric=metric, items=items)
+
+
+def _key(c: Cell, scenarios: dict[int, Scenario], loads: dict[int, Load]) -> CellKey:
+    load_row = loads[c.load_id]
+    return CellKey(scenario=scenarios[c.scenario_id].name, load_key=load_row.key, load_label=load_row.label,
+                   mode=c.mode)
+
+
+DEFAULT_COMPARE_METRICS = ("latency_p75", "score", "throughput")
+
+
+def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: str, *, a_variant: str | None,
+                 b_variant: str | None, metric: str | None) -> CompareOut:
+    """Run b minus run a, cell by cell: same scenario, load and mode; the same variant name unless
+    a_variant/b_variant pick one variant on each side."""
+    if metric is not None:
+        _metric(metric)
+    run_a, _ = runs.get_visible_run(session, principal, a_slug)
+    run_b, _ = runs.get_visible_run(session, principal, b_slug)
+    parts_a, parts_b = _cell_keys(session, run_a.id), _cell_keys(session, run_b.id)
+    for name, parts, slug in ((a_variant, parts_a, a_slug), (b_variant, parts_b, b_slug)):
+        if name is not None and name not in {v.name for v in parts[0].values()}:
+            raise InvalidRequest(f"run '{slug}' has no variant '{name}'")
+
+    def index(run_id: int, parts: Any, only: str | None) -> dict[tuple[str, str, str, str], Cell]:
+        variants, scenarios, loads = parts
+        out = {}
+        for c in repository.run_cells(session, run_id):
+            v = variants[c.variant_id].name
+            if only is not None and v != only:
+                continue
+            out[("" if only else v, scenarios[c.scenario_id].name, loads[c.load_id].key, c.mode)] = c
+        return out
+
+    cells_a, cells_b = index(run_a.id, parts_a, a_variant), index(run_b.id, parts_b, b_variant)
+    items = []
+    for key, ca in cells_a.items():
+        cb = cells_b.get(key)
+        if cb is None:
+            continue
+        for m in ((metric,) if metric else DEFAULT_COMPARE_METRICS):
+            ea, eb = overhead.evidence(ca, m), overhead.evidence(cb, m)
+            if ea is None or eb is None:
+                continue
+            result = overhead.to_dict(overhead.ab(ea, eb, m))
+            items.append(CompareRow(cell=_key(ca, parts_a[1], parts_a[2]), metric=m,
+                                    a_variant=parts_a[0][ca.variant_id].name, b_variant=parts_b[0][cb.variant_id].name,
+                                    a_cell_id=ca.id, b_cell_id=cb.id, result=AbOut(**result)))
+            break
+    return CompareOut(a=run_a.slug, b=run_b.slug, metric=metric, items=items)

@@ -1,0 +1,197 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { apiJson, loadState, SCREENSHOTS } from './support/api';
+import { expectShownNumber } from './support/numbers';
+
+interface Cell {
+  id: number;
+  variant_id: number;
+  scenario_id: number;
+  load_id: number;
+  mode: string;
+  [metric: string]: unknown;
+}
+interface Run {
+  slug: string;
+  project: string;
+  agent_version: string | null;
+  variants: { id: number; name: string; is_reference: boolean }[];
+  scenarios: { id: number; name: string }[];
+  loads: { id: number; key: string; label: string; kind: string; value: number | null }[];
+  cells: Cell[];
+}
+
+const state = loadState();
+mkdirSync(SCREENSHOTS, { recursive: true });
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+function cellOf(run: Run, variant: string, scenario: string, loadKey: string): Cell {
+  const v = run.variants.find((x) => x.name === variant)!;
+  const s = run.scenarios.find((x) => x.name === scenario)!;
+  const l = run.loads.find((x) => x.key === loadKey)!;
+  const c = run.cells.find((x) => x.variant_id === v.id && x.scenario_id === s.id && x.load_id === l.id);
+  if (!c) throw new Error(`no cell ${variant}/${scenario}/${loadKey}`);
+  return c;
+}
+
+function num(c: Cell, metric: string): number {
+  const v = c[metric];
+  if (typeof v !== 'number') throw new Error(`cell ${c.id} has no ${metric}`);
+  return v;
+}
+
+async function expectBreakdownMatches(page: Page, run: Run, metric: string): Promise<void> {
+  for (const load of run.loads) {
+    const section = page.getByRole('region', { name: `thread group ${load.label}` });
+    const table = section.getByRole('table');
+    await expect(table).toBeVisible();
+    for (const scenario of ['API-URI-owner-3spans', 'API-URI-vets-10spans']) {
+      const row = table.getByRole('row', { name: new RegExp(`^${scenario}`) });
+      const ref = num(cellOf(run, 'baseline', scenario, load.key), metric);
+      const agent = num(cellOf(run, 'agent', scenario, load.key), metric);
+      await expectShownNumber(row.locator(`td[data-col="${metric}.ref"]`), ref);
+      await expectShownNumber(row.locator(`td[data-col="${metric}.var"]`), agent);
+      // The difference is recomputed here from the API's two values, not read from the page's model.
+      await expectShownNumber(row.locator(`td[data-col="${metric}.diff"]`), agent - ref);
+    }
+  }
+}
+
+test('projects → project → run → breakdown → overlay → permalink → compare', async ({ page, browser }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  const [slugA, slugB] = state.jtlRuns;
+  const run = await apiJson<Run>(`/api/v1/runs/${slugA}`);
+
+  await page.goto('/');
+  const projects = page.getByRole('table', { name: 'Projects' });
+  const projectRow = projects.getByRole('row', { name: new RegExp(state.project.replace('e2e-easeagent-', 'EaseAgent petclinic ')) });
+  await expect(projectRow.getByRole('cell').nth(1)).toHaveText('2');
+  await shot(page, '01-projects');
+
+  await projectRow.getByRole('link').click();
+  await expect(page).toHaveURL(new RegExp(`/p/${state.project}$`));
+  const runs = page.getByRole('table', { name: 'Runs' });
+  await expect(runs.getByRole('row')).toHaveCount(3);
+  await shot(page, '02-project');
+
+  await runs.getByRole('link', { name: slugA }).click();
+  await expect(page).toHaveURL(new RegExp(`/r/${slugA}$`));
+  await expect(page.getByRole('heading', { level: 1 })).toContainText(`Run ${slugA}`);
+  await expect(page.getByText('m5.xlarge 4 CPU 16 GB')).toBeVisible();
+  await expectBreakdownMatches(page, run, 'latency_p75');
+  await expectBreakdownMatches(page, run, 'throughput');
+
+  // Percentile choice goes into the URL and re-shapes every table.
+  await page.getByRole('combobox', { name: 'Percentile', exact: true }).selectOption('p99');
+  await expect(page).toHaveURL(/[?&]p=p99/);
+  await expectBreakdownMatches(page, run, 'latency_p99');
+
+  // Overlays: one chart per thread group, both variants drawn on it.
+  const overlay = page.getByRole('region', { name: 'Over time: all variants per load level' });
+  const firstChart = overlay.getByRole('figure').first();
+  await expect(firstChart.locator('.js-plotly-plot .main-svg').first()).toBeVisible();
+  await expect(firstChart.locator('.scatterlayer .trace')).toHaveCount(2);
+  await expect(overlay.getByRole('figure')).toHaveCount(run.loads.length);
+  await page.getByRole('combobox', { name: 'Series metric', exact: true }).selectOption('latency_p95');
+  await expect(page).toHaveURL(/series=latency_p95/);
+  await shot(page, '03-run-page');
+
+  // Narrow the view, then share it.
+  await page.getByRole('checkbox', { name: '10 threads' }).uncheck();
+  await expect(page.getByRole('region', { name: 'thread group 10 threads' })).toHaveCount(0);
+  await page.getByRole('button', { name: 'Copy link to this view' }).click();
+  const permalink = await page.getByLabel('Permalink').inputValue();
+  expect(permalink).toContain(`/r/${slugA}?`);
+
+  const fresh = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const other = await fresh.newPage();
+  await other.goto(permalink);
+  await expect(other.getByRole('combobox', { name: 'Percentile', exact: true })).toHaveValue('p99');
+  await expect(other.getByRole('combobox', { name: 'Series metric', exact: true })).toHaveValue('latency_p95');
+  await expect(other.getByRole('checkbox', { name: '10 threads' })).not.toBeChecked();
+  await expect(other.getByRole('region', { name: 'thread group 10 threads' })).toHaveCount(0);
+  await expectBreakdownMatches(other, { ...run, loads: run.loads.filter((l) => l.key !== 'threads:10') }, 'latency_p99');
+  await shot(other, '04-permalink-fresh-context');
+  await fresh.close();
+
+  // Compare the two versions' runs, picked on the project page.
+  await page.goto(`/p/${state.project}`);
+  await page.getByRole('checkbox', { name: `Pick run ${slugA} for comparison` }).check();
+  await page.getByRole('checkbox', { name: `Pick run ${slugB} for comparison` }).check();
+  await page.getByRole('link', { name: new RegExp(`^Compare`) }).click();
+  await expect(page).toHaveURL(/\/compare\?a=.*&b=/);
+  const b = await apiJson<Run>(`/api/v1/runs/${slugB}`);
+  const table = page.getByRole('table', { name: /P75 latency: run/ });
+  const load = run.loads.find((l) => l.key === 'threads:50')!;
+  const row = table.getByRole('row', { name: new RegExp(`^agent API-URI-owner-3spans ${load.label}`) });
+  const av = num(cellOf(run, 'agent', 'API-URI-owner-3spans', load.key), 'latency_p75');
+  const bv = num(cellOf(b, 'agent', 'API-URI-owner-3spans', load.key), 'latency_p75');
+  await expectShownNumber(row.locator('td[data-col="a"]'), av);
+  await expectShownNumber(row.locator('td[data-col="b"]'), bv);
+  await expectShownNumber(row.locator('td[data-col="diff"]'), bv - av);
+  await shot(page, '05-compare');
+  expect(errors).toEqual([]);
+});
+
+test('N variants × scenario × load matrix shows ratios to the reference (hey)', async ({ page }) => {
+  const run = await apiJson<Run>(`/api/v1/runs/${state.heyRun}`);
+  await page.goto(`/r/${state.heyRun}?metric=throughput`);
+  const table = page.getByRole('table', { name: /Throughput per variant, scenario and load/ });
+  await expect(table).toBeVisible();
+  const ref = run.variants.find((v) => v.is_reference)!;
+  for (const load of run.loads) {
+    const row = table.getByRole('row', { name: new RegExp(`^static ${load.label}`) });
+    const refTps = num(cellOf(run, ref.name, 'static', load.key), 'throughput');
+    await expectShownNumber(row.locator(`td[data-col="${ref.id}.value"]`), refTps);
+    for (const v of run.variants.filter((x) => !x.is_reference)) {
+      const tps = num(cellOf(run, v.name, 'static', load.key), 'throughput');
+      await expectShownNumber(row.locator(`td[data-col="${v.id}.value"]`), tps);
+      await expectShownNumber(row.locator(`td[data-col="${v.id}.ratio"]`), tps / refTps);
+    }
+  }
+  await shot(page, '06-hey-matrix');
+});
+
+test('JMH modes show each variant minus no-instrumentation in the score unit', async ({ page }) => {
+  const slug = state.jmhRuns['2.8.x'];
+  const run = await apiJson<Run>(`/api/v1/runs/${slug}`);
+  await page.goto(`/r/${slug}`);
+  const ref = run.variants.find((v) => v.name === 'no-instrumentation')!;
+  const sdk = run.variants.find((v) => v.name === 'sdk-instrumentation')!;
+  const modes = [...new Set(run.cells.filter((c) => typeof c.score === 'number').map((c) => c.mode))];
+  expect(modes.length).toBeGreaterThan(0);
+  for (const mode of modes) {
+    const table = page.getByRole('table', { name: new RegExp(`^JMH ${mode} `) });
+    await expect(table).toBeVisible();
+    const sample = run.cells.find((c) => c.mode === mode && c.variant_id === ref.id && typeof c.score === 'number')!;
+    const scenario = run.scenarios.find((s) => s.id === sample.scenario_id)!;
+    const other = run.cells.find(
+      (c) => c.mode === mode && c.variant_id === sdk.id && c.scenario_id === sample.scenario_id && c.load_id === sample.load_id,
+    )!;
+    const row = table.getByRole('row', { name: new RegExp(`^${scenario.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`) }).first();
+    await expectShownNumber(row.locator(`td[data-col="${ref.id}.score"]`), num(sample, 'score'));
+    await expectShownNumber(row.locator(`td[data-col="${sdk.id}.diff"]`), num(other, 'score') - num(sample, 'score'));
+  }
+  await shot(page, '07-jmh');
+});
+
+test('a project without runs says how to upload one', async ({ page }) => {
+  const token = process.env.BENCHTRAIL_E2E_ADMIN_TOKEN!;
+  const slug = `e2e-empty-${Date.now().toString(36)}`;
+  await apiJson('/api/v1/projects', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ slug }),
+  }, token);
+  await page.goto(`/p/${slug}`);
+  await expect(page.getByText('No runs yet.')).toBeVisible();
+  await expect(page.getByText(new RegExp(`benchtrail upload .*--project ${slug}`))).toBeVisible();
+  await page.goto('/r/no-such-run');
+  await expect(page.getByRole('alert')).toContainText("Could not load run 'no-such-run'");
+  await shot(page, '08-empty-project');
+});

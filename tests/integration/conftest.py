@@ -1,0 +1,92 @@
+"""Fixtures for tests that need the API over real HTTP, runners, beat and real load targets."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.harness import REPO, VENV_BIN, Process, celery_worker, free_port, wait_until
+
+TOOLS = Path(os.environ.get("BENCHTRAIL_TOOLS_DIR", REPO / ".tools"))
+
+
+def _env(infra: dict[str, str], **extra: str) -> dict[str, str]:
+    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")}, **extra}
+    env["PATH"] = f"{TOOLS / 'bin'}:{env.get('PATH', '')}"
+    return env
+
+
+@pytest.fixture(scope="session")
+def live_api(infra: dict[str, str], logdir: Path) -> Iterator[str]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = Process("api", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
+                           "127.0.0.1", "--port", str(port)], _env(infra, BENCHTRAIL_PUBLIC_URL=url), logdir)
+    wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=1).status == 200, 30, "the API")
+    yield url
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def runner_token(infra: dict[str, str]) -> str:
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.projects.service import create_token
+
+    with unit_of_work() as session:
+        return create_token(session, project=None, name="test-runner", role="runner").token
+
+
+@pytest.fixture(scope="session")
+def start_runner(infra, live_api, runner_token, logdir) -> Iterator[Callable[[str, str], Process]]:  # type: ignore[no-untyped-def]
+    """Factory: a runner (Celery worker on queue runner.<pool>) that knows only the broker, the API URL
+    and its token. Stopped at the end of the session unless a test stopped it."""
+    started: list[Process] = []
+
+    def start(pool: str, name: str) -> Process:
+        env = _env(infra, BENCHTRAIL_API_URL=live_api, BENCHTRAIL_RUNNER_TOKEN=runner_token,
+                   BENCHTRAIL_RUNNER_POOLS=pool, BENCHTRAIL_RUNNER_NAME=name,
+                   BENCHTRAIL_DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:1/none")
+        proc = celery_worker(name, env, logdir, queues=f"runner.{pool}", concurrency=1)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+@pytest.fixture(scope="session")
+def beat(infra, worker, logdir, tmp_path_factory) -> Iterator[Process]:  # type: ignore[no-untyped-def]
+    schedule = tmp_path_factory.mktemp("beat") / "schedule"
+    proc = Process("beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "beat", "-s", str(schedule),
+                            "--loglevel", "INFO"], _env(infra), logdir)
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def go_target(logdir: Path) -> Iterator[str]:
+    binary = TOOLS / "bin" / "benchtrail-demo-target"
+    assert binary.exists(), f"{binary} is missing: run infra/tools/install.sh"
+    port = free_port()
+    proc = Process("go-target", [str(binary), "-addr", f"127.0.0.1:{port}"], dict(os.environ), logdir)
+    url = f"http://127.0.0.1:{port}"
+    wait_until(lambda: urllib.request.urlopen(f"{url}/ok", timeout=1).status == 200, 15, "the Go target")
+    yield url
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def java_demo() -> Iterator[tuple[str, str]]:
+    """The Java demo service twice: baseline without an agent, agent with the OpenTelemetry agent."""
+    ports = (free_port(), free_port())
+    env = {**os.environ, "DEMO_BASELINE_PORT": str(ports[0]), "DEMO_AGENT_PORT": str(ports[1]),
+           "BENCHTRAIL_TOOLS_DIR": str(TOOLS)}
+    subprocess.run([str(REPO / "infra/demo/start-java.sh")], env=env, check=True)
+    yield f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
+    subprocess.run([str(REPO / "infra/demo/stop-java.sh")], env=env, check=False)

@@ -1,0 +1,183 @@
+"""Plans run by real runners with real tools against real local targets, end to end through the API."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import psutil
+import pytest
+
+from tests.harness import wait_until
+from tests.support.jtl import independent_cells
+
+pytestmark = pytest.mark.slow
+
+
+def admin_headers(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def post_plan(client, slug, token, plan: dict) -> dict:
+    r = client.post(f"/api/v1/projects/{slug}/plans", content=json.dumps(plan), headers={
+        **admin_headers(token), "Content-Type": "application/json"})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def start(client, slug, token, name, **body) -> str:
+    r = client.post(f"/api/v1/projects/{slug}/plans/{name}/runs", json=body, headers=admin_headers(token))
+    assert r.status_code == 202, r.text
+    return r.json()["slug"]
+
+
+def run_of(client, run_slug) -> dict:
+    return client.get(f"/api/v1/runs/{run_slug}").json()
+
+
+def wait_status(client, run_slug, statuses, timeout) -> dict:
+    return wait_until(lambda: (r := run_of(client, run_slug))["status"] in statuses and r, timeout,
+                      f"run {run_slug} to reach {statuses}", interval=0.2)
+
+
+def tool_processes(marker: str) -> list[psutil.Process]:
+    found = []
+    for p in psutil.process_iter(["name", "cmdline"]):
+        try:
+            if p.info["name"] in ("hey", "java", "k6") and any(marker in a for a in p.info["cmdline"] or []):
+                found.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+def hey_plan(name: str, pool: str, target: str, **load) -> dict:
+    return {"version": 1, "name": name, "tool": "hey", "pool": pool,
+            "variants": [{"name": "target", "role": "reference", "target": target,
+                          "resources": {"source": "process"}}],
+            "scenarios": [{"name": "slow", "path": "/slow"}], "loads": [load]}
+
+
+def test_thread_groups_against_baseline_and_agent(client, make_project, start_runner, worker, java_demo):
+    slug, token = make_project(role="admin")
+    start_runner("main", "runner-main")
+    baseline, agent = java_demo
+    plan = {"version": 1, "name": "easeagent-style", "tool": "jmeter", "pool": "main",
+            "variants": [{"name": "baseline", "role": "reference", "target": baseline,
+                          "resources": {"source": "prometheus", "url": f"{baseline}/metrics"}},
+                         {"name": "agent", "target": agent,
+                          "resources": {"source": "prometheus", "url": f"{agent}/metrics"}}],
+            "scenarios": [{"name": "API-URI-owner-3spans", "path": "/api/gateway/owners/2"},
+                          {"name": "API-URI-vets-10spans", "path": "/api/vet/vets"}],
+            "loads": [{"threads": 10, "duration_s": 3}, {"threads": 20, "duration_s": 3},
+                      {"threads": 50, "duration_s": 3}],
+            "order": "simultaneous", "criteria": [{"metric": "error_rate", "op": "<", "value": 1}]}
+    post_plan(client, slug, token, plan)
+    run_slug = start(client, slug, token, "easeagent-style", agent_version="1.0.0")
+    run = wait_status(client, run_slug, ("completed", "failed", "cancelled"), 240)
+    assert run["status"] == "completed", run["status_detail"]
+    assert run["source"] == "manual" and run["progress"]["runner"] == "runner-main"
+
+    variants = {v["id"]: v["name"] for v in run["variants"]}
+    scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+    loads = {l["id"]: l for l in run["loads"]}
+    assert sorted(l["value"] for l in run["loads"]) == [10, 20, 50]
+    assert {l["kind"] for l in run["loads"]} == {"threads"}
+    totals = [c for c in run["cells"] if scenarios[c["scenario_id"]] == "*"]
+    assert {(variants[c["variant_id"]], loads[c["load_id"]]["value"]) for c in totals} == \
+        {(v, t) for v in ("baseline", "agent") for t in (10, 20, 50)}
+    for c in totals:
+        assert c["count"] > 0 and c["throughput"] > 0 and c["latency_p75"] > 0
+        assert c["cpu_pct"] is not None and c["cpu_pct"] > 0
+        assert c["heap_mb"] is not None and c["heap_mb"] > 0 and c["rss_mb"] > 0
+
+    # Every per-scenario cell equals an independent computation on the raw JTL of its variant and load.
+    checked = 0
+    for f in run["files"]:
+        if f["format"] != "jmeter-csv":
+            continue
+        raw = client.get(f["download_url"]).content
+        path = __import__("pathlib").Path(os.environ["BENCHTRAIL_DATA_DIR"]) / f"check-{f['id']}.jtl"
+        path.write_bytes(raw)
+        for (label, threads), exp in independent_cells(path).items():
+            cell = next(c for c in run["cells"] if variants[c["variant_id"]] == f["variant"]
+                        and scenarios[c["scenario_id"]] == label and loads[c["load_id"]]["value"] == threads)
+            assert cell["count"] == exp["count"] and cell["errors"] == exp["errors"]
+            assert cell["latency_p75"] == pytest.approx(exp["latency_p75"], rel=1e-3)
+            checked += 1
+    assert checked == 2 * 3 * 2
+    assert run["criteria"] and all("criterion" in c for c in run["criteria"])
+
+
+def test_plan_runs_only_on_its_pool(client, make_project, start_runner, worker, go_target):
+    slug, token = make_project(role="admin")
+    runner_a = start_runner("pool-a", "runner-a")
+    start_runner("pool-b", "runner-b")
+    post_plan(client, slug, token, hey_plan("on-b", "pool-b", go_target, concurrency=4, requests=400))
+    run_slug = start(client, slug, token, "on-b")
+    run = wait_status(client, run_slug, ("completed", "failed"), 120)
+    assert run["status"] == "completed", run["status_detail"]
+    assert run["progress"]["runner"] == "runner-b"
+    assert run_slug not in runner_a.output()
+    cell = next(c for c in run["cells"] if c["count"] is not None and c["scenario_id"] ==
+                next(s["id"] for s in run["scenarios"] if s["name"] == "slow"))
+    assert cell["count"] == 400
+
+
+def test_killed_runner_fails_the_run_and_nothing_restarts(client, make_project, start_runner, worker, beat,
+                                                          go_target):
+    slug, token = make_project(role="admin")
+    runner = start_runner("pool-kill", "runner-kill")
+    post_plan(client, slug, token, hey_plan("long", "pool-kill", go_target, concurrency=2, duration_s=60))
+    run_slug = start(client, slug, token, "long")
+    wait_status(client, run_slug, ("running",), 60)
+    port = go_target.rsplit(":", 1)[1]
+    wait_until(lambda: tool_processes(f":{port}/slow"), 30, "hey to start")
+    os.killpg(runner.proc.pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    run = wait_status(client, run_slug, ("failed",), 30)
+    assert time.monotonic() - killed_at < 5 + 2 + 5  # heartbeat timeout + sweeper interval + slack
+    assert "stopped reporting" in run["status_detail"]["reason"]
+    for p in tool_processes(f":{port}/slow"):  # the tool died with its runner's process group
+        p.wait(5)
+    start_runner("pool-kill", "runner-kill-2")
+    time.sleep(3)  # give a redelivered message the chance to (wrongly) start the load again
+    again = run_of(client, run_slug)
+    assert again["status"] == "failed" and again["progress"]["runner"] == "runner-kill"
+    assert not tool_processes(f":{port}/slow")
+
+
+def test_cancel_stops_the_tools_within_5s(client, make_project, start_runner, worker, go_target):
+    slug, token = make_project(role="admin")
+    start_runner("pool-cancel", "runner-cancel")
+    post_plan(client, slug, token, hey_plan("cancel-me", "pool-cancel", go_target, concurrency=3, duration_s=60))
+    run_slug = start(client, slug, token, "cancel-me")
+    wait_status(client, run_slug, ("running",), 60)
+    port = go_target.rsplit(":", 1)[1]
+    procs = wait_until(lambda: tool_processes(f":{port}/slow"), 30, "hey to start")
+    r = client.post(f"/api/v1/runs/{run_slug}/cancel", headers=admin_headers(token))
+    assert r.status_code == 200, r.text
+    asked = time.monotonic()
+    gone, alive = psutil.wait_procs(procs, timeout=5)
+    assert not alive, f"tool processes still running 5 s after cancel: {[p.pid for p in alive]}"
+    assert time.monotonic() - asked <= 5.5
+    run = wait_status(client, run_slug, ("cancelled",), 15)
+    assert run["cells"] == [] and run["files"] == []
+
+
+def test_targets_outside_the_allow_list_are_refused(client, make_project):
+    slug, token = make_project(role="admin")
+    plan = hey_plan("elsewhere", "default", "http://10.1.2.3:8080", concurrency=1, requests=1)
+    r = client.post(f"/api/v1/projects/{slug}/plans", content=json.dumps(plan),
+                    headers={**admin_headers(token), "Content-Type": "application/json"})
+    assert r.status_code == 422 and "allow-list" in r.json()["detail"]
+
+
+def test_plan_validation_names_the_field(client, make_project):
+    slug, token = make_project(role="admin")
+    r = client.post(f"/api/v1/projects/{slug}/plans", content="version: 1\nname: x\ntool: gatling\n",
+                    headers={**admin_headers(token), "Content-Type": "application/yaml"})
+    assert r.status_code == 422
+    assert "tool" in r.json()["detail"]

@@ -1,0 +1,168 @@
+"""The six X-Ray agent versions through the API: overheads of JMH cells, trails in version order,
+and change points/alerts only where a change exceeds the project's settings. Expected values come
+from the raw files, read here with plain Python, and scipy."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tests.harness import REPO, wait_until
+
+DATA = REPO / "examples" / "data" / "aws-xray-java-agent"
+VERSIONS = ["2.7.x", "2.8.x", "2.9.x", "2.18.x", "2.21.0", "2.21.x"]
+VARIANTS = ["no-instrumentation", "sdk-instrumentation", "auto-instrumentation"]
+ENV = {"instance_type": "m5.xlarge", "cpus": 4, "memory_mb": 16384, "os": "Amazon Linux 2"}
+
+
+def jmh_rows(text: str) -> dict[tuple[str, str], tuple[float, float, int]]:
+    """(benchmark, mode) -> (score, error, cnt) of the rows with '±'."""
+    out = {}
+    for line in text.splitlines():
+        t = line.split()
+        if "±" in t and ":" not in t[0]:
+            i = t.index("±")
+            out[(t[0], t[1])] = (float(t[i - 1]), float(t[i + 1]), int(t[2]))
+    return out
+
+
+def scaled(text: str, bench: str, factor: float) -> str:
+    """The file with every sample-mode number of `bench` (score, error, percentiles) times `factor`."""
+    lines = []
+    for line in text.splitlines():
+        t = line.split()
+        if t and t[0].startswith(bench) and "sample" in t:
+            nums = [(i, tok) for i, tok in enumerate(t) if _is_float(tok) and i > t.index("sample") + (
+                1 if ":" not in t[0] else 0)]
+            for i, tok in nums:
+                t[i] = f"{float(tok) * factor:.3f}"
+            line = "  ".join(t)
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _is_float(tok: str) -> bool:
+    try:
+        float(tok)
+        return "." in tok
+    except ValueError:
+        return False
+
+
+def upload_version(client, slug, token, version, texts: dict[str, str]):
+    meta = {"files": [{"variant": v, "format": "jmh-text"} for v in VARIANTS], "agent_version": version,
+            "reference": "no-instrumentation", "environment": ENV}
+    files = [("files", (f"{v}.txt", texts[v].encode())) for v in VARIANTS]
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
+                    data={"metadata": json.dumps(meta)}, files=files)
+    assert r.status_code == 202, r.text
+    return r.json()["run"]
+
+
+def wait_analysed(client, run_slug, timeout=60):
+    run = wait_until(lambda: (r := client.get(f"/api/v1/runs/{run_slug}").json())["status"] in ("completed", "failed")
+                     and r["analysis_status"] != "pending" and r, timeout, f"run {run_slug} to be analysed")
+    assert run["status"] == "completed" and run["analysis_status"] == "done", run
+    return run
+
+
+def original(version: str, variant: str) -> str:
+    return (DATA / f"aws-xray-java-agent_{version}_{variant}.txt").read_text()
+
+
+def set_settings(client, admin_token, slug, body):
+    r = client.patch(f"/api/v1/projects/{slug}/settings", json=body,
+                     headers={"Authorization": f"Bearer {admin_token}"})
+    assert r.status_code == 200, r.text
+
+
+def test_real_xray_versions_give_overheads_and_no_alert_on_noise(client, worker, make_project, admin_token):
+    slug, token = make_project()
+    runs = [wait_analysed(client, upload_version(client, slug, token, v, {x: original(v, x) for x in VARIANTS}))
+            for v in VERSIONS]
+
+    # Overhead of one JMH cell: Welch interval from score ± error (JMH's error is a 99.9% t half-width).
+    last = runs[-1]
+    oh = client.get(f"/api/v1/runs/{last['slug']}/overheads", params={"metric": "score"}).json()["items"]
+    got = next(o for o in oh if o["cell"]["scenario"] == "AwsSdkBenchmark.awsV2Request"
+               and o["cell"]["mode"] == "sample" and o["variant"] == "auto-instrumentation")
+    ref = jmh_rows(original("2.21.x", "no-instrumentation"))[("AwsSdkBenchmark.awsV2Request", "sample")]
+    var = jmh_rows(original("2.21.x", "auto-instrumentation"))[("AwsSdkBenchmark.awsV2Request", "sample")]
+    se = [e / stats.t.ppf(0.9995, n - 1) for _, e, n in (ref, var)]
+    df = (se[0] ** 2 + se[1] ** 2) ** 2 / (se[0] ** 4 / (ref[2] - 1) + se[1] ** 4 / (var[2] - 1))
+    half = stats.t.ppf(0.975, df) * math.hypot(*se)
+    r = got["result"]
+    assert r["abs_diff"] == pytest.approx(var[0] - ref[0], abs=1e-12)
+    assert r["rel_diff"] == pytest.approx((var[0] - ref[0]) / ref[0], rel=1e-9)
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx((var[0] - ref[0] - half, var[0] - ref[0] + half), rel=1e-9)
+    assert r["verdict"] == "medium" and r["worse"] is True  # +4.6% of 2.43 ms, interval clear of 0
+
+    # The agent's trail is in semantic-version order (2.9.x before 2.18.x), values from the files.
+    trails = client.get(f"/api/v1/projects/{slug}/trails", params={
+        "scenario": "AwsSdkBenchmark.awsV2Request", "variant": "auto-instrumentation", "mode": "sample"}).json()
+    assert len(trails["items"]) == 1 and trails["items"][0]["points"] == 6
+    trail_id = trails["items"][0]["id"]
+    detail = client.get(f"/api/v1/trails/{trail_id}", params={"metric": "score"}).json()
+    assert [p["agent_version"] for p in detail["points"]] == VERSIONS
+    expected = [jmh_rows(original(v, "auto-instrumentation"))[("AwsSdkBenchmark.awsV2Request", "sample")][0]
+                for v in VERSIONS]
+    assert [p["value"] for p in detail["points"]] == pytest.approx(expected, rel=1e-12)
+    assert detail["direction"] == "lower" and detail["unit"] == "ms/op"
+
+    overhead = client.get(f"/api/v1/trails/{trail_id}/overhead", params={"metric": "score"}).json()
+    refs = [jmh_rows(original(v, "no-instrumentation"))[("AwsSdkBenchmark.awsV2Request", "sample")][0]
+            for v in VERSIONS]
+    assert overhead["reference_variant"] == "no-instrumentation"
+    assert [p["value_pct"] for p in overhead["points"]] == pytest.approx(
+        [100 * (a - b) / b for a, b in zip(expected, refs)], rel=1e-9)
+
+    # Real data: the added latency wanders by a few tenths of a percent; nothing is alerted.
+    alerts = client.get(f"/api/v1/projects/{slug}/alerts").json()
+    assert alerts["items"] == [], [a["summary"] for a in alerts["items"]]
+    assert all(run["alerts"] == [] for run in runs)
+
+
+def test_injected_step_alerts_only_where_it_exceeds_the_settings(client, worker, make_project, admin_token):
+    slug, token = make_project()
+    set_settings(client, admin_token, slug, {"metrics": ["score"], "detection": {"min_magnitude_pct": 5}})
+    files: dict[str, dict[str, str]] = {}
+    for i, v in enumerate(VERSIONS):
+        texts = {x: original(v, x) for x in VARIANTS}
+        if i >= 3:  # from 2.18.x on: the auto agent adds 10% to servlets, the SDK 3% to SQL
+            texts["auto-instrumentation"] = scaled(texts["auto-instrumentation"], "ServletBenchmark", 1.10)
+            texts["sdk-instrumentation"] = scaled(texts["sdk-instrumentation"], "SqlBenchmark", 1.03)
+        files[v] = texts
+    slugs = []
+    for v in VERSIONS:
+        run = wait_analysed(client, upload_version(client, slug, token, v, files[v]))
+        slugs.append(run["slug"])
+        # A change needs three points on each side: only the sixth version can reveal it.
+        assert (run["alerts"] != []) == (v == VERSIONS[-1]), (v, run["alerts"])
+
+    alerts = client.get(f"/api/v1/projects/{slug}/alerts").json()["items"]
+    found = sorted((a["trail"]["scenario"], a["trail"]["variant"], a["trail"]["mode"], a["kind"], a["metric"])
+                   for a in alerts)
+    assert found == [("ServletBenchmark.serviceRequest", "auto-instrumentation", "sample", "overhead", "score"),
+                     ("ServletBenchmark.serviceRequest", "auto-instrumentation", "sample", "trail", "score")]
+    key = ("ServletBenchmark.serviceRequest", "sample")
+    auto = np.array([jmh_rows(files[v]["auto-instrumentation"])[key][0] for v in VERSIONS])
+    ref = np.array([jmh_rows(files[v]["no-instrumentation"])[key][0] for v in VERSIONS])
+    for a in alerts:
+        assert a["direction"] == "regression" and a["state"] == "new"
+        assert a["run"] == slugs[3] and a["agent_version"] == "2.18.x" and a["detected_by"] == slugs[5]
+        values = auto if a["kind"] == "trail" else 100 * (auto - ref) / ref
+        before, after = values[:3], values[3:]
+        assert a["before_value"] == pytest.approx(before.mean(), rel=1e-9)
+        assert a["after_value"] == pytest.approx(after.mean(), rel=1e-9)
+        assert a["magnitude_abs"] == pytest.approx(after.mean() - before.mean(), rel=1e-9)
+        assert a["p_value"] == pytest.approx(stats.ttest_ind(before, after, equal_var=False).pvalue, rel=1e-6)
+    # The SDK's 3% on SQL is a real step too, just below the project's 5%: its change point is
+    # reported on the trail but not alerted.
+    sql = client.get(f"/api/v1/projects/{slug}/trails", params={
+        "scenario": "SqlBenchmark.sqlQuery", "variant": "sdk-instrumentation", "mode": "sample"}).json()["items"][0]
+    assert client.get(f"/api/v1/trails/{sql['id']}", params={"metric": "score"}).json()["alerts"] == []
