@@ -51,8 +51,8 @@ def generate_jtl(path: Path, n: int = N_ROWS, seed: int = SEED) -> None:
     elapsed = np.clip(np.round(elapsed), 1, 15_000).astype(np.int64)  # 15 s client timeout
     # Each group runs its own 10-minute window; rows are written as samples complete.
     group_start = 1_717_200_000_000 + group_idx * 600_000
-    start = group_start + np.sort(rng.integers(0, 600_000, size=n))[rng.permutation(n)] % 600_000
-    order = np.argsort(start + elapsed, kind="stable")
+    start = group_start + rng.integers(0, 600_000, size=n)
+    order = np.argsort(start + elapsed, kind="stable")  # completion order: starts not monotonic
     errors = rng.random(n) < 0.005
     group_no = np.array([g[0] for g in GROUPS])[group_idx]
     group_name = np.array([g[1] for g in GROUPS])[group_idx]

@@ -68,7 +68,7 @@ async function timeUntilCharts(browser, url, count) {
   // Drawn = every chart has its SVG and at least one trace group; time is from navigation start.
   await page.waitForFunction((n) => {
     const plots = [...document.querySelectorAll('.js-plotly-plot')];
-    return plots.length >= n && plots.every((p) => p.querySelector('.main-svg .plot .trace, .main-svg .plot .point'));
+    return plots.length >= n && plots.every((p) => p.querySelector('.main-svg .trace'));
   }, count, { timeout: 60_000, polling: 'raf' });
   const ms = await page.evaluate(() => performance.now());
   await context.close();

@@ -100,7 +100,7 @@ def test_real_xray_versions_give_overheads_and_no_alert_on_noise(client, worker,
     assert r["abs_diff"] == pytest.approx(var[0] - ref[0], abs=1e-12)
     assert r["rel_diff"] == pytest.approx((var[0] - ref[0]) / ref[0], rel=1e-9)
     assert (r["ci_low"], r["ci_high"]) == pytest.approx((var[0] - ref[0] - half, var[0] - ref[0] + half), rel=1e-9)
-    assert r["verdict"] == "medium" and r["worse"] is True  # +4.6% of 2.43 ms, interval clear of 0
+    assert r["verdict"] == "small" and r["worse"] is True  # +4.6% of 2.43 ms (1-5%), interval clear of 0
 
     # The agent's trail is in semantic-version order (2.9.x before 2.18.x), values from the files.
     trails = client.get(f"/api/v1/projects/{slug}/trails", params={

@@ -155,3 +155,27 @@ def test_run_list_filters(client, worker, make_project, scratch):
     assert runs(agent_version="1.1", branch="main")["total"] == 1
     assert runs(label="ci:yes", per_page=2)["total"] == 3 and len(runs(label="ci:yes", per_page=2)["items"]) == 2
     assert runs(label="ci:no")["total"] == 0
+
+
+def test_repetitions_of_a_cell_merge_exactly(client, worker, make_project, scratch):
+    """Two files of the same variant and load (interleaved A/B/A/B repetitions) make one cell whose
+    numbers are those of all samples together."""
+    slug, token = make_project()
+    rep1 = write_jtl(scratch / "rep1.jtl", seed=11, per_group=300, groups=(10,))
+    rep2 = write_jtl(scratch / "rep2.jtl", seed=12, per_group=500, groups=(10,), slowdown=1.2)
+    r = upload(client, slug, token, [("baseline", rep1), ("baseline", rep2)])
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+    import csv
+    import numpy as np
+    for label in ("API-URI-owner-3spans", "API-URI-vets-10spans"):
+        rows = [row for p in (rep1, rep2) for row in csv.DictReader(p.open()) if row["label"] == label]
+        el = np.array([float(row["elapsed"]) for row in rows])
+        cell = next(c for c in run["cells"] if scenarios[c["scenario_id"]] == label)
+        assert cell["count"] == len(rows)
+        assert cell["latency_mean"] == pytest.approx(el.mean(), rel=1e-12)
+        assert cell["latency_p75"] == pytest.approx(np.percentile(el, 75, method="inverted_cdf"), rel=1e-3)
+        assert cell["latency_p99"] == pytest.approx(np.percentile(el, 99, method="inverted_cdf"), rel=1e-3)
+        assert cell["latency_max"] == el.max() and cell["latency_min"] == el.min()
+        assert len(cell["extra"]["repetitions"]) == 2

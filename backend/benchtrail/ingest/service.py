@@ -23,8 +23,11 @@ from benchtrail import storage
 from benchtrail.config import get_settings
 from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.detect import parse_file
+from benchtrail.ingest.histogram import merge as merge_histograms
+from benchtrail.ingest.histogram import percentile_ms
 from benchtrail.ingest.model import LoadSpec, ParseError
 from benchtrail.ingest.options import options_for
+from benchtrail.metrics import PERCENTILES
 from benchtrail.models import Blob, Cell, Environment, Load, Run, RunFile, Scenario, Series, Trail, Variant
 from benchtrail.uploads.files import open_blob_for_parsing
 
@@ -57,12 +60,86 @@ class _PendingCell:
     scenario: str
     load: LoadSpec
     mode: str
-    values: dict[str, Any]
+    parts: list[dict[str, Any]]
+
+
+def _values_of(cell: Any) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in (cell.stats or {}).items():
+        if value is None:
+            continue
+        if key in CELL_COLUMNS:
+            values[key] = int(value) if key in INTEGER_COLUMNS else float(value)
+        else:
+            extra[key] = value
+    if getattr(cell, "histogram", None) is not None:
+        values["histogram"] = cell.histogram
+    if getattr(cell, "unit", None) is not None:
+        values["score_unit"] = cell.unit
+    if getattr(cell, "params", None):
+        values["params"] = dict(cell.params)
+    if getattr(cell, "replicates", None):
+        values["replicates"] = [float(x) for x in cell.replicates]
+    values["is_transaction"] = bool(getattr(cell, "is_transaction", False))
+    values["extra"] = extra
+    return values
+
+
+def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One cell from what several files say about it. Sample-based parts are repetitions of the same
+    measurement: counts add up, histograms merge (so percentiles stay exact over all samples), the
+    mean is weighted and throughput is total samples over total measured time. Reported parts (a
+    resource file, a summary) fill what the samples do not give; repeated reported values average."""
+    sampled = [p for p in parts if "histogram" in p]
+    reported = [p for p in parts if "histogram" not in p]
+    out: dict[str, Any] = {"source": "samples" if sampled else "reported", "extra": {}}
+    if len(sampled) == 1:
+        out.update({k: v for k, v in sampled[0].items() if k != "extra"})
+        out["extra"].update(sampled[0]["extra"])
+    elif sampled:
+        out.update(_merge_repetitions(sampled))
+    if reported:
+        numeric = {k for p in reported for k, v in p.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        for key in numeric:
+            values = [p[key] for p in reported if key in p]
+            if out.get(key) is None:
+                mean = sum(values) / len(values)
+                out[key] = int(round(mean)) if key in INTEGER_COLUMNS else mean
+        for p in reported:
+            for key, value in p.items():
+                if key != "extra" and key not in numeric and out.get(key) in (None, [], {}):
+                    out[key] = value
+            out["extra"].update(p["extra"])
+        if len(reported) > 1:
+            out["extra"]["repetitions_reported"] = [{k: v for k, v in p.items() if k in numeric} for p in reported]
+    out.setdefault("is_transaction", False)
+    return out
+
+
+def _merge_repetitions(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    count = sum(p.get("count") or 0 for p in parts)
+    merged_hist = merge_histograms([p["histogram"] for p in parts])
+    out: dict[str, Any] = {
+        "histogram": merged_hist, "count": count, "errors": sum(p.get("errors") or 0 for p in parts),
+        "latency_min": min(p["latency_min"] for p in parts if p.get("latency_min") is not None),
+        "latency_max": max(p["latency_max"] for p in parts if p.get("latency_max") is not None),
+        "latency_mean": sum((p.get("latency_mean") or 0) * (p.get("count") or 0) for p in parts) / count if count else None,
+        "duration_s": sum(p.get("duration_s") or 0 for p in parts),
+        "is_transaction": parts[0]["is_transaction"],
+    }
+    out["throughput"] = count / out["duration_s"] if out["duration_s"] else None
+    for name, pct in PERCENTILES:
+        out[f"latency_{name}"] = percentile_ms(merged_hist, pct)
+    keep = ("count", "errors", "throughput", "duration_s", "latency_mean", "latency_p50", "latency_p75",
+            "latency_p90", "latency_p95", "latency_p99")
+    out["extra"] = {"repetitions": [{k: p.get(k) for k in keep} for p in parts]}
+    return out
 
 
 class RunWriter:
-    """Collects cells and series for one run, merging what several files say about the same cell
-    (e.g. a JTL's latencies and a resource file's CPU for the same variant and load)."""
+    """Collects cells and series for one run, combining what several files say about the same cell
+    (repetitions of a measurement; a JTL's latencies and a resource file's CPU for the same load)."""
 
     def __init__(self, session: Session, run: Run, env_fingerprint: str) -> None:
         self.session = session
@@ -74,41 +151,13 @@ class RunWriter:
         self.scenario_order: list[str] = []
         self.loads: dict[str, LoadSpec] = {}
 
-    def add_cell(self, variant: str, cell: Any, source: str) -> None:
+    def add_cell(self, variant: str, cell: Any) -> None:
         scenario = cell.scenario if cell.scenario is not None else ALL_SCENARIOS
         load, mode = cell.load, (getattr(cell, "mode", None) or "")
         self._note(variant, scenario, load)
-        values: dict[str, Any] = {"source": source}
-        extra: dict[str, Any] = {}
-        for key, value in (cell.stats or {}).items():
-            if value is None:
-                continue
-            if key in CELL_COLUMNS:
-                values[key] = int(value) if key in INTEGER_COLUMNS else float(value)
-            else:
-                extra[key] = value
-        for attr, column in (("histogram", "histogram"), ("unit", "score_unit")):
-            if getattr(cell, attr, None) is not None:
-                values[column] = getattr(cell, attr)
-        if getattr(cell, "params", None):
-            values["params"] = dict(cell.params)
-        if getattr(cell, "replicates", None):
-            values["replicates"] = [float(x) for x in cell.replicates]
-        values["is_transaction"] = bool(getattr(cell, "is_transaction", False))
-        if extra:
-            values["extra"] = extra
         key = (variant, scenario, load.key, mode)
-        pending = self.cells.get(key)
-        if pending is None:
-            self.cells[key] = _PendingCell(variant, scenario, load, mode, values)
-        else:
-            for k, v in values.items():
-                if k == "extra":
-                    pending.values.setdefault("extra", {}).update(v)
-                elif pending.values.get(k) is None:
-                    pending.values[k] = v
-            if "histogram" in values:
-                pending.values["source"] = "samples"
+        pending = self.cells.setdefault(key, _PendingCell(variant, scenario, load, mode, []))
+        pending.parts.append(_values_of(cell))
 
     def add_series(self, variant: str, series: Any) -> None:
         self._note(variant, series.scenario, series.load)
@@ -145,7 +194,7 @@ class RunWriter:
             rows.append(Cell(run_id=run.id, variant_id=variants[c.variant].id, scenario_id=scenarios[c.scenario].id,
                              load_id=loads[c.load.key].id, mode=c.mode,
                              trail_id=trail_ids[(c.scenario, c.load.key, c.variant, c.mode)],
-                             **{"params": {}, "replicates": [], "extra": {}, **c.values}))
+                             **{"params": {}, "replicates": [], **combine(c.parts)}))
         s.add_all(rows)
         for variant, series in self.series:
             s.add(Series(run_id=run.id, variant_id=variants[variant].id,
@@ -202,9 +251,9 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
     except ParseError as exc:
         raise IngestFailed(run_file.filename, exc.reason, exc.line, exc.field) from None
     for cell in result.cells:
-        writer.add_cell(run_file.variant, cell, "samples")
+        writer.add_cell(run_file.variant, cell)
     for cell in result.reported:
-        writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, "reported")
+        writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell)
     for series in result.series:
         writer.add_series(getattr(series, "variant", None) or run_file.variant, series)
 

@@ -19,6 +19,9 @@ from benchtrail import metrics
 from benchtrail.analysis import Settings
 
 DEFAULT_METRICS = ("latency_p75", "latency_p99", "throughput", "score", "cpu_pct")
+# Changes under 1% are what the A/B verdict calls "no difference" (and below the print resolution of
+# reported results, e.g. JMH's 0.001 on 0.48 ops/ms); they are not alerted unless a project asks.
+DEFAULT_MIN_MAGNITUDE_PCT = 1.0
 # Columns of a cell that a trail can follow (error_rate is derived, not stored).
 TRAIL_METRICS = frozenset(m for m in metrics.CATALOG if m not in ("error_rate",))
 
@@ -68,7 +71,7 @@ def load(project_settings: dict[str, Any] | None) -> AnalysisSettings:
 def detector_settings(cfg: AnalysisSettings, metric: str, unit: str | None = None) -> Settings:
     """The detector's Settings for one metric: package defaults < project defaults < per-metric."""
     direction = metrics.score_direction(unit) if metric == "score" else metrics.get(metric).direction
-    s = Settings(direction=direction)
+    s = Settings(direction=direction, min_magnitude_pct=DEFAULT_MIN_MAGNITUDE_PCT)
     for layer in (cfg.detection, cfg.per_metric.get(metric)):
         if layer is not None:
             s = replace(s, **{k: v for k, v in layer.model_dump().items() if v is not None})

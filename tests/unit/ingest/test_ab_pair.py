@@ -38,7 +38,9 @@ def generate(path: Path, seed: int, slowdown: float) -> dict[tuple[str, int], di
         for i in range(n):
             lab = LABELS[label[i]]
             d = truth.setdefault((lab, threads), {"start": [], "elapsed": [], "ok": []})
-            d["start"].append(start[i]); d["elapsed"].append(elapsed[i]); d["ok"].append(ok[i])
+            d["start"].append(start[i])
+            d["elapsed"].append(elapsed[i])
+            d["ok"].append(ok[i])
             rows.append((start[i] + elapsed[i], f"{start[i]},{elapsed[i]},{lab},{200 if ok[i] else 500},"
                          f"{'OK' if ok[i] else 'Server Error'},Load {threads} {gnum}-{thread[i]},text,"
                          f"{str(ok[i]).lower()},,512,128,{threads},{threads},http://x/,{elapsed[i]},0,0"))

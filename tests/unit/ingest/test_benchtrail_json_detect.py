@@ -45,11 +45,15 @@ def test_samples_become_cells() -> None:
     assert cell.load.key == "rate:1000:d60s"
 
 
+def _first(doc: dict) -> dict:
+    return doc["variants"][0]["scenarios"][0]["loads"][0]
+
+
 @pytest.mark.parametrize(("mutate", "message"), [
     (lambda d: d.update(version=2), "$.version"),
-    (lambda d: d["variants"][0]["scenarios"][0]["loads"][0]["stats"].update(p75=1.0), "unknown metric 'p75'"),
-    (lambda d: d["variants"][0]["scenarios"][0]["loads"][0].update(load={"kind": "users"}), "$.variants[0].scenarios[0].loads[0].load.kind"),
-    (lambda d: d["variants"][0]["scenarios"][0]["loads"][0]["stats"].update(cpu_pct="high"), "'high' is not of type 'number'"),
+    (lambda d: _first(d)["stats"].update(p75=1.0), "unknown metric 'p75'"),
+    (lambda d: _first(d).update(load={"kind": "users"}), "$.variants[0].scenarios[0].loads[0].load.kind"),
+    (lambda d: _first(d)["stats"].update(cpu_pct="high"), "'high' is not of type 'number'"),
 ])
 def test_invalid_documents_name_the_path(write, mutate, message: str) -> None:
     doc = json.loads((LOCAL / "benchtrail_easeagent_seed.json").read_text(encoding="utf-8"))
@@ -80,7 +84,8 @@ def test_unknown_format_names_what_was_seen(write) -> None:
 
 
 def test_oha_lookalike_is_not_taken_for_hey(write) -> None:
-    text = "Summary:\n  Success rate:\t100.00%\n  Total:\t1.0 secs\n  Requests/sec:\t10\n\nResponse time histogram:\n"
+    text = ("Summary:\n  Success rate:\t100.00%\n  Total:\t1.0 secs\n  Requests/sec:\t10\n\n"
+            "Response time histogram:\n")
     with pytest.raises(ParseError, match="unrecognised"):
         detect_format(write("oha.txt", text))
 

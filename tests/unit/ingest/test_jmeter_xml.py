@@ -30,7 +30,8 @@ def test_top_level_samples_only(name: str) -> None:
     assert s["latency_us"].to_list() == [int(e.get("t")) * 1000 for e in top]  # type: ignore[index, arg-type]
     assert s["start_ms"].to_list() == [int(e.get("ts")) for e in top]  # type: ignore[index, arg-type]
     assert s["success"].to_list() == [e.get("s") == "true" for e in top]  # type: ignore[index]
-    assert s["is_transaction"].to_list() == [(e.get("rm") or "").startswith(TX_PREFIX) for e in top]  # type: ignore[index]
+    tx = [(e.get("rm") or "").startswith(TX_PREFIX) for e in top]
+    assert s["is_transaction"].to_list() == tx  # type: ignore[index]
     if name == "taurus_resource_tc.jtl":
         assert nested > 0   # sub-results exist and were not counted
 
@@ -43,14 +44,16 @@ def test_old_attribute_set_and_thread_counts() -> None:
 
 
 def test_malformed_xml_names_line(write) -> None:
-    text = '<?xml version="1.0"?>\n<testResults version="1.2">\n<sample t="1" ts="2" s="true" lb="a">\n</testResults>\n'
+    text = ('<?xml version="1.0"?>\n<testResults version="1.2">\n'
+            '<sample t="1" ts="2" s="true" lb="a">\n</testResults>\n')
     with pytest.raises(ParseError) as exc:
         parse_file(write("bad.jtl", text))
     assert exc.value.line == 4
 
 
 def test_non_numeric_attribute(write) -> None:
-    text = '<?xml version="1.0"?>\n<testResults version="1.2">\n<sample t="x" ts="2" s="true" lb="a"/>\n</testResults>\n'
+    text = ('<?xml version="1.0"?>\n<testResults version="1.2">\n'
+            '<sample t="x" ts="2" s="true" lb="a"/>\n</testResults>\n')
     with pytest.raises(ParseError) as exc:
         parse_file(write("bad.jtl", text))
     assert exc.value.field == "t"

@@ -91,7 +91,8 @@ def test_k6_handlesummary_values() -> None:
     [c] = parse_file(path).reported
     d = m["http_req_duration"]["values"]
     assert c.scenario is None
-    assert (c.stats["latency_mean"], c.stats["latency_p50"], c.stats["latency_p95"]) == (d["avg"], d["med"], d["p(95)"])
+    assert (c.stats["latency_mean"], c.stats["latency_p50"], c.stats["latency_p95"]) == \
+        (d["avg"], d["med"], d["p(95)"])
     assert c.stats["count"] == m["http_reqs"]["values"]["count"]
     assert c.stats["errors"] == m["http_req_failed"]["values"]["passes"]
     assert c.load == LoadSpec("concurrency", 5.0)

@@ -24,7 +24,7 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<name>.+?)\s*#*\s*$|^\*\*(?P<bold>.+
 def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     options = options or ParseOptions()
     lines = read_text(path).split("\n")
-    starts = [i for i, l in enumerate(lines) if l.strip() == "Summary:"]
+    starts = [i for i, line in enumerate(lines) if line.strip() == "Summary:"]
     if not starts:
         raise ParseError("no 'Summary:' block (not hey output)")
     cells = []

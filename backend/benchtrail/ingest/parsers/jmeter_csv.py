@@ -190,13 +190,14 @@ def _to_parsed(df: pl.DataFrame, options: ParseOptions, columns: tuple[str, ...]
     warnings: list[str] = []
     is_tx = pl.lit(False)
     if "responseMessage" in df.columns:
-        msg = pl.col("responseMessage").fill_null("")
+        # starts_with on a null is null, and filter/sum treat null as false: no fill_null copy.
+        msg = pl.col("responseMessage")
         empty_tx = int(df.select(msg.str.starts_with(EMPTY_TRANSACTION_PREFIX).sum()).item())
         if empty_tx:
             # JMeter's report generator skips empty controllers everywhere; so do we.
-            df = df.filter(~msg.str.starts_with(EMPTY_TRANSACTION_PREFIX))
+            df = df.filter(~msg.str.starts_with(EMPTY_TRANSACTION_PREFIX).fill_null(False))
             warnings.append(f"skipped {empty_tx} empty Transaction Controller row(s)")
-        is_tx = msg.str.starts_with(TRANSACTION_PREFIX)
+        is_tx = msg.str.starts_with(TRANSACTION_PREFIX).fill_null(False)
 
     loads, key_of_thread, group_names = _thread_group_loads(df, options, warnings)
     if "threadName" in df.columns and len(key_of_thread) > 1:
@@ -207,18 +208,18 @@ def _to_parsed(df: pl.DataFrame, options: ParseOptions, columns: tuple[str, ...]
 
     ts = pl.col("timeStamp")
     start = ts if options.timestamp_is_start else ts - pl.col("elapsed")
-    success = (pl.col("success").str.to_lowercase() == "true") if "success" in df.columns \
+    success = pl.col("success").is_in(["true", "True", "TRUE"]) if "success" in df.columns \
         else pl.lit(True)
     if "success" not in df.columns:
         warnings.append("no 'success' column: every sample counted as successful")
     samples = df.select(
-        pl.col("label").fill_null("").alias("scenario") if "label" in df.columns
+        _no_nulls(df, "label").alias("scenario") if "label" in df.columns
         else pl.lit("(unlabelled)").alias("scenario"),
         load_expr.alias("load_key"),
         start.alias("start_ms"),
         (pl.col("elapsed") * 1000).alias("latency_us"),
         success.alias("success"),
-        pl.col("bytes").fill_null(0).alias("bytes") if "bytes" in df.columns
+        _no_nulls(df, "bytes", 0).alias("bytes") if "bytes" in df.columns
         else pl.lit(0, dtype=pl.Int64).alias("bytes"),
         is_tx.alias("is_transaction"),
     ).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
@@ -274,6 +275,11 @@ def _thread_group_loads(
             names[key] = group
     key_of_thread = {t: group_load[g].key for t, g in group_of.items()}
     return loads, key_of_thread, names
+
+
+def _no_nulls(df: pl.DataFrame, col: str, fill: object = "") -> pl.Expr:
+    """fill_null copies the column; only pay for it when there is a null."""
+    return pl.col(col).fill_null(fill) if df[col].null_count() else pl.col(col)
 
 
 def _max_or_none(df: pl.DataFrame, col: str) -> int | None:

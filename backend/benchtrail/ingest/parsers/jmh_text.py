@@ -23,7 +23,8 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     options = options or ParseOptions()
     text = read_text(path)
     lines = text.split("\n")
-    header_idx = next((i for i, l in enumerate(lines) if l.split()[:1] == ["Benchmark"]), None)
+    header_idx = next((i for i, line in enumerate(lines) if line.split()[:1] == ["Benchmark"]),
+                      None)
     if header_idx is None:
         raise ParseError("no 'Benchmark … Mode … Units' header line (not a JMH text table)")
     header = lines[header_idx].split()
