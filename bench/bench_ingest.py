@@ -2,7 +2,7 @@
 
 Generates a seeded JMeter 5.x JTL (17 columns, 2 labels, thread groups of 10/20/50 threads,
 lognormal latency with a heavy tail, ~0.5% errors, rows in completion order so timestamps are not
-monotonic), then times in this process, best of 3:
+monotonic), then times in this process, best of 5 interleaved rounds:
   (b) benchtrail's parse_file + build_cells,
   (a) polars.read_csv of the file (the floor: reading it at all),
   (c) if BENCHTRAIL_DATABASE_URL is set and benchtrail.ingest.service.bench_persist exists, the
@@ -34,7 +34,7 @@ N_ROWS = 1_000_000
 SEED = 20240601
 GROUPS = ((1, "Load 10", 10), (2, "Load 20", 20), (3, "Load 50", 50))
 LABELS = ("GET /api/owners/2", "GET /api/vets")
-REPEATS = 3
+ROUNDS = 5
 
 
 def generate_jtl(path: Path, n: int = N_ROWS, seed: int = SEED) -> None:
@@ -80,17 +80,6 @@ def generate_jtl(path: Path, n: int = N_ROWS, seed: int = SEED) -> None:
     df.write_csv(path)
 
 
-def _best(fn, repeats: int = REPEATS) -> tuple[float, object]:
-    best = float("inf")
-    out = None
-    for _ in range(repeats):
-        out = None  # drop the previous result first: two live copies would inflate peak RSS
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
@@ -108,9 +97,27 @@ def main() -> None:
             parsed = parse_file(path)
             return parsed, build_cells(parsed)
 
-        parse_s, _ = _best(lambda: parse_file(path))
-        _ = None
-        ingest_s, (parsed, cells) = _best(ingest)  # type: ignore[misc]
+        # Interleaved rounds: the machine is shared, so (a) and (b) alternate and each keeps its
+        # best time; a burst of load then hurts both instead of skewing the ratio. polars runs
+        # after ingest in each round: it keeps freed arenas for reuse, so this order makes the
+        # process peak the larger of the two, not their sum.
+        parse_s = ingest_s = polars_s = float("inf")
+        parsed = cells = None
+        for round_no in range(ROUNDS):
+            t0 = time.perf_counter()
+            parse_file(path)
+            parse_s = min(parse_s, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            parsed, cells = ingest()
+            ingest_s = min(ingest_s, time.perf_counter() - t0)
+            if round_no < ROUNDS - 1:
+                parsed = cells = None
+                t0 = time.perf_counter()
+                frame = pl.read_csv(path)
+                polars_s = min(polars_s, time.perf_counter() - t0)
+                n_rows = frame.height
+                del frame
+        assert parsed is not None and cells is not None
         print(f"(b) parse_file: {parse_s:.3f} s; parse_file + build_cells: {ingest_s:.3f} s "
               f"({len(cells.cells)} cells, {len(cells.series)} series, interval "
               f"{cells.interval_ms} ms)")
@@ -138,14 +145,13 @@ def main() -> None:
                 ingest_s += db_s
         else:
             print("(c) skipped: BENCHTRAIL_DATABASE_URL is not set")
-        del parsed, cells
-        print(f"    peak RSS after ingest: {_peak_rss_mb():.0f} MB")
+        parsed = cells = None
 
-        # Measured last: polars keeps freed arenas for reuse, so running the reference read after
-        # the ingest makes the process peak the larger of the two, not their sum.
-        polars_s, frame = _best(lambda: pl.read_csv(path))
-        print(f"(a) polars.read_csv: {polars_s:.3f} s ({frame.height:,} rows)")  # type: ignore[union-attr]
+        t0 = time.perf_counter()
+        frame = pl.read_csv(path)
+        polars_s = min(polars_s, time.perf_counter() - t0)
         del frame
+        print(f"(a) polars.read_csv: {polars_s:.3f} s ({n_rows:,} rows)")
 
     peak_rss_mb = _peak_rss_mb()
     ratio = ingest_s / polars_s

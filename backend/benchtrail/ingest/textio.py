@@ -7,6 +7,7 @@ on Windows writes `\\r\\r\\n`; every text parser goes through `decode` so none h
 from __future__ import annotations
 
 import codecs
+import gzip
 from pathlib import Path
 
 from .model import ParseError
@@ -45,8 +46,22 @@ def normalise_newlines(text: str) -> str:
     return text.replace("\r\r\n", "\n").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def read_text(path: Path) -> str:
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, gunzipped when it is gzip (k6 `--out json=x.json.gz`, archived JTLs)."""
     data = path.read_bytes()
+    if data.startswith(GZIP_MAGIC):
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise ParseError(f"{path.name}: broken gzip stream ({exc})") from None
+    return data
+
+
+def read_text(path: Path) -> str:
+    data = read_bytes(path)
     if not data.strip():
         raise ParseError(f"{path.name} is empty")
     return decode(data)[0]
@@ -54,7 +69,14 @@ def read_text(path: Path) -> str:
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     with path.open("rb") as fh:
-        return fh.read(size)
+        head = fh.read(size)
+    if head.startswith(GZIP_MAGIC):
+        try:
+            with gzip.open(path, "rb") as gz:
+                return gz.read(size)
+        except (OSError, EOFError) as exc:
+            raise ParseError(f"{path.name}: broken gzip stream ({exc})") from None
+    return head
 
 
 def parse_number(text: str, *, line: int | None = None, field: str | None = None) -> float:

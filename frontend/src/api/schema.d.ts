@@ -21,6 +21,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/alerts/{alert_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Alert */
+        get: operations["get_alert_api_v1_alerts__alert_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Patch Alert */
+        patch: operations["patch_alert_api_v1_alerts__alert_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Compare */
+        get: operations["compare_api_v1_compare_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects": {
         parameters: {
             query?: never;
@@ -56,6 +91,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{slug}/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Alerts */
+        get: operations["list_alerts_api_v1_projects__slug__alerts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}/annotations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Annotations */
+        get: operations["list_annotations_api_v1_projects__slug__annotations_get"];
+        put?: never;
+        /** Add Annotation */
+        post: operations["add_annotation_api_v1_projects__slug__annotations_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Plans */
+        get: operations["list_plans_api_v1_projects__slug__plans_get"];
+        put?: never;
+        /**
+         * Save Plan
+         * @description Store a plan given as YAML or JSON; a changed plan becomes a new version.
+         */
+        post: operations["save_plan_api_v1_projects__slug__plans_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}/plans/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Plan Versions */
+        get: operations["plan_versions_api_v1_projects__slug__plans__name__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}/plans/{name}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start Run */
+        post: operations["start_run_api_v1_projects__slug__plans__name__runs_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects/{slug}/runs": {
         parameters: {
             query?: never;
@@ -72,6 +197,63 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Schedules */
+        get: operations["list_schedules_api_v1_projects__slug__schedules_get"];
+        put?: never;
+        /** Create Schedule */
+        post: operations["create_schedule_api_v1_projects__slug__schedules_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Update Schedule */
+        patch: operations["update_schedule_api_v1_projects__slug__schedules__schedule_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Settings */
+        get: operations["get_settings_api_v1_projects__slug__settings_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Patch Settings
+         * @description Replace the project's analysis settings (admin). Trails are re-analysed from scratch with the
+         *     next run, since the stored analyses depend on the settings.
+         */
+        patch: operations["patch_settings_api_v1_projects__slug__settings_patch"];
         trace?: never;
     };
     "/api/v1/projects/{slug}/tokens": {
@@ -91,6 +273,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{slug}/trails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Trails */
+        get: operations["list_trails_api_v1_projects__slug__trails_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Webhooks */
+        get: operations["list_webhooks_api_v1_projects__slug__webhooks_get"];
+        put?: never;
+        /** Create Webhook */
+        post: operations["create_webhook_api_v1_projects__slug__webhooks_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{slug}": {
         parameters: {
             query?: never;
@@ -100,6 +317,63 @@ export interface paths {
         };
         /** Get Run */
         get: operations["get_run_api_v1_runs__slug__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel */
+        post: operations["cancel_api_v1_runs__slug__cancel_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim
+         * @description A runner takes a queued run; 409 if it is not queued any more (never started twice).
+         */
+        post: operations["claim_api_v1_runs__slug__claim_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events
+         * @description Server-sent events: the run's status and progress now, then on every change, until it ends.
+         */
+        get: operations["events_api_v1_runs__slug__events_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -125,6 +399,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{slug}/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Finish */
+        post: operations["finish_api_v1_runs__slug__finish_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/overheads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Run Overheads */
+        get: operations["get_run_overheads_api_v1_runs__slug__overheads_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{slug}/percentiles": {
         parameters: {
             query?: never;
@@ -136,6 +444,40 @@ export interface paths {
         get: operations["get_percentiles_api_v1_runs__slug__percentiles_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Report Progress */
+        post: operations["report_progress_api_v1_runs__slug__progress_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upload Results */
+        post: operations["upload_results_api_v1_runs__slug__results_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -159,10 +501,396 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/trails/{trail_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Trail */
+        get: operations["get_trail_api_v1_trails__trail_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trails/{trail_id}/overhead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Overhead Trail */
+        get: operations["get_overhead_trail_api_v1_trails__trail_id__overhead_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Deliveries */
+        get: operations["list_deliveries_api_v1_webhooks__webhook_id__deliveries_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * AbOut
+         * @description Variant (or run b) minus reference (or run a); intervals are 95%, of the difference.
+         */
+        AbOut: {
+            /** Abs Diff */
+            abs_diff: number;
+            /** Ci High */
+            ci_high: number | null;
+            /** Ci High Rel */
+            ci_high_rel: number | null;
+            /** Ci Low */
+            ci_low: number | null;
+            /** Ci Low Rel */
+            ci_low_rel: number | null;
+            /** Cliffs Delta */
+            cliffs_delta: number | null;
+            /** Mde */
+            mde: number | null;
+            /** Mde Rel */
+            mde_rel: number | null;
+            /** Method */
+            method: string;
+            /** Mw P */
+            mw_p: number | null;
+            /** N Ref */
+            n_ref: number;
+            /** N Var */
+            n_var: number;
+            /** Reference */
+            reference: number;
+            /** Rel Diff */
+            rel_diff: number | null;
+            /** Statistic */
+            statistic: string;
+            /** Variant */
+            variant: number;
+            /** Verdict */
+            verdict: string;
+            /** Worse */
+            worse: boolean | null;
+        };
+        /** AlertBrief */
+        AlertBrief: {
+            /** Direction */
+            direction: string;
+            /** Id */
+            id: number;
+            /** Kind */
+            kind: string;
+            /** Metric */
+            metric: string;
+            /** Permalink */
+            permalink: string;
+            /** Run */
+            run: string;
+            /** State */
+            state: string;
+            /** Summary */
+            summary: string;
+        };
+        /** AlertDetail */
+        AlertDetail: {
+            /** After Value */
+            after_value: number | null;
+            /** Agent Version */
+            agent_version: string | null;
+            /** Assignee */
+            assignee: string | null;
+            /** Before Value */
+            before_value: number | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Detected By
+             * @description The run whose analysis raised the alert
+             */
+            detected_by: string | null;
+            /**
+             * Direction
+             * @description regression | improvement
+             */
+            direction: string;
+            /** Effect Sigma */
+            effect_sigma: number | null;
+            /** Events */
+            events: components["schemas"]["AlertEventOut"][];
+            /** Id */
+            id: number;
+            /**
+             * Kind
+             * @description trail | overhead
+             */
+            kind: string;
+            /** Magnitude Abs */
+            magnitude_abs: number;
+            /** Magnitude Rel */
+            magnitude_rel: number | null;
+            /** Metric */
+            metric: string;
+            /** Notes */
+            notes: string;
+            /** P Value */
+            p_value: number | null;
+            /** Permalink */
+            permalink: string;
+            /** Project */
+            project: string;
+            /**
+             * Run
+             * @description The run where the new level starts
+             */
+            run: string;
+            /** Run Permalink */
+            run_permalink: string;
+            /** State */
+            state: string;
+            /** Summary */
+            summary: string;
+            trail: components["schemas"]["AlertTrail"];
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** AlertEventOut */
+        AlertEventOut: {
+            /** Actor */
+            actor: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** From State */
+            from_state: string | null;
+            /** Id */
+            id: number;
+            /** Note */
+            note: string;
+            /** To State */
+            to_state: string;
+        };
+        /** AlertGroup */
+        AlertGroup: {
+            /** Agent Version */
+            agent_version: string | null;
+            /** Alert Ids */
+            alert_ids: number[];
+            /** Run */
+            run: string;
+        };
+        /** AlertList */
+        AlertList: {
+            /**
+             * Groups
+             * @description The same alerts grouped by the run that raised them
+             */
+            groups: components["schemas"]["AlertGroup"][];
+            /** Items */
+            items: components["schemas"]["AlertOut"][];
+        };
+        /** AlertOut */
+        AlertOut: {
+            /** After Value */
+            after_value: number | null;
+            /** Agent Version */
+            agent_version: string | null;
+            /** Assignee */
+            assignee: string | null;
+            /** Before Value */
+            before_value: number | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Detected By
+             * @description The run whose analysis raised the alert
+             */
+            detected_by: string | null;
+            /**
+             * Direction
+             * @description regression | improvement
+             */
+            direction: string;
+            /** Effect Sigma */
+            effect_sigma: number | null;
+            /** Id */
+            id: number;
+            /**
+             * Kind
+             * @description trail | overhead
+             */
+            kind: string;
+            /** Magnitude Abs */
+            magnitude_abs: number;
+            /** Magnitude Rel */
+            magnitude_rel: number | null;
+            /** Metric */
+            metric: string;
+            /** Notes */
+            notes: string;
+            /** P Value */
+            p_value: number | null;
+            /** Permalink */
+            permalink: string;
+            /** Project */
+            project: string;
+            /**
+             * Run
+             * @description The run where the new level starts
+             */
+            run: string;
+            /** Run Permalink */
+            run_permalink: string;
+            /** State */
+            state: string;
+            /** Summary */
+            summary: string;
+            trail: components["schemas"]["AlertTrail"];
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** AlertPatch */
+        AlertPatch: {
+            /**
+             * Assignee
+             * @description '' clears it
+             */
+            assignee?: string | null;
+            /**
+             * Note
+             * @description A comment recorded with this change only
+             */
+            note?: string | null;
+            /** Notes */
+            notes?: string | null;
+            /** State */
+            state?: ("new" | "acknowledged" | "investigating" | "fixed" | "invalid" | "wontfix") | null;
+        };
+        /** AlertTrail */
+        AlertTrail: {
+            /** Id */
+            id: number;
+            /** Load Key */
+            load_key: string;
+            /** Mode */
+            mode: string;
+            /** Scenario */
+            scenario: string;
+            /** Variant */
+            variant: string;
+        };
+        /** AnalysisSettings */
+        AnalysisSettings: {
+            /**
+             * Confirm Scheduled
+             * @description Scheduled runs that suspect a regression are re-run once; the alert is raised only if the re-run confirms it
+             * @default false
+             */
+            confirm_scheduled: boolean;
+            /** @description Defaults for every metric */
+            detection?: components["schemas"]["DetectionIn"];
+            /**
+             * Metrics
+             * @description Metrics whose trails and overheads are analysed
+             */
+            metrics?: string[];
+            /** Per Metric */
+            per_metric?: {
+                [key: string]: components["schemas"]["DetectionIn"];
+            };
+        };
+        /** AnnotationIn */
+        AnnotationIn: {
+            /** Agent Version */
+            agent_version?: string | null;
+            /** At */
+            at?: string | null;
+            /**
+             * Kind
+             * @default other
+             * @enum {string}
+             */
+            kind: "release" | "jdk" | "infra" | "other";
+            /**
+             * Known Change
+             * @description Treat as a known change point: never alerted
+             * @default false
+             */
+            known_change: boolean;
+            /** Title */
+            title: string;
+        };
+        /** AnnotationList */
+        AnnotationList: {
+            /** Items */
+            items: components["schemas"]["AnnotationOut"][];
+        };
+        /** AnnotationOut */
+        AnnotationOut: {
+            /** Agent Version */
+            agent_version: string | null;
+            /** At */
+            at: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Kind */
+            kind: string;
+            /** Known Change */
+            known_change: boolean;
+            /** Title */
+            title: string;
+        };
+        /** Body_upload_results_api_v1_runs__slug__results_post */
+        Body_upload_results_api_v1_runs__slug__results_post: {
+            /** Files */
+            files: string[];
+            /** Metadata */
+            metadata: string;
+        };
         /** Body_upload_run_api_v1_projects__slug__runs_post */
         Body_upload_run_api_v1_projects__slug__runs_post: {
             /**
@@ -175,6 +903,17 @@ export interface components {
              * @description UploadMetadata as JSON; files[i] describes the i-th file
              */
             metadata: string;
+        };
+        /** CellKey */
+        CellKey: {
+            /** Load Key */
+            load_key: string;
+            /** Load Label */
+            load_label: string;
+            /** Mode */
+            mode: string;
+            /** Scenario */
+            scenario: string;
         };
         /** CellOut */
         CellOut: {
@@ -258,6 +997,104 @@ export interface components {
             /** Points */
             points: components["schemas"]["PercentilePoint"][];
         };
+        /** ChangePointOut */
+        ChangePointOut: {
+            /** After Mean */
+            after_mean: number | null;
+            /** Agent Version */
+            agent_version: string | null;
+            /** Before Mean */
+            before_mean: number | null;
+            /** Direction */
+            direction: string;
+            /** Effect Sigma */
+            effect_sigma: number | null;
+            /** Index */
+            index: number;
+            /** Known */
+            known: boolean;
+            /** Magnitude Abs */
+            magnitude_abs: number | null;
+            /** Magnitude Rel */
+            magnitude_rel: number | null;
+            /** P Value */
+            p_value: number | null;
+            /** Run */
+            run: string;
+        };
+        /** CompareOut */
+        CompareOut: {
+            /** A */
+            a: string;
+            /** B */
+            b: string;
+            /** Items */
+            items: components["schemas"]["CompareRow"][];
+            /** Metric */
+            metric: string | null;
+        };
+        /** CompareRow */
+        CompareRow: {
+            /** A Cell Id */
+            a_cell_id: number;
+            /** A Variant */
+            a_variant: string;
+            /** B Cell Id */
+            b_cell_id: number;
+            /** B Variant */
+            b_variant: string;
+            cell: components["schemas"]["CellKey"];
+            /** Metric */
+            metric: string;
+            result: components["schemas"]["AbOut"];
+        };
+        /** DeliveryList */
+        DeliveryList: {
+            /** Items */
+            items: components["schemas"]["DeliveryOut"][];
+        };
+        /** DeliveryOut */
+        DeliveryOut: {
+            /** Alert Id */
+            alert_id: number | null;
+            /** Attempts */
+            attempts: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Error */
+            error: string | null;
+            /** Id */
+            id: number;
+            /** Payload */
+            payload: {
+                [key: string]: unknown;
+            };
+            /** Response Code */
+            response_code: number | null;
+            /** Status */
+            status: string;
+        };
+        /** DetectionIn */
+        DetectionIn: {
+            /**
+             * Direction
+             * @description Which way is better; default: the metric's own direction
+             */
+            direction?: ("lower" | "higher") | null;
+            /** Min Effect Sigma */
+            min_effect_sigma?: number | null;
+            /** Min Magnitude Pct */
+            min_magnitude_pct?: number | null;
+            /** Min Segment */
+            min_segment?: number | null;
+            /** P Value */
+            p_value?: number | null;
+            /** Window */
+            window?: number | null;
+        };
         /** EnvironmentOut */
         EnvironmentOut: {
             /** Attributes */
@@ -281,6 +1118,13 @@ export interface components {
             /** Runtime */
             runtime: string | null;
         };
+        /** FinishIn */
+        FinishIn: {
+            /** Reason */
+            reason: string;
+            /** Status */
+            status: string;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
@@ -303,6 +1147,51 @@ export interface components {
             /** Value */
             value: number | null;
         };
+        /** OverheadPoint */
+        OverheadPoint: {
+            /** Abs Diff */
+            abs_diff: number;
+            /** Agent Version */
+            agent_version: string | null;
+            /** Ci High */
+            ci_high: number | null;
+            /** Ci Low */
+            ci_low: number | null;
+            /** Commit */
+            commit: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Is Valid */
+            is_valid: boolean;
+            /** Rel Diff */
+            rel_diff: number | null;
+            /** Run */
+            run: string;
+            /**
+             * Value Pct
+             * @description The trail's value: 100 · rel_diff (percent of the reference)
+             */
+            value_pct: number;
+            /** Verdict */
+            verdict: string;
+        };
+        /** OverheadTrail */
+        OverheadTrail: {
+            /** Alerts */
+            alerts: components["schemas"]["AlertBrief"][];
+            /** Change Points */
+            change_points: components["schemas"]["ChangePointOut"][];
+            /** Metric */
+            metric: string;
+            /** Points */
+            points: components["schemas"]["OverheadPoint"][];
+            /** Reference Variant */
+            reference_variant: string | null;
+            trail: components["schemas"]["TrailOut"];
+        };
         /** PercentilePoint */
         PercentilePoint: {
             /** Percentile */
@@ -314,6 +1203,58 @@ export interface components {
         PercentilesOut: {
             /** Items */
             items: components["schemas"]["CellPercentiles"][];
+        };
+        /** PlanList */
+        PlanList: {
+            /** Items */
+            items: components["schemas"]["PlanOut"][];
+        };
+        /** PlanOut */
+        PlanOut: {
+            /** Body */
+            body: {
+                [key: string]: unknown;
+            };
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Pool */
+            pool: string;
+            /** Version */
+            version: number;
+        };
+        /** ProgressAck */
+        ProgressAck: {
+            /** Cancel Requested */
+            cancel_requested: boolean;
+        };
+        /** ProgressIn */
+        ProgressIn: {
+            /** Achieved Rate */
+            achieved_rate?: number | null;
+            /** Errors */
+            errors?: number | null;
+            /**
+             * Log
+             * @description New log lines since the last report
+             */
+            log?: string[];
+            /** Percent */
+            percent?: number | null;
+            /** Requests */
+            requests?: number | null;
+            /** Step */
+            step?: string | null;
+            /** Step Index */
+            step_index?: number | null;
+            /** Steps Total */
+            steps_total?: number | null;
         };
         /** ProjectCreate */
         ProjectCreate: {
@@ -368,10 +1309,47 @@ export interface components {
             /** Slug */
             slug: string;
         };
+        /** RunAlert */
+        RunAlert: {
+            /** Direction */
+            direction: string;
+            /** Id */
+            id: number;
+            /** Kind */
+            kind: string;
+            /** Magnitude Abs */
+            magnitude_abs: number;
+            /** Magnitude Rel */
+            magnitude_rel: number | null;
+            /** Metric */
+            metric: string;
+            /** P Value */
+            p_value: number | null;
+            /** Permalink */
+            permalink: string;
+            /** Run */
+            run: string;
+            /** Run Permalink */
+            run_permalink: string;
+            /** State */
+            state: string;
+            /** Summary */
+            summary: string;
+        };
         /** RunDetail */
         RunDetail: {
             /** Agent Version */
             agent_version: string | null;
+            /**
+             * Alerts
+             * @default []
+             */
+            alerts: components["schemas"]["RunAlert"][];
+            /**
+             * Analysis Status
+             * @default pending
+             */
+            analysis_status: string;
             /** App Version */
             app_version: string | null;
             /** Branch */
@@ -458,6 +1436,30 @@ export interface components {
             /** Variant */
             variant: string;
         };
+        /** RunOverhead */
+        RunOverhead: {
+            cell: components["schemas"]["CellKey"];
+            /** Cell Id */
+            cell_id: number;
+            /** Ref Cell Id */
+            ref_cell_id: number;
+            /** Reference Variant */
+            reference_variant: string;
+            result: components["schemas"]["AbOut"];
+            /** Trail Id */
+            trail_id: number;
+            /** Variant */
+            variant: string;
+        };
+        /** RunOverheads */
+        RunOverheads: {
+            /** Items */
+            items: components["schemas"]["RunOverhead"][];
+            /** Metric */
+            metric: string;
+            /** Run */
+            run: string;
+        };
         /** RunPage */
         RunPage: {
             /** Items */
@@ -518,6 +1520,51 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** ScheduleIn */
+        ScheduleIn: {
+            /**
+             * Cron
+             * @example 0 2 * * *
+             */
+            cron: string;
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled: boolean;
+            /**
+             * Plan
+             * @description Plan name (the latest version runs at each firing)
+             */
+            plan: string;
+        };
+        /** ScheduleList */
+        ScheduleList: {
+            /** Items */
+            items: components["schemas"]["ScheduleOut"][];
+        };
+        /** ScheduleOut */
+        ScheduleOut: {
+            /** Cron */
+            cron: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Id */
+            id: number;
+            /** Last Fired At */
+            last_fired_at: string | null;
+            /** Next Fire At */
+            next_fire_at: string | null;
+            /** Plan */
+            plan: string;
+        };
+        /** SchedulePatch */
+        SchedulePatch: {
+            /** Cron */
+            cron?: string | null;
+            /** Enabled */
+            enabled?: boolean | null;
+        };
         /** SeriesList */
         SeriesList: {
             /** Items */
@@ -541,6 +1588,33 @@ export interface components {
             values: number[];
             /** Variant Id */
             variant_id: number;
+        };
+        /** SettingsOut */
+        SettingsOut: {
+            /** Analysis */
+            analysis: {
+                [key: string]: unknown;
+            };
+        };
+        /** StartRun */
+        StartRun: {
+            /** Agent Version */
+            agent_version?: string | null;
+            /** App Version */
+            app_version?: string | null;
+            /** Branch */
+            branch?: string | null;
+            /** Commit */
+            commit?: string | null;
+            /** Labels */
+            labels?: {
+                [key: string]: string;
+            };
+            /**
+             * Version
+             * @description Plan version; default: the latest
+             */
+            version?: number | null;
         };
         /** TokenCreate */
         TokenCreate: {
@@ -567,6 +1641,71 @@ export interface components {
              * @description Shown once; only its hash is stored.
              */
             token: string;
+        };
+        /** TrailDetail */
+        TrailDetail: {
+            /** Alerts */
+            alerts: components["schemas"]["AlertBrief"][];
+            /** Annotations */
+            annotations: components["schemas"]["AnnotationOut"][];
+            /** Change Points */
+            change_points: components["schemas"]["ChangePointOut"][];
+            /** Direction */
+            direction: string;
+            /** Metric */
+            metric: string;
+            /** Points */
+            points: components["schemas"]["TrailPoint"][];
+            trail: components["schemas"]["TrailOut"];
+            /** Unit */
+            unit: string;
+        };
+        /** TrailList */
+        TrailList: {
+            /** Items */
+            items: components["schemas"]["TrailOut"][];
+        };
+        /** TrailOut */
+        TrailOut: {
+            /** Env Fingerprint */
+            env_fingerprint: string;
+            /** Environment */
+            environment: string | null;
+            /** Id */
+            id: number;
+            /** Load Key */
+            load_key: string;
+            /** Load Label */
+            load_label: string | null;
+            /** Mode */
+            mode: string;
+            /**
+             * Points
+             * @description Runs on this trail (completed, valid or not)
+             */
+            points: number;
+            /** Scenario */
+            scenario: string;
+            /** Variant */
+            variant: string;
+        };
+        /** TrailPoint */
+        TrailPoint: {
+            /** Agent Version */
+            agent_version: string | null;
+            /** Commit */
+            commit: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Is Valid */
+            is_valid: boolean;
+            /** Run */
+            run: string;
+            /** Value */
+            value: number;
         };
         /** UploadAccepted */
         UploadAccepted: {
@@ -611,6 +1750,68 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** WebhookCreated */
+        WebhookCreated: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Id */
+            id: number;
+            /**
+             * Secret
+             * @description Shown once
+             */
+            secret: string;
+            /** Secret Hint */
+            secret_hint: string;
+            /** Style */
+            style: string;
+            /** Url */
+            url: string;
+        };
+        /** WebhookIn */
+        WebhookIn: {
+            /**
+             * Secret
+             * @description HMAC-SHA256 key; generated when omitted
+             */
+            secret?: string | null;
+            /**
+             * Style
+             * @default generic
+             * @enum {string}
+             */
+            style: "generic" | "slack";
+            /** Url */
+            url: string;
+        };
+        /** WebhookList */
+        WebhookList: {
+            /** Items */
+            items: components["schemas"]["WebhookOut"][];
+        };
+        /** WebhookOut */
+        WebhookOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Id */
+            id: number;
+            /** Secret Hint */
+            secret_hint: string;
+            /** Style */
+            style: string;
+            /** Url */
+            url: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -636,6 +1837,107 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+        };
+    };
+    get_alert_api_v1_alerts__alert_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alert_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    patch_alert_api_v1_alerts__alert_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alert_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    compare_api_v1_compare_get: {
+        parameters: {
+            query: {
+                a: string;
+                b: string;
+                a_variant?: string | null;
+                b_variant?: string | null;
+                metric?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompareOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
@@ -711,6 +2013,243 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_alerts_api_v1_projects__slug__alerts_get: {
+        parameters: {
+            query?: {
+                state?: string | null;
+                metric?: string | null;
+                direction?: string | null;
+                kind?: string | null;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_annotations_api_v1_projects__slug__annotations_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    add_annotation_api_v1_projects__slug__annotations_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnnotationIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_plans_api_v1_projects__slug__plans_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    save_plan_api_v1_projects__slug__plans_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+                "application/yaml": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    plan_versions_api_v1_projects__slug__plans__name__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    start_run_api_v1_projects__slug__plans__name__runs_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartRun"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSummary"];
                 };
             };
             /** @description Validation Error */
@@ -824,6 +2363,174 @@ export interface operations {
             };
         };
     };
+    list_schedules_api_v1_projects__slug__schedules_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_schedule_api_v1_projects__slug__schedules_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_schedule_api_v1_projects__slug__schedules__schedule_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchedulePatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_settings_api_v1_projects__slug__settings_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettingsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    patch_settings_api_v1_projects__slug__settings_patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnalysisSettings"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettingsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     create_token_api_v1_projects__slug__tokens_post: {
         parameters: {
             query?: never;
@@ -846,6 +2553,110 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TokenCreated"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_trails_api_v1_projects__slug__trails_get: {
+        parameters: {
+            query?: {
+                scenario?: string | null;
+                variant?: string | null;
+                load?: string | null;
+                mode?: string | null;
+                /** @description Environment fingerprint */
+                environment?: string | null;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrailList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_webhooks_api_v1_projects__slug__webhooks_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_webhook_api_v1_projects__slug__webhooks_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
                 };
             };
             /** @description Validation Error */
@@ -890,6 +2701,103 @@ export interface operations {
             };
         };
     };
+    cancel_api_v1_runs__slug__cancel_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    claim_api_v1_runs__slug__claim_post: {
+        parameters: {
+            query?: {
+                runner?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProgressAck"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    events_api_v1_runs__slug__events_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description run state, then every change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     download_raw_api_v1_runs__slug__files__file_id__raw_get: {
         parameters: {
             query?: never;
@@ -908,6 +2816,76 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    finish_api_v1_runs__slug__finish_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FinishIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_run_overheads_api_v1_runs__slug__overheads_get: {
+        parameters: {
+            query?: {
+                metric?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunOverheads"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -953,6 +2931,78 @@ export interface operations {
             };
         };
     };
+    report_progress_api_v1_runs__slug__progress_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProgressIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProgressAck"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    upload_results_api_v1_runs__slug__results_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["Body_upload_results_api_v1_runs__slug__results_post"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     get_series_api_v1_runs__slug__series_get: {
         parameters: {
             query?: {
@@ -973,6 +3023,105 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SeriesList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_trail_api_v1_trails__trail_id__get: {
+        parameters: {
+            query?: {
+                metric?: string;
+            };
+            header?: never;
+            path: {
+                trail_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrailDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_overhead_trail_api_v1_trails__trail_id__overhead_get: {
+        parameters: {
+            query?: {
+                metric?: string;
+            };
+            header?: never;
+            path: {
+                trail_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OverheadTrail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_deliveries_api_v1_webhooks__webhook_id__deliveries_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
                 };
             };
             /** @description Validation Error */

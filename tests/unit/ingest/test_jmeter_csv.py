@@ -218,3 +218,18 @@ def test_legacy_encoding_after_a_utf8_head(write) -> None:
     parsed = parse_file(write("late.jtl", data))
     assert parsed.samples.height == 3001  # type: ignore[union-attr]
     assert parsed.samples["scenario"][-1] == "接口"  # type: ignore[index]
+
+
+def test_gzipped_files(write) -> None:
+    import gzip
+    src = real("jmeter-csv/taurus_slow-stdev.jtl")
+    plain = parse_file(src).samples
+    path = write("x.jtl.gz", gzip.compress(src.read_bytes()))
+    assert detect_format(path) == "jmeter-csv"
+    assert parse_file(path).samples.equals(plain)  # type: ignore[union-attr]
+    xml = real("jmeter-xml/taurus_resource_tc.jtl")
+    assert parse_file(write("x.xml.gz", gzip.compress(xml.read_bytes()))).samples.equals(  # type: ignore[union-attr]
+        parse_file(xml).samples)
+    nd = real("k6-json-output/KirillY_k6-load-template_k6-results.ndjson")
+    assert parse_file(write("k6.json.gz", gzip.compress(nd.read_bytes()))).samples.equals(  # type: ignore[union-attr]
+        parse_file(nd).samples)

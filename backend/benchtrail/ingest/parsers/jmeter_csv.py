@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from ..model import NONE_LOAD, SAMPLE_SCHEMA, LoadSpec, ParsedFile, ParseError, ParseOptions
-from ..textio import decode, read_head
+from ..textio import GZIP_MAGIC, decode, read_bytes, read_head
 
 # Default column sets of header-less files, by column count (JMeter <= 2.11 and 2.12-2.13).
 HEADERLESS_COLUMNS: dict[int, tuple[str, ...]] = {
@@ -42,7 +42,10 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     if not head.strip():
         raise ParseError(f"{path.name} is empty")
     head_text, encoding = decode(head, partial=True)
-    needs_recode = encoding != "utf-8" or head.startswith(b"\xef\xbb\xbf") or b"\r\r\n" in head
+    with path.open("rb") as fh:
+        gzipped = fh.read(2) == GZIP_MAGIC
+    needs_recode = (gzipped or encoding != "utf-8" or head.startswith(b"\xef\xbb\xbf")
+                    or b"\r\r\n" in head)
     first_line = head_text.split("\n", 1)[0]
     delimiter, columns, has_header = _layout(first_line, options)
 
@@ -54,12 +57,12 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
                              f"{', '.join(columns)}", line=1)
     source: Path | io.BytesIO = path
     if needs_recode:
-        source = io.BytesIO(decode(path.read_bytes())[0].encode("utf-8"))
+        source = io.BytesIO(decode(read_bytes(path))[0].encode("utf-8"))
     try:
         df = _read(source, delimiter, columns, has_header, wanted)
     except pl.exceptions.PolarsError as exc:
         _locate_error(path, delimiter, columns, has_header)
-        text, full_encoding = decode(path.read_bytes())
+        text, full_encoding = decode(read_bytes(path))
         if needs_recode or full_encoding == "utf-8":
             raise ParseError(f"unreadable CSV: {str(exc).splitlines()[0]}") from exc
         # The head was UTF-8 but a later part is not (e.g. a GBK label): read the decoded text.
@@ -70,7 +73,8 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     if df.select(pl.any_horizontal(pl.col(required).is_null()).any()).item():
         _locate_error(path, delimiter, columns, has_header)
         raise ParseError("a sample lacks timeStamp, elapsed or success")
-    _check_tail(path, delimiter, len(columns))
+    if not gzipped:
+        _check_tail(path, delimiter, len(columns))
     return _to_parsed(df, options, columns, has_header)
 
 
@@ -120,7 +124,7 @@ def _layout(first_line: str, options: ParseOptions) -> tuple[str, tuple[str, ...
 
 def _locate_error(path: Path, delimiter: str, columns: tuple[str, ...], has_header: bool) -> None:
     """Re-read with the csv module and raise a ParseError at the first bad line, if any."""
-    text = decode(path.read_bytes())[0]
+    text = decode(read_bytes(path))[0]
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quotechar='"')
     index = {c: i for i, c in enumerate(columns)}
     line_end = 0

@@ -3,12 +3,14 @@ resources, redirects, Transaction Controller children) are part of their parent 
 
 from __future__ import annotations
 
+import gzip
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import polars as pl
 
 from ..model import SAMPLE_SCHEMA, ParsedFile, ParseError, ParseOptions
+from ..textio import GZIP_MAGIC
 from .jmeter_csv import EMPTY_TRANSACTION_PREFIX, TRANSACTION_PREFIX, _thread_group_loads
 
 SAMPLE_TAGS = {"httpSample", "sample"}
@@ -25,7 +27,9 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     parser = ET.XMLPullParser(events=("start", "end"))
     root_seen = False
     try:
-        with path.open("rb") as fh:
+        with path.open("rb") as raw:
+            gzipped = raw.read(2) == GZIP_MAGIC
+        with (gzip.open(path, "rb") if gzipped else path.open("rb")) as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 parser.feed(chunk)
                 for event, elem in parser.read_events():

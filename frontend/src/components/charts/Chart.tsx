@@ -4,7 +4,13 @@ import { DataTable } from '../DataTable';
 import { ExportButtons } from '../ExportButtons';
 import type { PlotlyChartProps } from './PlotlyChart';
 
-const LazyPlotlyChart = lazy(() => import('./PlotlyChart').then((m) => ({ default: m.PlotlyChart })));
+const loadPlotly = () => import('./PlotlyChart');
+const LazyPlotlyChart = lazy(() => loadPlotly().then((m) => ({ default: m.PlotlyChart })));
+
+/** Starts fetching the Plotly chunk now, e.g. while a page still waits for its data. */
+export function preloadCharts(): void {
+  void loadPlotly();
+}
 
 export type ChartProps = PlotlyChartProps;
 

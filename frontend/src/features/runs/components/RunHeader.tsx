@@ -117,6 +117,22 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
           </ul>
         </div>
       ) : null}
+      {run.alerts.length ? (
+        <div className="state warn" role="note" aria-label="Alerts raised by this run">
+          <strong>
+            {run.alerts.length} alert{run.alerts.length > 1 ? 's' : ''} raised by this run:
+          </strong>
+          <ul>
+            {run.alerts.map((a) => (
+              <li key={a.id}>
+                <Badge tone={a.state === 'open' ? 'bad' : 'info'}>{a.state}</Badge> {a.summary}
+                {a.magnitude_rel !== null ? ` (${(a.magnitude_rel * 100).toFixed(1)}%)` : ''}
+                {a.p_value !== null ? `, p = ${a.p_value.toPrecision(2)}` : ''}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
       {run.criteria.length ? (
         <table aria-label="Pass/fail criteria">
           <thead>

@@ -1,10 +1,11 @@
-import { useQuery } from '@tanstack/react-query';
-import type { ReactElement } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, type ReactElement } from 'react';
+import { preloadCharts } from '@/components/charts/Chart';
 import { useParams } from 'react-router';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
 import { isJmhRun, referenceVariant, sortLoads } from '@/lib/runModel';
 import { useUrlState } from '@/lib/useUrlState';
-import { isLive, runQuery } from '../api/queries';
+import { isLive, percentilesQuery, runQuery, seriesQuery } from '../api/queries';
 import { JmhTables } from './JmhTables';
 import { LoadBreakdown } from './LoadBreakdown';
 import { PercentileSpectrum } from './PercentileSpectrum';
@@ -17,6 +18,13 @@ import { VariantMatrix } from './VariantMatrix';
 export function RunPage(): ReactElement {
   const { runSlug = '' } = useParams();
   const [state, setState] = useUrlState(RUN_VIEW_SCHEMA);
+  const queryClient = useQueryClient();
+  // The chart bundle, the series and the spectrum only need the slug: fetch them alongside the run.
+  useEffect(() => {
+    preloadCharts();
+    void queryClient.prefetchQuery(seriesQuery(runSlug, null));
+    void queryClient.prefetchQuery(percentilesQuery(runSlug));
+  }, [queryClient, runSlug]);
   const { data: run, error, isPending } = useQuery(runQuery(runSlug));
   if (isPending) return <Loading what={`run ${runSlug}`} />;
   if (error) return <ErrorState error={error} what={`run '${runSlug}'`} />;
