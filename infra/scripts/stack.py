@@ -80,6 +80,7 @@ class Stack:
 
     def start_services(self) -> None:
         env = self.env()
+        runner_env = {**env, "BENCHTRAIL_RUNNER_TOKEN": self.token("runner"), "BENCHTRAIL_RUNNER_NAME": "local"}
         celery = [str(BIN / "celery"), "-A", "benchtrail_worker.app"]
         self._spawn("api", [str(BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
                             "127.0.0.1", "--port", str(self.api_port), "--no-access-log"], env)
@@ -87,8 +88,12 @@ class Stack:
                                         "worker@%h", "--loglevel", "INFO"], env)
         self._spawn("beat", celery + ["beat", "-s", str(self.run_dir / "beat-schedule"), "--loglevel", "INFO"], env)
         self._spawn("runner", celery + ["worker", "-Q", "runner.local", "-c", "1", "-n", "runner-local@%h",
-                                        "--loglevel", "INFO"], env)
+                                        "--loglevel", "INFO"], runner_env)
         self._wait(lambda: self._health() == 200, 60, "the API health check")
+
+    def start_demo_targets(self) -> None:
+        """The Java demo service without and with the OpenTelemetry agent (ports 18081/18082)."""
+        subprocess.run([str(REPO / "infra/demo/start-java.sh")], env=self.env(), check=True)
 
     def stop(self) -> None:
         for name in ("runner", "beat", "worker", "api", "redis"):
@@ -154,13 +159,13 @@ class Stack:
         raise SystemExit(f"stack: timed out waiting for {what}")
 
     # -- tokens ---------------------------------------------------------------------------------
-    def admin_token(self) -> str:
-        """A site admin token, created once and kept (mode 600) under the state dir."""
-        path = self.run_dir / "admin-token"
+    def token(self, role: str) -> str:
+        """A site-wide token of `role` (admin, runner), created once and kept (mode 600)."""
+        path = self.run_dir / f"{role}-token"
         if path.exists():
             return path.read_text().strip()
-        out = subprocess.run([str(BIN / "benchtrail"), "admin", "create-token", "--role", "admin",
-                              "--name", "make-up-admin"], env=self.env(), check=True, capture_output=True, text=True)
+        out = subprocess.run([str(BIN / "benchtrail"), "admin", "create-token", "--role", role,
+                              "--name", f"stack-{role}"], env=self.env(), check=True, capture_output=True, text=True)
         token = out.stdout.strip().splitlines()[-1]
         path.write_text(token)
         path.chmod(0o600)
@@ -177,8 +182,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     stack.start_infra()
     stack.migrate()
     stack.start_services()
-    token = stack.admin_token()
+    token = stack.token("admin")
     if not args.no_demo:
+        stack.start_demo_targets()
         subprocess.run([str(BIN / "python"), str(REPO / "infra/scripts/demo.py"), "--url", stack.url,
                         "--token", token], env=stack.env(), check=True)
     print(f"\nBenchtrail is up: {stack.url}\nadmin token: {token}\n"
@@ -188,7 +194,10 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_down(_: argparse.Namespace) -> int:
-    default_stack().stop()
+    stack = default_stack()
+    stack.stop()
+    subprocess.run([str(REPO / "infra/demo/stop-java.sh")], env=stack.env(), check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return 0
 
 
@@ -203,7 +212,7 @@ def cmd_ephemeral(args: argparse.Namespace) -> int:
         stack.start_infra()
         stack.migrate()
         stack.start_services()
-        env = {**stack.env(), "BENCHTRAIL_E2E_URL": stack.url, "BENCHTRAIL_E2E_ADMIN_TOKEN": stack.admin_token()}
+        env = {**stack.env(), "BENCHTRAIL_E2E_URL": stack.url, "BENCHTRAIL_E2E_ADMIN_TOKEN": stack.token("admin")}
         command = args.command[1:] if args.command and args.command[0] == "--" else args.command
         return subprocess.run(command, env=env, cwd=args.cwd or REPO).returncode
     finally:

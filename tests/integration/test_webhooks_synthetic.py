@@ -156,14 +156,15 @@ def test_steps_raise_alerts_there_only_with_one_signed_delivery_each(client, wor
     # Grouped by the run whose analysis raised them: 1.6.0 and 1.10.0.
     assert sorted(g["run"] for g in alerts["groups"]) == sorted([slugs[6], slugs[10]])
 
-    # Magnitudes against numpy on the segments between the steps; p-values against scipy's Welch test.
+    # Magnitudes against numpy over what was known when the alert was raised: from the previous step
+    # (or the start) to the detecting run; p-values against scipy's Welch test.
     added = 100 * (agent - ref) / ref
-    bounds = (0, *STEPS, len(VERSIONS))
     for a in alerts["items"]:
         values = added if a["kind"] == "overhead" else agent
-        s = slugs.index(a["run"])
-        k = STEPS.index(s)
-        before, after = values[bounds[k]:s], values[s:bounds[k + 2]]
+        s, d = slugs.index(a["run"]), slugs.index(a["detected_by"])
+        assert d == s + 2  # three points of the new level are enough
+        lo = max([b for b in STEPS if b < s], default=0)
+        before, after = values[lo:s], values[s:d + 1]
         assert a["direction"] == "regression"
         assert a["magnitude_abs"] == pytest.approx(after.mean() - before.mean(), rel=1e-9)
         assert a["p_value"] == pytest.approx(stats.ttest_ind(before, after, equal_var=False).pvalue, rel=1e-6)

@@ -3,9 +3,11 @@
 - Both directions are recorded; only regressions are notified and fail a CI gate.
 - A change point already alerted (same trail, metric and kind, same direction, culprit within two
   points in x-axis order) is not alerted again when later runs move it slightly.
-- Accepted alerts (acknowledged, fixed, wontfix) are real changes: their culprit becomes a known
-  change point, so detection restarts from the new level (the baseline is reset). `invalid` ones are
-  not boundaries.
+- An alert is a real change until someone marks it `invalid`: its culprit is a known change point
+  for later detection, which therefore restarts from the new level (the baseline is reset), and a
+  second change soon after is judged against that level alone. Without this, a staircase of equal
+  steps looks like a ramp to the detector and its steps fade as points arrive. `invalid` alerts (false
+  alarms) are not boundaries.
 - Confirm before alert (project setting): a scheduled run that suspects regressions stores them on
   the run and asks for one re-run of the same plan (`request_confirmation`); the re-run carries the
   label `confirmation_of = <run slug>` and raises the alerts only where its own value sits on the new
@@ -33,17 +35,17 @@ if TYPE_CHECKING:
     from benchtrail.trails.settings import AnalysisSettings
 
 STATES = ("new", "acknowledged", "investigating", "fixed", "invalid", "wontfix")
-ACCEPTED = frozenset({"acknowledged", "fixed", "wontfix"})
+NOT_A_CHANGE = frozenset({"invalid"})
 NEARBY = 2
 
 
 def known_changes(session: Session, project_id: int,
                   trail_ids: list[int]) -> tuple[list[Annotation], dict[tuple[int, str, str], set[int]]]:
-    accepted: dict[tuple[int, str, str], set[int]] = defaultdict(set)
+    alerted: dict[tuple[int, str, str], set[int]] = defaultdict(set)
     for a in repository.alerts_on(session, trail_ids):
-        if a.state in ACCEPTED:
-            accepted[(a.trail_id, a.metric, a.kind)].add(a.run_id)
-    return list(repository.annotations(session, project_id, known_only=True)), accepted
+        if a.state not in NOT_A_CHANGE:
+            alerted[(a.trail_id, a.metric, a.kind)].add(a.run_id)
+    return list(repository.annotations(session, project_id, known_only=True)), alerted
 
 
 def raise_alerts(session: Session, project: Project, run: Run, findings: list[Finding],

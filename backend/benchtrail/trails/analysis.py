@@ -101,7 +101,7 @@ def _analyse_trails(session: Session, project: Project, run_id: int, trail_ids: 
                     cfg: AnalysisSettings) -> tuple[list[Finding], int, dict[tuple[int, str, str], float]]:
     """Findings, the number of trails analysed, and this run's value on each of them."""
     stored = repository.analyses(session, trail_ids)
-    annotations, accepted = alerts.known_changes(session, project.id, trail_ids)
+    annotations, alerted = alerts.known_changes(session, project.id, trail_ids)
     series: dict[tuple[int, str, str], list[history.Point]] = defaultdict(list)
     units: dict[int, str | None] = {}
     for cell, run_row in repository.trail_cells(session, trail_ids, cfg.metrics):
@@ -127,7 +127,7 @@ def _analyse_trails(session: Session, project: Project, run_id: int, trail_ids: 
             # Overhead values are percent of the reference already; the threshold applies to the
             # change in percentage points, below, not to a percentage of the overhead itself.
             s = replace(s, min_magnitude_pct=0.0)
-        known = history.known_indices(points, annotations, accepted.get((trail_id, metric, kind), set()))
+        known = history.known_indices(points, annotations, alerted.get((trail_id, metric, kind), set()))
         invalid = [p.run_id for p in points if not p.is_valid]
         key = settings_key(s, [points[i].run_id for i in known] + [-r for r in invalid])
         prev = stored.get((trail_id, metric, kind))

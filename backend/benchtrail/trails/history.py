@@ -53,9 +53,9 @@ def replicates_of(points: Sequence[Point]) -> list[Sequence[float]] | None:
     return None
 
 
-def known_indices(points: Sequence[Point], annotations: Sequence[Any], accepted_run_ids: set[int]) -> list[int]:
+def known_indices(points: Sequence[Point], annotations: Sequence[Any], alerted_run_ids: set[int]) -> list[int]:
     """Indices that are known change points: the first point of an annotated version (or the first at
-    or after an annotated time), and the culprits of accepted alerts."""
+    or after an annotated time), and the culprits of alerts (except invalid ones)."""
     out: set[int] = set()
     for a in annotations:
         for i, p in enumerate(points):
@@ -65,7 +65,7 @@ def known_indices(points: Sequence[Point], annotations: Sequence[Any], accepted_
             if a.agent_version is None and a.at is not None and (p.started_at or p.created_at) >= a.at:
                 out.add(i)
                 break
-    out.update(i for i, p in enumerate(points) if p.run_id in accepted_run_ids)
+    out.update(i for i, p in enumerate(points) if p.run_id in alerted_run_ids)
     return sorted(i for i in out if i > 0)
 
 

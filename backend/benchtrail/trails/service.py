@@ -71,8 +71,8 @@ def _change_points(session: Session, project: Project, trail: Trail, metric: str
         s = detector_settings(cfg, metric, unit)
         if kind == "overhead":
             s = replace(s, min_magnitude_pct=0.0)
-        annotations, accepted = alerts.known_changes(session, project.id, [trail.id])
-        known = history.known_indices(points, annotations, accepted.get((trail.id, metric, kind), set()))
+        annotations, alerted = alerts.known_changes(session, project.id, [trail.id])
+        known = history.known_indices(points, annotations, alerted.get((trail.id, metric, kind), set()))
         cps = history.detect(points, s, known, None, None)
     out = []
     for cp in cps:

@@ -23,9 +23,18 @@ export function Chart(props: ChartProps): ReactElement {
 }
 
 /** Every chart comes with a table of the same numbers, for reading exact values and for screen readers. */
-export function ChartWithTable({ chart, table }: { chart: ChartProps; table: TableModel }): ReactElement {
+export function ChartWithTable({
+  chart,
+  table,
+  stacked = false,
+}: {
+  chart: ChartProps;
+  table: TableModel;
+  /** Wide tables go under the chart instead of beside it. */
+  stacked?: boolean;
+}): ReactElement {
   return (
-    <figure className="chart-with-table" aria-label={chart.title}>
+    <figure className={stacked ? 'chart-with-table stacked' : 'chart-with-table'} aria-label={chart.title}>
       <Chart {...chart} />
       <div className="chart-table">
         <ExportButtons model={table} filename={chart.filename} />

@@ -23,7 +23,7 @@ export function JmhTables({
           type: 'bar' as const,
           orientation: 'h' as const,
           name: `${v.name} − ${reference.name}`,
-          y: table.rows.map((r) => `${r.values.scenario}${r.values.params ? ` (${r.values.params})` : ''}`),
+          y: table.rows.map((r) => String(r.values.scenario)),
           x: table.rows.map((r) => (typeof r.values[`${v.id}.diff`] === 'number' ? (r.values[`${v.id}.diff`] as number) : null)),
         }));
         return (
@@ -37,6 +37,7 @@ export function JmhTables({
               filename: `${run.slug}-jmh-${mode}`,
             }}
             table={table}
+            stacked
           />
         );
       })}

@@ -117,7 +117,7 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
           </ul>
         </div>
       ) : null}
-      {run.alerts.length ? (
+      {run.alerts?.length ? (
         <div className="state warn" role="note" aria-label="Alerts raised by this run">
           <strong>
             {run.alerts.length} alert{run.alerts.length > 1 ? 's' : ''} raised by this run:
