@@ -28,7 +28,7 @@ test-frontend:
 	cd frontend && npm run --silent test
 
 test-e2e:
-	$(PY) infra/scripts/stack.py ephemeral --cwd frontend -- npx playwright test -c ../tests/e2e/playwright.config.ts
+	$(PY) infra/scripts/stack.py ephemeral --cwd frontend -- npm run --silent e2e
 
 ## Benchmarks: each prints ratios against a reference measured in the same run.
 bench: bench-ingest bench-detect bench-ui bench-runner

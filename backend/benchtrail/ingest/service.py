@@ -262,3 +262,37 @@ def _scratch() -> Path:
     path = get_settings().data_dir / "tmp"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:
+    """The database half of an ingest, for `make bench-ingest`: a run with the cells and series of
+    one already parsed file, written exactly as `ingest_run` writes them."""
+    import os
+    import uuid
+
+    from benchtrail.config import get_settings
+    from benchtrail.db import get_engine, get_sessionmaker
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Project
+
+    os.environ["BENCHTRAIL_DATABASE_URL"] = database_url
+    for cached in (get_settings, get_engine, get_sessionmaker):
+        cached.cache_clear()
+    with unit_of_work() as session:
+        project = Project(slug=f"bench-{uuid.uuid4().hex[:8]}", name="bench", description="", is_public=False,
+                          settings={})
+        session.add(project)
+        session.flush()
+        run = Run(slug=uuid.uuid4().hex[:11], project_id=project.id, source="upload", tool=parsed.tool,
+                  status="ingesting", labels={}, meta={}, validity=[], criteria=[], progress={})
+        session.add(run)
+        session.flush()
+        writer = RunWriter(session, run, env_fingerprint="bench")
+        for cell in cells.cells:
+            writer.add_cell("baseline", cell)
+        for cell in cells.reported:
+            writer.add_cell("baseline", cell)
+        for series in cells.series:
+            writer.add_series("baseline", series)
+        writer.write(reference="baseline")
+        run.status = "completed"
