@@ -10,7 +10,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TOOLS="${BENCHTRAIL_TOOLS_DIR:-$(cd "$HERE/../.." && pwd)/.tools}"
 JAVA_DIR="$TOOLS/demo-java"
-RUN="$TOOLS/run"
+RUN="${DEMO_RUN_DIR:-$TOOLS/run}"
 BASELINE_PORT="${DEMO_BASELINE_PORT:-18081}"
 AGENT_PORT="${DEMO_AGENT_PORT:-18082}"
 EXPORTER="${DEMO_OTEL_EXPORTER:-none}"

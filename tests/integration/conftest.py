@@ -82,11 +82,11 @@ def go_target(logdir: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def java_demo() -> Iterator[tuple[str, str]]:
+def java_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """The Java demo service twice: baseline without an agent, agent with the OpenTelemetry agent."""
     ports = (free_port(), free_port())
     env = {**os.environ, "DEMO_BASELINE_PORT": str(ports[0]), "DEMO_AGENT_PORT": str(ports[1]),
-           "BENCHTRAIL_TOOLS_DIR": str(TOOLS)}
+           "BENCHTRAIL_TOOLS_DIR": str(TOOLS), "DEMO_RUN_DIR": str(tmp_path_factory.mktemp("demo-java"))}
     subprocess.run([str(REPO / "infra/demo/start-java.sh")], env=env, check=True)
     yield f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
     subprocess.run([str(REPO / "infra/demo/stop-java.sh")], env=env, check=False)

@@ -9,7 +9,7 @@ from benchtrail.alerts.schemas import (AlertDetail, AlertEventOut, AlertGroup, A
                                        DeliveryOut, WebhookCreated, WebhookIn, WebhookList, WebhookOut)
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
-from benchtrail.models import Alert, Project, Run, Trail, Webhook
+from benchtrail.models import Alert, Run, Trail, Webhook
 
 router = APIRouter(prefix="/api/v1", tags=["alerts"])
 SessionDep = Depends(request_session, scope="function")
@@ -105,5 +105,3 @@ def list_deliveries(webhook_id: int, limit: int = Query(default=100, ge=1, le=10
     return DeliveryList(items=[DeliveryOut.model_validate(d, from_attributes=True)
                                for d in webhooks.deliveries(session, principal, webhook_id, limit)])
 
-
-__all__ = ["router", "alert_out", "Project"]
