@@ -2,8 +2,13 @@
  * Seeds the real stack through its public API, like the CLI does: a project per seed shape, real
  * tool output uploaded as runs, and waits until the worker has ingested every run.
  */
-import { apiJson, fixture, saveState, upload, waitForRuns, type E2EState } from './support/api';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { apiJson, fixture, REPO, saveState, upload, waitForAnalysis, waitForRuns, XRAY_VERSIONS } from './support/api';
 import { generateJtl } from './support/jtl';
+import { startDemoTarget } from './support/target';
+
+const XRAY_DATA = resolve(REPO, 'examples/data/aws-xray-java-agent');
 
 const ENVIRONMENT = {
   name: 'm5.xlarge-al2',
@@ -22,16 +27,20 @@ async function createProject(token: string, slug: string, name: string, descript
   }, token);
 }
 
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(): Promise<() => Promise<void>> {
   const token = process.env.BENCHTRAIL_E2E_ADMIN_TOKEN;
   if (!token) throw new Error('BENCHTRAIL_E2E_ADMIN_TOKEN is not set');
   const suffix = Date.now().toString(36);
   const project = `e2e-easeagent-${suffix}`;
   const heyProject = `e2e-router-${suffix}`;
   const jmhProject = `e2e-xray-${suffix}`;
+  const planProject = `e2e-plans-${suffix}`;
+  const alertProject = `e2e-alerts-${suffix}`;
   await createProject(token, project, `EaseAgent petclinic ${suffix}`, 'JMeter, baseline vs agent, thread groups 10/20/50');
   await createProject(token, heyProject, `Router ${suffix}`, 'hey, three router variants');
   await createProject(token, jmhProject, `X-Ray agent ${suffix}`, 'JMH, no/sdk/auto instrumentation');
+  await createProject(token, planProject, `Plans ${suffix}`, 'hey runs started from the dashboard');
+  await createProject(token, alertProject, `Alerts ${suffix}`, 'JMeter; the agent gets slower from 1.4.0 on');
 
   const jtlRuns: string[] = [];
   for (const [i, version] of ['2.4.0', '2.5.0'].entries()) {
@@ -66,10 +75,10 @@ export default async function globalSetup(): Promise<void> {
   ]);
 
   const jmhRuns: Record<string, string> = {};
-  for (const version of ['2.7.x', '2.8.x', '2.9.x']) {
+  for (const version of XRAY_VERSIONS) {
     const files = ['no-instrumentation', 'sdk-instrumentation', 'auto-instrumentation'].map((variant) => ({
       name: `aws-xray-java-agent_${version}_${variant}.txt`,
-      content: fixture('jmh-text', `aws-xray-java-agent_${version}_${variant}.txt`),
+      content: readFileSync(resolve(XRAY_DATA, `aws-xray-java-agent_${version}_${variant}.txt`)),
       spec: { variant, format: 'jmh-text' },
     }));
     const accepted = await upload(jmhProject, token, {
@@ -78,6 +87,39 @@ export default async function globalSetup(): Promise<void> {
     jmhRuns[version] = accepted.run;
   }
 
+  // Four versions with a light agent, then four with a heavy one: a step the change-point detector must alert on.
+  const alertRuns: string[] = [];
+  for (let i = 0; i < 8; i++) {
+    const version = `1.${i}.0`;
+    const start = Date.UTC(2026, 9, 1 + i, 12, 0, 0);
+    const files = [
+      { name: 'baseline.jtl', content: generateJtl({ seed: 500 + i, perSpanMs: 0, startMs: start, requestsPerThread: 20 }), spec: { variant: 'baseline', format: 'jmeter-csv' } },
+      { name: 'agent.jtl', content: generateJtl({ seed: 900 + i, perSpanMs: i < 4 ? 0.3 : 4, startMs: start, requestsPerThread: 20 }), spec: { variant: 'agent', format: 'jmeter-csv' } },
+    ];
+    const accepted = await upload(alertProject, token, {
+      environment: ENVIRONMENT, tool: 'jmeter', agent_version: version, reference: 'baseline',
+      commit: `a1e47${i}`.padEnd(40, '0'), branch: 'main',
+    }, files);
+    // In order: each run's analysis sees the runs before it, as with a real release stream.
+    await waitForRuns([accepted.run]);
+    alertRuns.push(accepted.run);
+  }
+
+  // The stack's runner (pool "local", hey installed) runs this plan against a real local target.
+  const target = await startDemoTarget();
+  const plan = {
+    version: 1, name: 'hey-quick', tool: 'hey', pool: 'local',
+    variants: [{ name: 'target', role: 'reference', target: target.url, resources: { source: 'process' } }],
+    scenarios: [{ name: 'ok', path: '/ok' }],
+    loads: [{ concurrency: 2, requests: 200 }],
+  };
+  await apiJson(`/api/v1/projects/${planProject}/plans`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(plan),
+  }, token);
+
   await waitForRuns([...jtlRuns, heyRun.run, ...Object.values(jmhRuns)]);
-  saveState({ project, heyProject, jmhProject, jtlRuns, heyRun: heyRun.run, jmhRuns });
+  await waitForAnalysis(alertRuns);
+  saveState({ project, heyProject, jmhProject, planProject, alertProject, alertRuns, plan: plan.name, targetUrl: target.url, jtlRuns,
+    heyRun: heyRun.run, jmhRuns });
+  return target.stop;
 }

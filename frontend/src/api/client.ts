@@ -1,4 +1,5 @@
-import createClient from 'openapi-fetch';
+import createClient, { type Middleware } from 'openapi-fetch';
+import { readToken } from '@/lib/token';
 import type { components, paths } from './schema';
 
 export type Schemas = components['schemas'];
@@ -24,12 +25,53 @@ export class ApiError extends Error {
   }
 }
 
+export type TrailOut = Schemas['TrailOut'];
+export type TrailDetail = Schemas['TrailDetail'];
+export type TrailPoint = Schemas['TrailPoint'];
+export type OverheadTrail = Schemas['OverheadTrail'];
+export type OverheadPoint = Schemas['OverheadPoint'];
+export type ChangePointOut = Schemas['ChangePointOut'];
+export type AlertBrief = Schemas['AlertBrief'];
+export type AnnotationOut = Schemas['AnnotationOut'];
+export type AlertOut = Schemas['AlertOut'];
+export type AlertDetail = Schemas['AlertDetail'];
+export type AlertPatch = Schemas['AlertPatch'];
+export type PlanOut = Schemas['PlanOut'];
+export type ScheduleOut = Schemas['ScheduleOut'];
+export type StartRun = Schemas['StartRun'];
+
 export type ApiClient = ReturnType<typeof createClient<paths>>;
 
-let client: ApiClient = createClient<paths>({ baseUrl: '' });
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Writes carry the token the user set for this tab; reads of public projects go without one. */
+const bearerForWrites: Middleware = {
+  onRequest({ request }) {
+    const token = readToken();
+    if (token && !READ_METHODS.has(request.method.toUpperCase())) {
+      request.headers.set('Authorization', `Bearer ${token}`);
+    }
+    return request;
+  },
+};
+
+function makeClient(baseUrl: string): ApiClient {
+  const c = createClient<paths>({ baseUrl });
+  c.use(bearerForWrites);
+  return c;
+}
+
+let apiBase = '';
+let client: ApiClient = makeClient(apiBase);
 
 export function configureApi(baseUrl: string): void {
-  client = createClient<paths>({ baseUrl });
+  apiBase = baseUrl;
+  client = makeClient(baseUrl);
+}
+
+/** An absolute API address for what the typed client cannot do, e.g. an EventSource. */
+export function apiUrl(path: string): string {
+  return `${apiBase}${path}`;
 }
 
 export function api(): ApiClient {

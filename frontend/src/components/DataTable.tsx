@@ -1,4 +1,5 @@
 import type { ReactElement } from 'react';
+import { Link } from 'react-router';
 import { displayValue, type Column, type TableModel } from '@/lib/table';
 
 function headerText(c: Column): string {
@@ -60,7 +61,7 @@ export function DataTable({ model, caption }: { model: TableModel; caption?: str
                   if (i === 0 || (labelKeys.includes(c.key) && i < labelKeys.length)) {
                     return (
                       <th key={c.key} scope="row">
-                        {text}
+                        {i === 0 && row.href ? <Link to={row.href}>{text}</Link> : text}
                       </th>
                     );
                   }

@@ -21,6 +21,8 @@ export interface Column {
 export interface Row {
   id: string;
   values: Record<string, CellValue>;
+  /** Where the row's first cell links to in the app (e.g. the run it came from). */
+  href?: string;
 }
 
 export interface TableModel {

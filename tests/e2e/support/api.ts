@@ -7,6 +7,9 @@ export const SHARED = resolve(REPO, '../shared');
 export const STATE_FILE = resolve(REPO, 'artifacts/e2e-state.json');
 export const SCREENSHOTS = resolve(REPO, 'artifacts/screenshots');
 
+/** Every X-Ray agent version in examples/data, in release order, so the history spans all six. */
+export const XRAY_VERSIONS = ['2.7.x', '2.8.x', '2.9.x', '2.18.x', '2.21.0', '2.21.x'] as const;
+
 export function baseUrl(): string {
   const url = process.env.BENCHTRAIL_E2E_URL;
   if (!url) throw new Error('BENCHTRAIL_E2E_URL is not set');
@@ -63,10 +66,28 @@ export async function waitForRuns(slugs: string[], timeoutMs = 120_000): Promise
   }
 }
 
+/** Alerts are raised by the analysis task after ingest; wait until it has looked at every run. */
+export async function waitForAnalysis(slugs: string[], timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const slug of slugs) {
+    for (;;) {
+      const run = await apiJson<{ analysis_status: string }>(`/api/v1/runs/${slug}`);
+      if (run.analysis_status === 'done' || run.analysis_status === 'failed') break;
+      if (Date.now() > deadline) throw new Error(`run ${slug} analysis still ${run.analysis_status}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+}
+
 export interface E2EState {
   project: string;
   jmhProject: string;
   heyProject: string;
+  planProject: string;
+  alertProject: string;
+  alertRuns: string[];
+  plan: string;
+  targetUrl: string;
   jtlRuns: string[];
   heyRun: string;
   jmhRuns: Record<string, string>;

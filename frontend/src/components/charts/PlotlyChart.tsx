@@ -15,18 +15,30 @@ export interface PlotlyChartProps {
   data: Data[];
   xTitle?: string;
   yTitle?: string;
-  xType?: 'linear' | 'log' | 'category';
+  xType?: 'linear' | 'log' | 'category' | 'date';
   height?: number;
   /** File name (without extension) of the PNG export. */
   filename: string;
   xRange?: Range | null;
   xTicks?: { values: number[]; labels: string[] };
   onXRangeChange?: (range: Range | null) => void;
+  /** Vertical lines across the plot with a title on top (annotations, change points). */
+  markers?: readonly VerticalMarker[];
+  /** Called with the clicked point's customdata (e.g. its run slug). */
+  onPointClick?: (customdata: unknown) => void;
+}
+
+export interface VerticalMarker {
+  x: number | string;
+  title: string;
+  color?: string;
+  dash?: 'solid' | 'dot' | 'dash';
 }
 
 export function PlotlyChart(props: PlotlyChartProps): ReactElement {
   const graph = useRef<PlotlyHTMLElement | null>(null);
-  const { onXRangeChange } = props;
+  const { onXRangeChange, onPointClick } = props;
+  const markers = props.markers ?? [];
 
   const layout: Partial<Layout> = {
     title: { text: props.title, font: { size: 14 } },
@@ -40,8 +52,36 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
     },
     yaxis: { title: { text: props.yTitle ?? '' }, rangemode: 'tozero' },
     legend: { orientation: 'h', y: -0.25 },
-    hovermode: 'x unified',
+    hovermode: onPointClick ? 'closest' : 'x unified',
+    shapes: markers.map((m) => ({
+      type: 'line' as const,
+      xref: 'x' as const,
+      yref: 'paper' as const,
+      x0: m.x,
+      x1: m.x,
+      y0: 0,
+      y1: 1,
+      line: { color: m.color ?? '#8a94a6', width: 1, dash: m.dash ?? 'dot' },
+    })),
+    annotations: markers.map((m) => ({
+      x: m.x,
+      xref: 'x' as const,
+      yref: 'paper' as const,
+      y: 1,
+      yanchor: 'bottom' as const,
+      text: m.title,
+      showarrow: false,
+      font: { size: 10, color: m.color ?? '#5b6472' },
+    })),
   };
+
+  const onClick = useCallback(
+    (event: Readonly<{ points?: readonly { customdata?: unknown }[] }>) => {
+      const point = event.points?.[0];
+      if (onPointClick && point && point.customdata !== undefined) onPointClick(point.customdata);
+    },
+    [onPointClick],
+  );
 
   const onRelayout = useCallback(
     (event: Readonly<Record<string, unknown>>) => {
@@ -80,6 +120,7 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
           graph.current = gd as PlotlyHTMLElement;
         }}
         onRelayout={onRelayout as never}
+        onClick={onClick as never}
       />
     </div>
   );

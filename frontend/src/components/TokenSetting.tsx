@@ -1,0 +1,37 @@
+import { useState, type ReactElement } from 'react';
+import { writeToken } from '@/lib/token';
+import { useToken } from '@/lib/useToken';
+
+/** Header control for the write token: kept in this tab's sessionStorage, sent only with writes. */
+export function TokenSetting(): ReactElement {
+  const token = useToken();
+  const [draft, setDraft] = useState('');
+  return (
+    <details className="token-setting">
+      <summary>API token: {token ? 'set' : 'not set'}</summary>
+      <form
+        aria-label="API token"
+        onSubmit={(e) => {
+          e.preventDefault();
+          writeToken(draft);
+          setDraft('');
+        }}
+      >
+        <p>
+          Reading public projects needs no token. Triage, plans, runs and schedules do: paste a project token (uploader
+          or admin role). It stays in this browser tab only and is never put in a link.
+        </p>
+        <label>
+          Token{' '}
+          <input type="password" autoComplete="off" value={draft} onChange={(e) => setDraft(e.target.value)} />
+        </label>{' '}
+        <button type="submit">Save token</button>{' '}
+        {token ? (
+          <button type="button" onClick={() => writeToken('')}>
+            Forget token
+          </button>
+        ) : null}
+      </form>
+    </details>
+  );
+}

@@ -1,0 +1,92 @@
+import { useQueries, useQuery } from '@tanstack/react-query';
+import type { ReactElement } from 'react';
+import { Link, useParams } from 'react-router';
+import { ChartWithTable } from '@/components/charts/Chart';
+import { ErrorState, Loading } from '@/components/StateViews';
+import { overviewMetric, overviewTrails, pointLabel, trailTitle } from '@/lib/historyModel';
+import { metricInfo } from '@/lib/metrics';
+import type { Column, Row, TableModel } from '@/lib/table';
+import { analysisSettingsQuery, historySeriesQuery, trailsQuery } from '../api/queries';
+
+/** The project page's glance: each key overhead (variant − reference, %) across agent versions. */
+export function OverheadTrend(): ReactElement | null {
+  const { slug = '' } = useParams();
+  const trails = useQuery(trailsQuery(slug));
+  const settings = useQuery(analysisSettingsQuery(slug));
+  const all = trails.data?.items ?? [];
+  const analysed = (settings.data?.analysis.metrics as string[] | undefined) ?? ['latency_p75'];
+  const metric = overviewMetric(all, analysed);
+  const picked = overviewTrails(all);
+  const series = useQueries({ queries: picked.map((t) => historySeriesQuery(t.id, metric, 'overhead')) });
+
+  const heading = <h2 id="trend-h">Overhead trend</h2>;
+  if (trails.isPending) return <section aria-labelledby="trend-h">{heading}<Loading what="trails" /></section>;
+  if (trails.error) return <section aria-labelledby="trend-h">{heading}<ErrorState error={trails.error} what="trails" /></section>;
+  if (picked.length === 0) {
+    return (
+      <section aria-labelledby="trend-h">
+        {heading}
+        <p className="muted">The overhead trend appears once two runs share an environment, scenario and load level.</p>
+      </section>
+    );
+  }
+  if (series.some((q) => q.isPending)) return <section aria-labelledby="trend-h">{heading}<Loading what="overheads" /></section>;
+  const failed = series.find((q) => q.error);
+  if (failed) return <section aria-labelledby="trend-h">{heading}<ErrorState error={failed.error} what="overheads" /></section>;
+
+  const lines = picked
+    .map((t, i) => ({ trail: t, s: series[i].data! }))
+    .filter((l) => l.s.points.length > 0);
+  const info = metricInfo(metric);
+  // Versions as the API orders them, merged across trails in first-seen order.
+  const versions: string[] = [];
+  for (const l of lines) for (const p of l.s.points) if (!versions.includes(pointLabel(p, 'version'))) versions.push(pointLabel(p, 'version'));
+  const names = lines.map((l) => trailTitle(l.trail, l.s).replace(/^.*?%\), /, ''));
+  const columns: Column[] = [
+    { key: 'x', label: 'Agent version', role: 'label' },
+    ...names.map((n, i): Column => ({ key: `t${i}`, label: n, role: 'percent', direction: info.direction })),
+  ];
+  const rows: Row[] = versions.map((v) => {
+    const values: Row['values'] = { x: v };
+    lines.forEach((l, i) => {
+      // The latest run of a version stands for it in the glance.
+      const pts = l.s.points.filter((p) => pointLabel(p, 'version') === v);
+      values[`t${i}`] = pts.length ? pts[pts.length - 1].value : null;
+    });
+    return { id: v, values };
+  });
+  const title = `${info.title} overhead vs the reference (%)`;
+  const table: TableModel = { title, columns, rows };
+  return (
+    <section aria-labelledby="trend-h">
+      {heading}
+      {lines.length === 0 ? (
+        <p className="muted">No run of this project has a reference variant to measure an overhead against.</p>
+      ) : (
+        <ChartWithTable
+          chart={{
+            title,
+            data: lines.map((l, i) => ({
+              type: 'scatter' as const,
+              mode: 'lines+markers' as const,
+              name: names[i],
+              x: versions.map((_, j) => j),
+              y: rows.map((r) => (typeof r.values[`t${i}`] === 'number' ? (r.values[`t${i}`] as number) : null)),
+            })),
+            xTitle: 'Agent version',
+            yTitle: '% of the reference',
+            xTicks: { values: versions.map((_, j) => j), labels: versions },
+            height: 260,
+            filename: `${slug}-overhead-trend-${metric}`,
+          }}
+          table={table}
+        />
+      )}
+      <p>
+        <Link to={`/p/${encodeURIComponent(slug)}/history?kind=overhead${metric === 'score' ? '&metric=score' : ''}`}>
+          Every trail and overhead in History
+        </Link>
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,137 @@
+import { useQuery } from '@tanstack/react-query';
+import type { Data } from 'plotly.js';
+import type { ReactElement } from 'react';
+import { useNavigate } from 'react-router';
+import type { AnnotationOut, TrailOut } from '@/api/client';
+import { ChartWithTable } from '@/components/charts/Chart';
+import { Empty, ErrorState, Loading } from '@/components/StateViews';
+import {
+  annotationMarkers,
+  changePointMarkers,
+  historyTable,
+  orderPoints,
+  placePoints,
+  pointLabel,
+  trailTitle,
+  type HistoryAxis,
+  type HistoryKind,
+} from '@/lib/historyModel';
+import { historySeriesQuery } from '../api/queries';
+
+/** One trail (or its overhead) across runs; change points, alerts and annotations marked; a point opens its run. */
+export function TrailChart({
+  project,
+  trail,
+  metric,
+  kind,
+  axis,
+  annotations,
+  height,
+  heading,
+}: {
+  project: string;
+  trail: TrailOut;
+  metric: string;
+  kind: HistoryKind;
+  axis: HistoryAxis;
+  annotations: readonly AnnotationOut[];
+  height?: number;
+  heading: string;
+}): ReactElement {
+  const navigate = useNavigate();
+  const { data: series, error, isPending } = useQuery(historySeriesQuery(trail.id, metric, kind));
+  const label = trail.load_label && trail.load_label !== '—' ? trail.load_label : 'single load level';
+  let body: ReactElement;
+  if (isPending) body = <Loading what={`the ${kind === 'overhead' ? 'overhead ' : ''}trail`} />;
+  else if (error) body = <ErrorState error={error} what="this trail" />;
+  else if (series.points.length === 0) {
+    body =
+      kind === 'overhead' ? (
+        <Empty title={`No overhead for ${trail.variant}.`}>
+          <p>
+            Overheads are measured against the run's reference variant; {trail.variant} is the reference here or has no
+            matching reference cell. Pick another variant above.
+          </p>
+        </Empty>
+      ) : (
+        <Empty title={`No ${metric} values on this trail.`}>
+          <p>The runs on this trail do not carry this metric; pick another metric above.</p>
+        </Empty>
+      );
+  } else {
+    const points = orderPoints(series.points, axis);
+    const placed = placePoints(points, axis);
+    const at = (run: string): number | string => placed.x[points.findIndex((p) => p.run === run)];
+    const title = trailTitle(trail, series);
+    const table = historyTable(title, series, axis);
+    const cps = series.changePoints.filter((c) => points.some((p) => p.run === c.run));
+    const alerted = series.alerts.filter((a) => points.some((p) => p.run === a.run));
+    const data: Data[] = [
+      {
+        type: 'scatter',
+        mode: 'lines+markers',
+        name: kind === 'overhead' ? `${trail.variant} − ${series.referenceVariant ?? 'reference'}` : trail.variant,
+        x: placed.x,
+        y: points.map((p) => p.value),
+        customdata: points.map((p) => p.run),
+        text: points.map((p) => `${pointLabel(p, 'version')} · run ${p.run}${p.is_valid ? '' : ' (invalid)'}`),
+        hovertemplate: '%{text}<br>%{y}<extra></extra>',
+        marker: { size: 9, color: points.map((p) => (p.is_valid ? '#1357c4' : '#b9c0cb')) },
+      },
+    ];
+    if (cps.length) {
+      data.push({
+        type: 'scatter',
+        mode: 'markers',
+        name: 'change point',
+        x: cps.map((c) => at(c.run)),
+        y: cps.map((c) => points.find((p) => p.run === c.run)?.value ?? null),
+        customdata: cps.map((c) => c.run),
+        hovertemplate: 'change point: %{customdata}<extra></extra>',
+        marker: { symbol: 'diamond-open', size: 16, color: '#b42318', line: { width: 2 } },
+      });
+    }
+    if (alerted.length) {
+      data.push({
+        type: 'scatter',
+        mode: 'markers',
+        name: 'alert',
+        x: alerted.map((a) => at(a.run)),
+        y: alerted.map((a) => points.find((p) => p.run === a.run)?.value ?? null),
+        customdata: alerted.map((a) => a.run),
+        text: alerted.map((a) => `alert #${a.id} ${a.direction} (${a.state})`),
+        hovertemplate: '%{text}<extra></extra>',
+        marker: { symbol: 'triangle-up', size: 13, color: '#dc6803' },
+      });
+    }
+    const markers = [
+      ...annotationMarkers(annotations, points, axis).map((m) => ({ x: m.x, title: m.title, color: '#5b6472' })),
+      ...changePointMarkers(series, points, axis).map((m) => ({ x: m.x, title: m.title, color: '#b42318', dash: 'dash' as const })),
+    ];
+    body = (
+      <ChartWithTable
+        chart={{
+          title,
+          data,
+          xTitle: axis === 'version' ? 'Agent version' : axis === 'commit' ? 'Commit' : 'Time',
+          yTitle: kind === 'overhead' ? '% of the reference' : `${metric}${series.unit ? ` (${series.unit})` : ''}`,
+          xType: placed.xType,
+          xTicks: placed.ticks,
+          height,
+          filename: `${project}-${kind}-${trail.id}-${metric}`,
+          markers,
+          onPointClick: (run) => {
+            if (typeof run === 'string') void navigate(`/r/${encodeURIComponent(run)}`);
+          },
+        }}
+        table={table}
+      />
+    );
+  }
+  return (
+    <section aria-label={`${heading} ${label}`} className="load-block">
+      <h3>{label}</h3>
+      {body}
+    </section>
+  );
+}
