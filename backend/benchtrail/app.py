@@ -33,13 +33,13 @@ def create_app() -> FastAPI:
 
     app.include_router(health_router)
     app.include_router(projects_router)
-    for module in _optional_routers():
+    for module in _domain_routers():
         app.include_router(module)
     _mount_frontend(app, settings.frontend_dist)
     return app
 
 
-def _optional_routers() -> list:
+def _domain_routers() -> list:
     from benchtrail.execution.endpoints import router as execution_router
     from benchtrail.plans.endpoints import router as plans_router
     from benchtrail.runs.endpoints import router as runs_router

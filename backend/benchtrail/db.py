@@ -1,13 +1,10 @@
 """Engine and sessions, shared by the API and the worker (sync SQLAlchemy 2).
 
-The boundary owns the transaction: `session_scope()` commits on success and rolls back on error;
-services only flush.
+Transactions are owned by the boundaries in `db_boundary` (a request, a task); services only flush.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 
 from sqlalchemy import Engine, MetaData, create_engine
@@ -36,16 +33,3 @@ def get_engine() -> Engine:
 @lru_cache
 def get_sessionmaker() -> sessionmaker[Session]:
     return sessionmaker(bind=get_engine(), expire_on_commit=False)
-
-
-@contextmanager
-def session_scope() -> Iterator[Session]:
-    session = get_sessionmaker()()
-    try:
-        yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()

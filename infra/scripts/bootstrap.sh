@@ -41,7 +41,11 @@ if [ "$want_frontend" = 1 ] && [ -f "$repo/frontend/package.json" ]; then
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
   fi
   if [ ! -f dist/index.html ] || [ -n "$(find src index.html -newer dist/index.html -print -quit 2>/dev/null)" ]; then
-    npm run --silent build >/dev/null
+    if ! npm run --silent build >/tmp/benchtrail-frontend-build.log 2>&1; then
+      cat /tmp/benchtrail-frontend-build.log >&2
+      echo "bootstrap: the frontend build failed (output above)" >&2
+      exit 1
+    fi
   fi
 fi
 
