@@ -115,7 +115,9 @@ def test_plan_runs_only_on_its_pool(client, make_project, start_runner, worker, 
     slug, token = make_project(role="admin")
     runner_a = start_runner("pool-a", "runner-a")
     start_runner("pool-b", "runner-b")
-    post_plan(client, slug, token, hey_plan("on-b", "pool-b", go_target, concurrency=4, requests=400))
+    plan = hey_plan("on-b", "pool-b", go_target, concurrency=4, requests=400)
+    plan["warmup_s"] = 1
+    post_plan(client, slug, token, plan)
     run_slug = start(client, slug, token, "on-b")
     run = wait_status(client, run_slug, ("completed", "failed"), 120)
     assert run["status"] == "completed", run["status_detail"]
@@ -123,7 +125,11 @@ def test_plan_runs_only_on_its_pool(client, make_project, start_runner, worker, 
     assert run_slug not in runner_a.output()
     cell = next(c for c in run["cells"] if c["count"] is not None and c["scenario_id"] ==
                 next(s["id"] for s in run["scenarios"] if s["name"] == "slow"))
-    assert cell["count"] == 400
+    assert cell["count"] == 400  # the warm-up is not in the cell...
+    series = client.get(f"/api/v1/runs/{run_slug}/series", params={"metric": "throughput"}).json()["items"]
+    line = next(x for x in series if x["scenario_id"] == cell["scenario_id"])
+    in_series = sum(v * line["interval_ms"] / 1000 for v in line["values"])
+    assert in_series > 400 + 10  # ...but it is in the series
 
 
 def test_killed_runner_fails_the_run_and_nothing_restarts(client, make_project, start_runner, worker, beat,

@@ -196,13 +196,21 @@ class RunWriter:
                              trail_id=trail_ids[(c.scenario, c.load.key, c.variant, c.mode)],
                              **{"params": {}, "replicates": [], **combine(c.parts)}))
         s.add_all(rows)
-        for variant, series in self.series:
+        for (variant, scenario, load_key, metric), parts in self._series_by_key().items():
+            points = sorted((int(t), float(v)) for part in parts for t, v in zip(part.t_ms, part.values))
             s.add(Series(run_id=run.id, variant_id=variants[variant].id,
-                         scenario_id=scenarios[series.scenario].id if series.scenario is not None else None,
-                         load_id=loads[series.load.key].id, metric=series.metric,
-                         interval_ms=series.interval_ms, t_ms=[int(t) for t in series.t_ms],
-                         values=[float(v) for v in series.values]))
+                         scenario_id=scenarios[scenario].id if scenario is not None else None,
+                         load_id=loads[load_key].id, metric=metric, interval_ms=parts[0].interval_ms,
+                         t_ms=[t for t, _ in points], values=[v for _, v in points]))
         s.flush()
+
+    def _series_by_key(self) -> dict[tuple[str, str | None, str, str], list[Any]]:
+        """One series per variant, scenario, load and metric: a warm-up and its measurement, or the
+        repetitions of a load level, are one line over time."""
+        grouped: dict[tuple[str, str | None, str, str], list[Any]] = {}
+        for variant, series in self.series:
+            grouped.setdefault((variant, series.scenario, series.load.key, series.metric), []).append(series)
+        return grouped
 
     def _trail_ids(self, keys: set[tuple[str, str, str, str]]) -> dict[tuple[str, str, str, str], int]:
         project_id = self.run.project_id
@@ -250,10 +258,11 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
         result = build_cells(parsed, warmup_s=float(run_file.options.get("warmup_s", 0)))
     except ParseError as exc:
         raise IngestFailed(run_file.filename, exc.reason, exc.line, exc.field) from None
-    for cell in result.cells:
-        writer.add_cell(run_file.variant, cell)
-    for cell in result.reported:
-        writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell)
+    if not run_file.options.get("series_only"):
+        for cell in result.cells:
+            writer.add_cell(run_file.variant, cell)
+        for cell in result.reported:
+            writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell)
     for series in result.series:
         writer.add_series(getattr(series, "variant", None) or run_file.variant, series)
 

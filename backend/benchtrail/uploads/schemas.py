@@ -33,7 +33,8 @@ class FileIn(BaseModel):
     format: str | None = Field(default=None, description="Overrides auto-detection, e.g. jmeter-csv")
     scenario: str | None = Field(default=None, description="Scenario name for single-scenario summaries")
     load: LoadIn | None = Field(default=None, description="Load level, when the tool output lacks it")
-    warmup_s: float = Field(default=0, ge=0)
+    warmup_s: float = Field(default=0, ge=0, description="Leading seconds left out of cells, kept in series")
+    series_only: bool = Field(default=False, description="A warm-up output: kept in series, never in cells")
 
 
 class UploadMetadata(BaseModel):

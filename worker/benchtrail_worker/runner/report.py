@@ -54,6 +54,18 @@ def results_upload(result: PlanResult, workdir: Path) -> tuple[dict[str, Any], l
             entry["scenario"] = output.scenario
         entries.append(entry)
         paths.append(output.path)
+    # Warm-up outputs are kept in series (the overlays show the warm-up) but never enter cells.
+    for step in result.steps:
+        if step.step.phase == "warmup" and step.run is not None:
+            for output in step.run.outputs:
+                # filed under the load level it warms up, not the shortened warm-up load
+                measured = result.plan.loads[step.step.load_index].spec
+                entry = {"variant": output.variant, "format": output.format, "load": _load_json(measured),
+                         "series_only": True}
+                if output.scenario is not None:
+                    entry["scenario"] = output.scenario
+                entries.append(entry)
+                paths.append(output.path)
     doc = resources_document(result)
     if doc is not None:
         path = workdir / "resources.benchtrail.json"
