@@ -187,3 +187,27 @@ def test_plan_validation_names_the_field(client, make_project):
                     headers={**admin_headers(token), "Content-Type": "application/yaml"})
     assert r.status_code == 422
     assert "tool" in r.json()["detail"]
+
+
+def test_cli_runs_a_plan_and_waits(client, make_project, start_runner, worker, go_target, live_api, scratch):
+    import subprocess
+
+    from tests.harness import VENV_BIN
+
+    slug, token = make_project(role="admin")
+    start_runner("pool-cli", "runner-cli")
+    plan = scratch / "plan.yaml"
+    plan.write_text(
+        "version: 1\nname: from-cli\ntool: hey\npool: pool-cli\n"
+        f"variants:\n  - {{name: target, role: reference, target: '{go_target}'}}\n"
+        "scenarios:\n  - {name: ok, path: /ok}\nloads:\n  - {concurrency: 2, requests: 300}\n")
+    out = subprocess.run([str(VENV_BIN / "benchtrail"), "run", str(plan), "--project", slug, "--wait", "--json",
+                          "--agent-version", "9.9.9"],
+                         env={**os.environ, "BENCHTRAIL_URL": live_api, "BENCHTRAIL_TOKEN": token},
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "completed" and result["is_valid"] is True
+    run = run_of(client, result["run"])
+    assert run["agent_version"] == "9.9.9"
+    assert any(c["count"] == 300 for c in run["cells"])

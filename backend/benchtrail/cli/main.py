@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+import time
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -184,6 +185,67 @@ def wait_for_analysis(client: Client, slug: str, timeout: float, interval: float
         if time.monotonic() > deadline:
             raise TimeoutError(f"run {slug}: analysis still pending after {timeout:.0f} s")
         time.sleep(interval)
+
+
+@app.command("run")
+def run_plan(
+    plan_file: Annotated[Path, typer.Argument(help="Plan (YAML or JSON)", exists=True, dir_okay=False)],
+    project: Annotated[str, typer.Option(help="Project slug")],
+    url: UrlOpt = "http://127.0.0.1:8400",
+    token: TokenOpt = None,
+    agent_version: Annotated[str | None, typer.Option(help="Agent version under test")] = None,
+    commit: Annotated[str | None, typer.Option(help="Commit SHA")] = None,
+    branch: Annotated[str | None, typer.Option(help="Branch")] = None,
+    wait: Annotated[bool, typer.Option(help="Follow progress until the run ends, then print it")] = False,
+    wait_timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait")] = 6 * 3600,
+    json_out: JsonOpt = False,
+) -> None:
+    """Store a plan (a new version if it changed) and run it on its runner pool."""
+    client = Client(url, token)
+    text = plan_file.read_text()
+    stored = call(lambda: client._check(client.http.post(
+        f"/api/v1/projects/{project}/plans", content=text, headers={"Content-Type": "application/yaml"})))
+    started = call(client.post, f"/api/v1/projects/{project}/plans/{stored['name']}/runs",
+                   {"agent_version": agent_version, "commit": commit, "branch": branch})
+    slug = started["slug"]
+    if not json_out:
+        err.print(f"plan '{stored['name']}' v{stored['version']}: run {slug} queued on pool "
+                  f"'{stored['pool']}': {started['permalink']}", highlight=False)
+    if not wait:
+        if json_out:
+            console.print_json(json.dumps({"run": slug, "id": started["id"], "permalink": started["permalink"],
+                                           "status": started["status"]}))
+        return
+    run = call(_follow, client, slug, wait_timeout, show_progress=not json_out)
+    if json_out:
+        console.print_json(json.dumps({"run": slug, "id": run["id"], "permalink": run["permalink"],
+                                       "status": run["status"], "status_detail": run.get("status_detail"),
+                                       "is_valid": run["is_valid"], "criteria": run.get("criteria")}))
+    else:
+        print_run(run, console)
+    if run["status"] != "completed":
+        fail(EXIT_INGEST_FAILED, f"run {slug} {run['status']}: {run.get('status_detail')}")
+
+
+def _follow(client: Client, slug: str, timeout: float, show_progress: bool) -> dict[str, Any]:
+    """Progress bar from the run's server-sent events until it ends; then the finished run
+    (after ingestion and analysis)."""
+    deadline = time.monotonic() + timeout
+    with Progress("[progress.description]{task.description}", BarColumn(), "{task.percentage:>5.1f}%",
+                  "{task.fields[rate]}", console=err, disable=not show_progress) as bar:
+        task = bar.add_task("queued", total=100, rate="")
+        with client.http.stream("GET", f"/api/v1/runs/{slug}/events", timeout=None) as stream:
+            for line in stream.iter_lines():
+                if not line.startswith("data: "):
+                    continue
+                event = json.loads(line[6:])
+                p = event.get("progress") or {}
+                rate = f"{p['achieved_rate']:.0f} req/s" if p.get("achieved_rate") else ""
+                bar.update(task, completed=p.get("percent") or 0, rate=rate,
+                           description=f"{event['status']}: {p.get('step', '')}"[:60])
+                if event["status"] in ("ingesting", "completed", "failed", "cancelled") or time.monotonic() > deadline:
+                    break
+    return client.wait_for_run(slug, max(1.0, deadline - time.monotonic()))
 
 
 @app.command()
