@@ -11,9 +11,11 @@ from functools import lru_cache
 from typing import Any
 
 from celery import Celery
+from kombu.exceptions import OperationalError
 from sqlalchemy.orm import Session
 
 from benchtrail.config import get_settings
+from benchtrail.logging import log
 
 # Task name -> queue. The worker declares the same routes (benchtrail_worker.app).
 TASK_QUEUES: dict[str, str] = {
@@ -49,9 +51,17 @@ def enqueue(session: Session, name: str, *args: Any, queue: str | None = None, *
 
 
 def send_buffered(session: Session) -> None:
+    """Send after commit. A broker outage must not turn a committed request into an error: the work
+    is recorded in the database and beat's sweeper queues what never ran."""
     jobs: list[Job] = session.info.pop("jobs", [])
     for job in jobs:
-        producer().send_task(job.name, args=job.args, kwargs=job.kwargs, queue=job.queue)
+        try:
+            producer().send_task(job.name, args=job.args, kwargs=job.kwargs, queue=job.queue,
+                                 retry=True, retry_policy={"max_retries": 2, "interval_start": 0.2,
+                                                           "interval_step": 0.5})
+        except (OperationalError, OSError) as exc:
+            log.error("job not sent; the sweeper will queue it again", task=job.name, args=job.args,
+                      error=f"{type(exc).__name__}: {exc}")
 
 
 def drop_buffered(session: Session) -> None:

@@ -179,3 +179,33 @@ def test_repetitions_of_a_cell_merge_exactly(client, worker, make_project, scrat
         assert cell["latency_p99"] == pytest.approx(np.percentile(el, 99, method="inverted_cdf"), rel=1e-3)
         assert cell["latency_max"] == el.max() and cell["latency_min"] == el.min()
         assert len(cell["extra"]["repetitions"]) == 2
+
+
+def test_upload_while_the_broker_is_down_is_ingested_later(client, worker, make_project, scratch, infra):
+    """Nothing accepted is lost: the upload commits, the job cannot be sent, the sweeper queues it."""
+    import subprocess
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import update
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Run
+    from benchtrail_worker.tasks.sweeper import sweep
+    from tests.harness import Redis
+
+    slug, token = make_project()
+    f = write_jtl(scratch / "a.jtl", seed=21, per_group=40)
+    port = int(infra["_redis_port"])
+    subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], check=False, capture_output=True)
+    try:
+        r = upload(client, slug, token, [("baseline", f)])
+        assert r.status_code == 202, r.text
+    finally:
+        Redis(port=port).start()
+    run_slug = r.json()["run"]
+    assert client.get(f"/api/v1/runs/{run_slug}").json()["status"] == "ingesting"
+    with unit_of_work() as session:  # as if five minutes had passed
+        session.execute(update(Run).where(Run.slug == run_slug)
+                        .values(heartbeat_at=datetime.now(timezone.utc) - timedelta(minutes=6)))
+    assert sweep.run() >= 1
+    assert wait_run(client, run_slug)["status"] == "completed"

@@ -7,6 +7,7 @@ anything is stored; the `ingest` worker parses again to build cells in its own t
 from __future__ import annotations
 
 import secrets
+from datetime import datetime, timezone
 import shutil
 import tempfile
 from pathlib import Path
@@ -78,6 +79,7 @@ def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tu
                                 format=fmt, position=position,
                                 options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)))
         run.status = "ingesting"
+        run.heartbeat_at = datetime.now(timezone.utc)  # the sweeper re-queues ingests that never ran
         session.flush()
         jobs.enqueue(session, "results.ingest", run.id)
     finally:

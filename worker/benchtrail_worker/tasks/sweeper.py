@@ -1,4 +1,6 @@
-"""Beat's sweeper: a run whose runner stopped sending heartbeats is failed, never restarted."""
+"""Beat's sweeper: a run whose runner stopped sending heartbeats is failed, never restarted; an
+ingest that never ran (the broker was down after the upload committed, a worker died) is queued again,
+so nothing accepted is lost. Ingest is idempotent: it locks the run and skips one already done."""
 
 from __future__ import annotations
 
@@ -7,11 +9,14 @@ from typing import Any
 
 from sqlalchemy import or_, update
 
+from benchtrail import jobs
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
 from benchtrail.models import Run
 from benchtrail_worker.policy import task
+
+INGEST_REQUEUE_AFTER = timedelta(minutes=5)
 
 
 @task("runs.sweep", "default", soft_time_limit=60, time_limit=90)
@@ -29,6 +34,13 @@ def sweep(self: Any) -> int:
                                              "was not restarted"})
             .returning(Run.id))
         failed = [row[0] for row in result]
+        requeued = session.execute(
+            update(Run).where(Run.status == "ingesting", Run.heartbeat_at < now - INGEST_REQUEUE_AFTER)
+            .values(heartbeat_at=now).returning(Run.id)).scalars().all()
+        for run_id in requeued:
+            jobs.enqueue(session, "results.ingest", run_id)
     if failed:
         log.warning("swept stuck runs", run_ids=failed)
-    return len(failed)
+    if requeued:
+        log.warning("re-queued ingests that never ran", run_ids=list(requeued))
+    return len(failed) + len(requeued)
