@@ -5,7 +5,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from benchtrail_worker.runner.plan import load_plan, steps
+from benchtrail.plans.model import load_plan, steps
 from benchtrail_worker.runner.process import ToolError
 from benchtrail_worker.runner.tools import run_step
 

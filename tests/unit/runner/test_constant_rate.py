@@ -4,7 +4,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from benchtrail_worker.runner.plan import load_plan, steps
+from benchtrail.plans.model import load_plan, steps
 from benchtrail_worker.runner.tools import run_step
 from benchtrail_worker.runner.validity import check_step
 

@@ -4,7 +4,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from benchtrail_worker.runner.plan import load_plan, steps
+from benchtrail.plans.model import load_plan, steps
 from benchtrail_worker.runner.process import ToolError
 from benchtrail_worker.runner.tools import run_step
 from benchtrail_worker.runner.validity import check_step

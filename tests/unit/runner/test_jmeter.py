@@ -5,7 +5,7 @@ from collections import Counter
 from pathlib import Path
 
 from benchtrail_worker.runner.jmx import JTL_PROPERTIES, build_jmx
-from benchtrail_worker.runner.plan import load_plan
+from benchtrail.plans.model import load_plan
 from benchtrail_worker.runner.process import Launch, run_together
 
 from .conftest import Target, require_tool

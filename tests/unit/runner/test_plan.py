@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from benchtrail_worker.runner.plan import PlanError, load_plan, steps
+from benchtrail.plans.model import PlanError, load_plan, steps
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "plans"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import urllib.request
 from pathlib import Path
 
-from benchtrail_worker.runner.plan import load_plan, steps
+from benchtrail.plans.model import load_plan, steps
 from benchtrail_worker.runner.sampling import PrometheusSource, ResourceSampler, pid_listening_on, sampling
 from benchtrail_worker.runner.tools import run_step
 

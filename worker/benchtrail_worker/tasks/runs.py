@@ -19,7 +19,7 @@ from benchtrail.logging import log
 from benchtrail.targets import disallowed_targets
 from benchtrail_worker.policy import task
 from benchtrail_worker.runner.execute import execute_plan
-from benchtrail_worker.runner.plan import PlanError, load_plan, steps
+from benchtrail.plans.model import PlanError, load_plan, steps
 from benchtrail_worker.runner.process import ToolError
 from benchtrail_worker.runner.report import results_upload
 from benchtrail_worker.runner.tools import Progress
