@@ -43,7 +43,7 @@ bench-detect:
 
 bench-ui:
 	infra/scripts/bootstrap.sh --browser --frontend
-	$(PY) infra/scripts/stack.py ephemeral --cwd frontend -- node scripts/bench-ui.mjs
+	$(PY) infra/scripts/stack.py ephemeral --seed --cwd frontend -- node scripts/bench-ui.mjs
 
 bench-runner:
 	infra/scripts/bootstrap.sh --tools

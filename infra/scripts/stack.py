@@ -213,6 +213,8 @@ def cmd_ephemeral(args: argparse.Namespace) -> int:
         stack.migrate()
         stack.start_services()
         env = {**stack.env(), "BENCHTRAIL_E2E_URL": stack.url, "BENCHTRAIL_E2E_ADMIN_TOKEN": stack.token("admin")}
+        if args.seed:
+            env["BENCHTRAIL_BENCH_RUN"] = seed_ab_run(stack.url, stack.token("admin"), state)
         command = args.command[1:] if args.command and args.command[0] == "--" else args.command
         return subprocess.run(command, env=env, cwd=args.cwd or REPO).returncode
     finally:
@@ -224,6 +226,25 @@ def cmd_ephemeral(args: argparse.Namespace) -> int:
         shutil.rmtree(state, ignore_errors=True)
 
 
+def seed_ab_run(url: str, token: str, workdir: Path) -> str:
+    """One JMeter A/B run (thread groups 10/20/50, two labels) uploaded through the API; its slug."""
+    import json
+
+    from benchtrail.cli.client import Client
+    from tests.support.jtl import write_jtl
+
+    client = Client(url, token)
+    client.post("/api/v1/projects", {"slug": "bench-ui", "name": "bench-ui"})
+    files = [write_jtl(workdir / "baseline.jtl", seed=1, per_group=2000),
+             write_jtl(workdir / "agent.jtl", seed=2, per_group=2000, slowdown=1.2)]
+    meta = {"files": [{"variant": "baseline"}, {"variant": "agent"}], "agent_version": "1.0.0"}
+    slug = client.upload("bench-ui", json.dumps(meta), files, idempotency_key=None)["run"]
+    run = client.wait_for_run(slug, timeout=120)
+    if run["status"] != "completed":
+        raise SystemExit(f"stack: seeding run {slug} {run['status']}: {run.get('status_detail')}")
+    return slug
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -233,6 +254,7 @@ def main() -> int:
     sub.add_parser("down").set_defaults(fn=cmd_down)
     eph = sub.add_parser("ephemeral")
     eph.add_argument("--cwd", default=None)
+    eph.add_argument("--seed", action="store_true", help="upload a JMeter A/B run first (BENCHTRAIL_BENCH_RUN)")
     eph.add_argument("command", nargs=argparse.REMAINDER)
     eph.set_defaults(fn=cmd_ephemeral)
     args = parser.parse_args()
