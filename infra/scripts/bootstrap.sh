@@ -8,6 +8,11 @@ for a in "$@"; do
   case "$a" in --browser) want_browser=1 ;; --tools) want_tools=1 ;; --frontend) want_frontend=1 ;; esac
 done
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+# Toolchains that images install outside the default PATH (k6 needs a recent Go to build).
+for d in /usr/local/go/bin "$HOME/go/bin" "$HOME/.local/bin"; do
+  [ -d "$d" ] && case ":$PATH:" in *":$d:"*) ;; *) PATH="$PATH:$d" ;; esac
+done
+export PATH
 
 pkgs=()
 command -v redis-server >/dev/null || pkgs+=(redis-server)
