@@ -1,6 +1,9 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import type { ReactElement } from 'react';
-import { createBrowserRouter, Link, Outlet, RouterProvider } from 'react-router';
+import { lazy, Suspense, type ReactElement } from 'react';
+import { createBrowserRouter, Link, Outlet } from 'react-router';
+import { RouterProvider } from 'react-router/dom';
+import { Loading } from '@/components/StateViews';
+import { TokenSetting } from '@/components/TokenSetting';
 import { CompareView } from '@/features/compare/components/CompareView';
 import { ProjectPage } from '@/features/projects/components/ProjectPage';
 import { ProjectsPage } from '@/features/projects/components/ProjectsPage';
@@ -16,6 +19,7 @@ function Layout(): ReactElement {
         <nav aria-label="Main">
           <Link to="/">Projects</Link>
         </nav>
+        <TokenSetting />
       </header>
       <main>
         <Outlet />
@@ -41,12 +45,47 @@ export function createQueryClient(): QueryClient {
   });
 }
 
+// The project overview's trend comes from the history feature; composed here, where features meet.
+const OverheadTrend = lazy(() =>
+  import('@/features/history/components/OverheadTrend').then((m) => ({ default: m.OverheadTrend })),
+);
+
+function ProjectOverview(): ReactElement {
+  return (
+    <ProjectPage
+      overview={
+        <Suspense fallback={<Loading what="the overhead trend" />}>
+          <OverheadTrend />
+        </Suspense>
+      }
+    />
+  );
+}
+
+// Pages beyond the first visit are their own chunks, keeping the initial bundle small.
 const router = createBrowserRouter([
   {
     element: <Layout />,
+    HydrateFallback: () => null,
     children: [
       { path: '/', element: <ProjectsPage /> },
-      { path: '/p/:slug', element: <ProjectPage /> },
+      { path: '/p/:slug', element: <ProjectOverview /> },
+      {
+        path: '/p/:slug/history',
+        lazy: () => import('@/features/history/components/HistoryPage').then((m) => ({ Component: m.HistoryPage })),
+      },
+      {
+        path: '/p/:slug/alerts',
+        lazy: () => import('@/features/alerts/components/AlertsPage').then((m) => ({ Component: m.AlertsPage })),
+      },
+      {
+        path: '/p/:slug/alerts/:alertId',
+        lazy: () => import('@/features/alerts/components/AlertPage').then((m) => ({ Component: m.AlertPage })),
+      },
+      {
+        path: '/p/:slug/plans',
+        lazy: () => import('@/features/plans/components/PlansPage').then((m) => ({ Component: m.PlansPage })),
+      },
       { path: '/r/:runSlug', element: <RunPage /> },
       { path: '/compare', element: <CompareView /> },
       { path: '*', element: <NotFound /> },

@@ -107,19 +107,35 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
 
   // The stack's runner (pool "local", hey installed) runs this plan against a real local target.
   const target = await startDemoTarget();
-  const plan = {
-    version: 1, name: 'hey-quick', tool: 'hey', pool: 'local',
-    variants: [{ name: 'target', role: 'reference', target: target.url, resources: { source: 'process' } }],
-    scenarios: [{ name: 'ok', path: '/ok' }],
-    loads: [{ concurrency: 2, requests: 200 }],
-  };
-  await apiJson(`/api/v1/projects/${planProject}/plans`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(plan),
-  }, token);
+  try {
+    const plan = {
+      version: 1, name: 'hey-quick', tool: 'hey', pool: 'local',
+      variants: [{ name: 'target', role: 'reference', target: target.url, resources: { source: 'process' } }],
+      scenarios: [{ name: 'ok', path: '/ok' }],
+      loads: [{ concurrency: 2, requests: 200 }],
+    };
+    // A minute of load on the slow endpoint: long enough to be cancelled from the run page.
+    const longPlan = { ...plan, name: 'hey-long', scenarios: [{ name: 'slow', path: '/slow' }],
+      loads: [{ concurrency: 2, duration_s: 60 }] };
+    for (const p of [plan, longPlan]) {
+      await apiJson(`/api/v1/projects/${planProject}/plans`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(p),
+      }, token);
+    }
 
-  await waitForRuns([...jtlRuns, heyRun.run, ...Object.values(jmhRuns)]);
-  await waitForAnalysis(alertRuns);
-  saveState({ project, heyProject, jmhProject, planProject, alertProject, alertRuns, plan: plan.name, targetUrl: target.url, jtlRuns,
-    heyRun: heyRun.run, jmhRuns });
+    await waitForRuns([...jtlRuns, heyRun.run, ...Object.values(jmhRuns)]);
+    await waitForAnalysis(alertRuns);
+    // Added after the analysis has seen every run, so it marks the history without changing what was detected.
+    await apiJson(`/api/v1/projects/${alertProject}/annotations`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ kind: 'jdk', title: 'JDK 21 on the load host', agent_version: '1.6.0' }),
+    }, token);
+
+    saveState({ project, heyProject, jmhProject, planProject, alertProject, alertRuns, plan: plan.name, targetUrl: target.url, jtlRuns,
+      heyRun: heyRun.run, jmhRuns });
+  } catch (err) {
+    await target.stop();
+    throw err;
+  }
   return target.stop;
 }

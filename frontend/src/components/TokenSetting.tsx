@@ -1,4 +1,4 @@
-import { useState, type ReactElement } from 'react';
+import { useRef, useState, type ReactElement } from 'react';
 import { writeToken } from '@/lib/token';
 import { useToken } from '@/lib/useToken';
 
@@ -6,8 +6,12 @@ import { useToken } from '@/lib/useToken';
 export function TokenSetting(): ReactElement {
   const token = useToken();
   const [draft, setDraft] = useState('');
+  const panel = useRef<HTMLDetailsElement>(null);
+  const close = (): void => {
+    if (panel.current) panel.current.open = false;
+  };
   return (
-    <details className="token-setting">
+    <details className="token-setting" ref={panel}>
       <summary>API token: {token ? 'set' : 'not set'}</summary>
       <form
         aria-label="API token"
@@ -15,6 +19,7 @@ export function TokenSetting(): ReactElement {
           e.preventDefault();
           writeToken(draft);
           setDraft('');
+          close();
         }}
       >
         <p>
@@ -27,7 +32,13 @@ export function TokenSetting(): ReactElement {
         </label>{' '}
         <button type="submit">Save token</button>{' '}
         {token ? (
-          <button type="button" onClick={() => writeToken('')}>
+          <button
+            type="button"
+            onClick={() => {
+              writeToken('');
+              close();
+            }}
+          >
             Forget token
           </button>
         ) : null}

@@ -297,10 +297,11 @@ export function historyTable(title: string, series: HistorySeries, axis: History
       { key: 'abs', label: 'Difference', role: 'diff', unit: info.unit === 'samples' ? '' : info.unit, direction: info.direction },
       { key: 'lo', label: 'CI low', role: 'diff', unit: info.unit === 'samples' ? '' : info.unit },
       { key: 'hi', label: 'CI high', role: 'diff', unit: info.unit === 'samples' ? '' : info.unit },
-      { key: 'verdict', label: 'Verdict', role: 'label' },
+      { key: 'verdict', label: 'Verdict', role: 'value' },
     );
   }
-  columns.push({ key: 'change', label: 'Change point', role: 'label' }, { key: 'alerts', label: 'Alerts', role: 'label' });
+  // Text columns after the numbers are values, not row headers: only the leading labels head a row.
+  columns.push({ key: 'change', label: 'Change point', role: 'value' }, { key: 'alerts', label: 'Alerts', role: 'value' });
   const rows: Row[] = points.map((p) => {
     const values: Row['values'] = {
       x: pointLabel(p, axis),

@@ -66,17 +66,17 @@ export function OverheadTrend(): ReactElement | null {
         <ChartWithTable
           chart={{
             title,
-            data: lines.map((l, i) => ({
+            data: names.map((name, i) => ({
               type: 'scatter' as const,
               mode: 'lines+markers' as const,
-              name: names[i],
+              name,
               x: versions.map((_, j) => j),
               y: rows.map((r) => (typeof r.values[`t${i}`] === 'number' ? (r.values[`t${i}`] as number) : null)),
             })),
             xTitle: 'Agent version',
             yTitle: '% of the reference',
             xTicks: { values: versions.map((_, j) => j), labels: versions },
-            height: 260,
+            height: 320,
             filename: `${slug}-overhead-trend-${metric}`,
           }}
           table={table}

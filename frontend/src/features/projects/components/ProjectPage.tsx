@@ -1,8 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
-import { useState, type ReactElement } from 'react';
+import { useState, type ReactElement, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 import type { RunSummary } from '@/api/client';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
+import { ProjectTabs } from '@/components/ProjectTabs';
 import { Badge, Empty, ErrorState, Loading } from '@/components/StateViews';
 import { formatDateTime } from '@/lib/format';
 import { stringCodec, type Schema } from '@/lib/urlState';
@@ -49,7 +50,8 @@ export function UploadHint({ slug }: { slug: string }): ReactElement {
   );
 }
 
-export function ProjectPage(): ReactElement {
+/** `overview`: what other features show at the top of a project (composed by the app, not imported here). */
+export function ProjectPage({ overview }: { overview?: ReactNode }): ReactElement {
   const { slug = '' } = useParams();
   const [filters, setFilters] = useUrlState(SCHEMA);
   const [picked, setPicked] = useState<string[]>([]);
@@ -90,12 +92,19 @@ export function ProjectPage(): ReactElement {
         </div>
         <div>
           <dt>Open alerts</dt>
-          <dd>{p.open_alerts ? <Badge tone="bad">{p.open_alerts} open</Badge> : 'none'}</dd>
+          <dd>
+            {p.open_alerts ? (
+              <Link to={`/p/${encodeURIComponent(slug)}/alerts`}>
+                <Badge tone="bad">{p.open_alerts} open</Badge>
+              </Link>
+            ) : (
+              'none'
+            )}
+          </dd>
         </div>
       </dl>
-      <p className="muted">
-        The overhead trend across agent versions appears here once the API serves trails (history endpoint).
-      </p>
+      <ProjectTabs slug={slug} />
+      {overview}
 
       <h2>Runs</h2>
       <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Run filters">

@@ -7,14 +7,15 @@ export function isLive(status: string): boolean {
   return LIVE_STATES.has(status);
 }
 
-export function runQuery(slug: string) {
+/** `poll`: refetch every 2 s while the run is live; off while server-sent events keep it current. */
+export function runQuery(slug: string, poll = true) {
   return queryOptions({
     queryKey: ['run', slug],
     queryFn: ({ signal }) => unwrap(api().GET('/api/v1/runs/{slug}', { params: { path: { slug } }, signal })),
     // A run still being ingested or executed is polled until it settles.
     refetchInterval: (query) => {
       const data = query.state.data as RunDetail | undefined;
-      return data && isLive(data.status) ? 2000 : false;
+      return poll && data && isLive(data.status) ? 2000 : false;
     },
   });
 }

@@ -125,7 +125,8 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
           <ul>
             {run.alerts.map((a) => (
               <li key={a.id}>
-                <Badge tone={a.state === 'open' ? 'bad' : 'info'}>{a.state}</Badge> {a.summary}
+                <Badge tone={a.state === 'open' || a.state === 'new' ? 'bad' : 'info'}>{a.state}</Badge>{' '}
+                <Link to={`/p/${encodeURIComponent(run.project)}/alerts/${a.id}`}>{a.summary}</Link>
                 {a.magnitude_rel !== null ? ` (${(a.magnitude_rel * 100).toFixed(1)}%)` : ''}
                 {a.p_value !== null ? `, p = ${a.p_value.toPrecision(2)}` : ''}
               </li>

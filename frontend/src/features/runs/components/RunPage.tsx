@@ -1,12 +1,14 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, type ReactElement } from 'react';
+import { useCallback, useEffect, useState, type ReactElement } from 'react';
 import { preloadCharts } from '@/components/charts/Chart';
 import { useParams } from 'react-router';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
 import { isJmhRun, referenceVariant, sortLoads } from '@/lib/runModel';
 import { useUrlState } from '@/lib/useUrlState';
+import { useRunEvents } from '../api/events';
 import { isLive, percentilesQuery, runQuery, seriesQuery } from '../api/queries';
 import { JmhTables } from './JmhTables';
+import { LiveProgress } from './LiveProgress';
 import { LoadBreakdown } from './LoadBreakdown';
 import { PercentileSpectrum } from './PercentileSpectrum';
 import { RunControls } from './RunControls';
@@ -25,7 +27,10 @@ export function RunPage(): ReactElement {
     void queryClient.prefetchQuery(seriesQuery(runSlug, null));
     void queryClient.prefetchQuery(percentilesQuery(runSlug));
   }, [queryClient, runSlug]);
-  const { data: run, error, isPending } = useQuery(runQuery(runSlug));
+  const [streaming, setStreaming] = useState(false);
+  const { data: run, error, isPending } = useQuery(runQuery(runSlug, !streaming));
+  const onStreaming = useCallback((on: boolean) => setStreaming(on), []);
+  useRunEvents(runSlug, Boolean(run && isLive(run.status)), onStreaming);
   if (isPending) return <Loading what={`run ${runSlug}`} />;
   if (error) return <ErrorState error={error} what={`run '${runSlug}'`} />;
 
@@ -39,7 +44,8 @@ export function RunPage(): ReactElement {
   return (
     <article>
       <RunHeader run={run} />
-      {isLive(run.status) ? (
+      <LiveProgress run={run} streaming={streaming} />
+      {isLive(run.status) && run.status !== 'queued' && run.status !== 'running' ? (
         <p role="status" className="state loading">
           This run is {run.status}; the page refreshes by itself when it completes.
         </p>

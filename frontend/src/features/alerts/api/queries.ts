@@ -1,0 +1,31 @@
+import { queryOptions } from '@tanstack/react-query';
+import { api, unwrap, type AlertDetail, type AlertPatch } from '@/api/client';
+
+export const ALERT_STATES = ['new', 'acknowledged', 'investigating', 'fixed', 'invalid', 'wontfix'] as const;
+export type AlertState = (typeof ALERT_STATES)[number];
+
+export interface AlertFilters {
+  state?: string;
+  metric?: string;
+  direction?: string;
+  kind?: string;
+}
+
+export function alertsQuery(slug: string, filters: AlertFilters) {
+  return queryOptions({
+    queryKey: ['project', slug, 'alerts', filters],
+    queryFn: ({ signal }) =>
+      unwrap(api().GET('/api/v1/projects/{slug}/alerts', { params: { path: { slug }, query: filters }, signal })),
+  });
+}
+
+export function alertQuery(id: number) {
+  return queryOptions({
+    queryKey: ['alert', id],
+    queryFn: ({ signal }) => unwrap(api().GET('/api/v1/alerts/{alert_id}', { params: { path: { alert_id: id } }, signal })),
+  });
+}
+
+export function patchAlert(id: number, body: AlertPatch): Promise<AlertDetail> {
+  return unwrap(api().PATCH('/api/v1/alerts/{alert_id}', { params: { path: { alert_id: id } }, body }));
+}

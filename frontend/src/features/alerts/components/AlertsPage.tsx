@@ -1,0 +1,150 @@
+import { useQuery } from '@tanstack/react-query';
+import type { ReactElement } from 'react';
+import { Link, useParams } from 'react-router';
+import { CopyLinkButton } from '@/components/CopyLinkButton';
+import { ProjectTabs } from '@/components/ProjectTabs';
+import { Badge, Empty, ErrorState, Loading } from '@/components/StateViews';
+import { formatDateTime, formatSigned } from '@/lib/format';
+import { metricInfo } from '@/lib/metrics';
+import { stringCodec, type Schema } from '@/lib/urlState';
+import { useUrlState } from '@/lib/useUrlState';
+import { ALERT_STATES, alertsQuery } from '../api/queries';
+import { historyLink, stateTone, trailText } from './alertLinks';
+
+interface AlertListState {
+  state: string;
+  metric: string;
+  direction: string;
+  kind: string;
+}
+
+const SCHEMA: Schema<AlertListState> = {
+  state: stringCodec(),
+  metric: stringCodec(),
+  direction: stringCodec(),
+  kind: stringCodec(),
+};
+
+const METRICS = ['latency_p75', 'latency_p99', 'throughput', 'score', 'cpu_pct'];
+
+export function AlertsPage(): ReactElement {
+  const { slug = '' } = useParams();
+  const [filters, setFilters] = useUrlState(SCHEMA);
+  const query = {
+    state: filters.state || undefined,
+    metric: filters.metric || undefined,
+    direction: filters.direction || undefined,
+    kind: filters.kind || undefined,
+  };
+  const alerts = useQuery(alertsQuery(slug, query));
+  const filtered = Boolean(query.state || query.metric || query.direction || query.kind);
+  const select = (key: keyof AlertListState, label: string, options: readonly string[], text = (o: string) => o): ReactElement => (
+    <label>
+      {label}
+      <select value={filters[key]} onChange={(e) => setFilters({ [key]: e.target.value })}>
+        <option value="">any</option>
+        {options.map((o) => (
+          <option key={o} value={o}>
+            {text(o)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  const metricOptions = [...new Set([...METRICS, ...(filters.metric ? [filters.metric] : [])])];
+
+  return (
+    <section>
+      <nav aria-label="Breadcrumb" className="crumbs">
+        <Link to="/">Projects</Link> / <Link to={`/p/${encodeURIComponent(slug)}`}>{slug}</Link> / <span>Alerts</span>
+      </nav>
+      <h1>Alerts</h1>
+      <ProjectTabs slug={slug} />
+      <form className="filters" aria-label="Alert filters" onSubmit={(e) => e.preventDefault()}>
+        {select('state', 'state', ALERT_STATES)}
+        {select('metric', 'metric', metricOptions, (m) => metricInfo(m).title)}
+        {select('direction', 'direction', ['regression', 'improvement'])}
+        {select('kind', 'kind', ['trail', 'overhead'], (k) => (k === 'trail' ? 'value trail' : 'overhead'))}
+        <CopyLinkButton />
+      </form>
+      {alerts.isPending ? <Loading what="alerts" /> : null}
+      {alerts.error ? <ErrorState error={alerts.error} what={`the alerts of '${slug}'`} /> : null}
+      {alerts.data && alerts.data.items.length === 0 ? (
+        filtered ? (
+          <Empty title="No alert matches these filters.">
+            <p>Set a filter back to “any” to see more.</p>
+          </Empty>
+        ) : (
+          <Empty title="No alerts.">
+            <p>
+              Alerts are raised when a run changes a trail or an overhead beyond the project's thresholds. See the trails
+              under <Link to={`/p/${encodeURIComponent(slug)}/history`}>History</Link>.
+            </p>
+          </Empty>
+        )
+      ) : null}
+      {alerts.data && alerts.data.items.length > 0 ? (
+        <table aria-label="Alerts">
+          <thead>
+            <tr>
+              <th scope="col">Alert</th>
+              <th scope="col">State</th>
+              <th scope="col">Direction</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Metric</th>
+              <th scope="col">Trail</th>
+              <th scope="col">Run</th>
+              <th scope="col">Change</th>
+              <th scope="col">Change (%)</th>
+              <th scope="col">Assignee</th>
+              <th scope="col">Raised</th>
+            </tr>
+          </thead>
+          <tbody>
+            {alerts.data.items.map((a) => (
+              <tr key={a.id}>
+                <th scope="row">
+                  <Link to={`/p/${encodeURIComponent(slug)}/alerts/${a.id}`} title={a.summary}>
+                    #{a.id}
+                  </Link>
+                </th>
+                <td>
+                  <Badge tone={stateTone(a.state)}>{a.state}</Badge>
+                </td>
+                <td>
+                  <Badge tone={a.direction === 'regression' ? 'bad' : 'good'}>{a.direction}</Badge>
+                </td>
+                <td>{a.kind}</td>
+                <td>{metricInfo(a.metric).title}</td>
+                <td className="text">
+                  <Link to={historyLink(a)}>{trailText(a)}</Link>
+                </td>
+                <td>
+                  <Link to={`/r/${encodeURIComponent(a.run)}`}>{a.agent_version ?? a.run}</Link>
+                </td>
+                <td data-col="magnitude_abs" title={String(a.magnitude_abs)}>
+                  {a.kind === 'overhead' ? `${formatSigned(a.magnitude_abs)} pts` : formatSigned(a.magnitude_abs)}
+                </td>
+                <td data-col="magnitude_rel">
+                  {a.magnitude_rel !== null && a.magnitude_rel !== undefined ? formatSigned(a.magnitude_rel * 100) : '—'}
+                </td>
+                <td>{a.assignee || '—'}</td>
+                <td>{formatDateTime(a.created_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {alerts.data && alerts.data.groups.length > 1 ? (
+        <p className="muted">
+          Raised by {alerts.data.groups.length} runs:{' '}
+          {alerts.data.groups.map((g) => `${g.agent_version ?? g.run} (${g.alert_ids.length})`).join(', ')}.
+        </p>
+      ) : null}
+      <p className="muted">
+        Change is the level after minus the level before, in the metric's unit; for overhead alerts in percentage points
+        of the reference.
+      </p>
+    </section>
+  );
+}
