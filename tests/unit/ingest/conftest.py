@@ -17,7 +17,7 @@ LOCAL = REPO / "tests" / "fixtures"
 def real(relative: str) -> Path:
     path = REAL / relative
     if not path.exists():
-        pytest.skip(f"shared fixture corpus not found at {REAL}")
+        pytest.fail(f"shared fixture corpus not found at {REAL}: clone the repo with shared/ beside it")
     return path
 
 

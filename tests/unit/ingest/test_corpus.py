@@ -105,7 +105,7 @@ def _corpus() -> list[str]:
 def test_every_corpus_file_is_classified() -> None:
     files = _corpus()
     if not files:
-        pytest.skip(f"shared fixture corpus not found at {REAL}")
+        pytest.fail(f"shared fixture corpus not found at {REAL}: clone the repo with shared/ beside it")
     assert sorted(set(files) - set(EXPECTED)) == [], "unclassified corpus files"
     assert sorted(set(EXPECTED) - set(files)) == [], "classified files missing from the corpus"
 
@@ -114,7 +114,7 @@ def test_every_corpus_file_is_classified() -> None:
 def test_corpus_file(relative: str) -> None:
     path = REAL / relative
     if not path.exists():
-        pytest.skip(f"shared fixture corpus not found at {REAL}")
+        pytest.fail(f"shared fixture corpus not found at {REAL}: clone the repo with shared/ beside it")
     outcome, detail = EXPECTED[relative]
     if outcome == REJECT:
         with pytest.raises(ParseError) as exc:
