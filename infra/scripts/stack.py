@@ -95,9 +95,9 @@ class Stack:
         """The Java demo service without and with the OpenTelemetry agent (ports 18081/18082)."""
         subprocess.run([str(REPO / "infra/demo/start-java.sh")], env=self.env(), check=True)
 
-    def stop(self) -> None:
+    def stop(self, quiet: bool = False) -> None:
         for name in ("runner", "beat", "worker", "api", "redis"):
-            self._kill(name)
+            self._kill(name, quiet)
         if not self.external_db:
             subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "stop", str(self.state / "pg"),
                             str(self.pg_port)], check=False)
@@ -124,7 +124,7 @@ class Stack:
         self._pidfile(name).write_text(str(proc.pid))
         log(f"{name} started (pid {proc.pid}, log {self.logs / (name + '.log')})")
 
-    def _kill(self, name: str) -> None:
+    def _kill(self, name: str, quiet: bool = False) -> None:
         pidfile = self._pidfile(name)
         if not self._alive(name):
             pidfile.unlink(missing_ok=True)
@@ -140,7 +140,8 @@ class Stack:
         if self._alive(name):
             os.killpg(pid, signal.SIGKILL)
         pidfile.unlink(missing_ok=True)
-        log(f"{name} stopped")
+        if not quiet:
+            log(f"{name} stopped")
 
     def _health(self) -> int:
         try:
@@ -222,7 +223,7 @@ def cmd_ephemeral(args: argparse.Namespace) -> int:
         logs.mkdir(parents=True, exist_ok=True)
         for f in stack.logs.glob("*.log"):
             shutil.copy(f, logs / f.name)
-        stack.stop()
+        stack.stop(quiet=True)  # the test runner's summary stays the last thing printed
         shutil.rmtree(state, ignore_errors=True)
 
 

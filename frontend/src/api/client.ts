@@ -42,13 +42,12 @@ export type StartRun = Schemas['StartRun'];
 
 export type ApiClient = ReturnType<typeof createClient<paths>>;
 
-const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** Writes carry the token the user set for this tab; reads of public projects go without one. */
-const bearerForWrites: Middleware = {
+/** Every request carries the token set for this tab, if any: it unlocks private projects for reads
+ *  and is required for writes. Public projects need none. */
+const bearerToken: Middleware = {
   onRequest({ request }) {
     const token = readToken();
-    if (token && !READ_METHODS.has(request.method.toUpperCase())) {
+    if (token) {
       request.headers.set('Authorization', `Bearer ${token}`);
     }
     return request;
@@ -57,7 +56,7 @@ const bearerForWrites: Middleware = {
 
 function makeClient(baseUrl: string): ApiClient {
   const c = createClient<paths>({ baseUrl });
-  c.use(bearerForWrites);
+  c.use(bearerToken);
   return c;
 }
 

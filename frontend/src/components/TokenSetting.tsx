@@ -1,10 +1,13 @@
+import { useQueryClient } from '@tanstack/react-query';
 import { useRef, useState, type ReactElement } from 'react';
 import { writeToken } from '@/lib/token';
 import { useToken } from '@/lib/useToken';
 
-/** Header control for the write token: kept in this tab's sessionStorage, sent only with writes. */
+/** Header control for the API token: kept in this tab's sessionStorage, sent with every request; a
+ *  change refetches everything, since a token can reveal private projects. */
 export function TokenSetting(): ReactElement {
   const token = useToken();
+  const queryClient = useQueryClient();
   const [draft, setDraft] = useState('');
   const panel = useRef<HTMLDetailsElement>(null);
   const close = (): void => {
@@ -20,11 +23,12 @@ export function TokenSetting(): ReactElement {
           writeToken(draft);
           setDraft('');
           close();
+          void queryClient.invalidateQueries();
         }}
       >
         <p>
-          Reading public projects needs no token. Triage, plans, runs and schedules do: paste a project token (uploader
-          or admin role). It stays in this browser tab only and is never put in a link.
+          Reading public projects needs no token; private projects, triage, plans, runs and schedules do: paste a
+          project token (viewer to read, uploader or admin to write). It stays in this browser tab only and is never put in a link.
         </p>
         <label>
           Token{' '}
@@ -37,6 +41,7 @@ export function TokenSetting(): ReactElement {
             onClick={() => {
               writeToken('');
               close();
+              queryClient.removeQueries();
             }}
           >
             Forget token
