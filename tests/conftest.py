@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -45,6 +46,8 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         yield {**env, "_pg_dir": str(pg.dir), "_pg_port": str(pg.port), "_redis_port": str(rd.port)}
     finally:
         rd.stop()
+        # Tests that take Redis down start a new one on the same port: stop whichever is there.
+        subprocess.run(["redis-cli", "-p", str(rd.port), "shutdown", "nosave"], capture_output=True, check=False)
         pg.stop()
 
 

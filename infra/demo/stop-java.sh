@@ -2,7 +2,7 @@
 # Stops the Java demo services started by start-java.sh (by their recorded PIDs only).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-RUN="${BENCHTRAIL_TOOLS_DIR:-$(cd "$HERE/../.." && pwd)/.tools}/run"
+RUN="${DEMO_RUN_DIR:-${BENCHTRAIL_TOOLS_DIR:-$(cd "$HERE/../.." && pwd)/.tools}/run}"
 for name in baseline agent; do
     f="$RUN/demo-$name.pid"
     [ -f "$f" ] || continue
