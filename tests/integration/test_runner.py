@@ -109,6 +109,7 @@ def test_thread_groups_against_baseline_and_agent(client, make_project, start_ru
             checked += 1
     assert checked == 2 * 3 * 2
     assert run["criteria"] and all("criterion" in c for c in run["criteria"])
+    assert {c["load"] for c in run["criteria"]} == {"10 threads", "20 threads", "50 threads"}
 
 
 def test_plan_runs_only_on_its_pool(client, make_project, start_runner, worker, go_target):
@@ -122,6 +123,8 @@ def test_plan_runs_only_on_its_pool(client, make_project, start_runner, worker, 
     run = wait_status(client, run_slug, ("completed", "failed"), 120)
     assert run["status"] == "completed", run["status_detail"]
     assert run["progress"]["runner"] == "runner-b"
+    env = run["environment_detail"]  # recorded by the runner for its host
+    assert env["cpus"] == os.cpu_count() and env["memory_mb"] == psutil.virtual_memory().total // 2**20
     assert run_slug not in runner_a.output()
     cell = next(c for c in run["cells"] if c["count"] is not None and c["scenario_id"] ==
                 next(s["id"] for s in run["scenarios"] if s["name"] == "slow"))

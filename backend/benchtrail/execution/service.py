@@ -19,6 +19,7 @@ from benchtrail.config import get_settings
 from benchtrail.errors import Conflict, InvalidRequest
 from benchtrail.models import Run
 from benchtrail.plans.schemas import FinishIn, ProgressIn
+from benchtrail.runs import environments
 from benchtrail.runs.service import get_visible_run
 from benchtrail.uploads.schemas import UploadMetadata
 from benchtrail.uploads.service import store_files
@@ -103,6 +104,8 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
         meta = ResultsMetadata.model_validate_json(metadata_raw)
     except ValidationError as exc:
         raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+    if run.environment_id is None and meta.environment is not None:
+        run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
     run.validity = meta.validity
     run.is_valid = all(c.get("ok", True) for c in meta.validity)
     run.criteria = meta.criteria

@@ -5,10 +5,14 @@ validity checks and pass/fail criteria."""
 from __future__ import annotations
 
 import json
+import os
+import platform
+import socket
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import psutil
 from benchtrail.ingest.model import LoadSpec
 
 from .execute import PlanResult
@@ -43,6 +47,14 @@ def resources_document(result: PlanResult) -> dict[str, Any] | None:
             "variants": [{"name": v, "scenarios": [{"name": None, "loads": loads}]} for v, loads in by_variant.items()]}
 
 
+def host_environment() -> dict[str, Any]:
+    """The load host's hardware and OS: the environment of a run whose targets run on this host
+    (as in the demo); trails compare only runs with the same fingerprint."""
+    return {"name": f"{socket.gethostname()} (runner host)", "cpus": os.cpu_count(),
+            "memory_mb": psutil.virtual_memory().total // 2**20,
+            "os": f"{platform.system()} {platform.release()}", "attributes": {"recorded_by": "runner"}}
+
+
 def results_upload(result: PlanResult, workdir: Path) -> tuple[dict[str, Any], list[Path]]:
     """Upload metadata (files in order, validity, criteria) and the files to send."""
     entries: list[dict[str, Any]] = []
@@ -75,9 +87,10 @@ def results_upload(result: PlanResult, workdir: Path) -> tuple[dict[str, Any], l
         paths.append(path)
     checks = [{"check": c.check, "ok": bool(c.ok), "detail": c.detail, "step": s.step.index, "load": s.step.load.spec.label}
               for s in result.steps for c in s.checks]
-    criteria = [asdict(c) for s in result.steps for c in s.criteria]
+    criteria = [{**asdict(c), "load": s.step.load.spec.label} for s in result.steps for c in s.criteria]
     achieved = {f"step{o_step.index}:{o.variant}{':' + o.scenario if o.scenario else ''}": {
         "requests": o.summary.count, "errors": o.summary.errors, "achieved_rate": o.summary.achieved_rate}
         for o, o_step in result.files()}
-    meta = {"files": entries, "validity": checks, "criteria": criteria, "achieved": achieved}
+    meta = {"files": entries, "validity": checks, "criteria": criteria, "achieved": achieved,
+            "environment": host_environment()}
     return meta, paths

@@ -3,7 +3,7 @@ import { Link } from 'react-router';
 import type { RunDetail } from '@/api/client';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { Badge } from '@/components/StateViews';
-import { formatDateTime } from '@/lib/format';
+import { formatDateTime, formatNumber } from '@/lib/format';
 
 function describeEnvironment(run: RunDetail): string {
   const e = run.environment_detail;
@@ -112,7 +112,10 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
           <strong>Validity checks failed:</strong>
           <ul>
             {invalid.map((v, i) => (
-              <li key={i}>{text(v.reason ?? v.message ?? v.check ?? v)}</li>
+              <li key={i}>
+                {text(v.check)}
+                {v.load ? ` at ${text(v.load)}` : ''}: {text(v.detail)}
+              </li>
             ))}
           </ul>
         </div>
@@ -139,19 +142,25 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
           <thead>
             <tr>
               <th scope="col">Criterion</th>
+              <th scope="col">Variant</th>
+              <th scope="col">Scenario</th>
+              <th scope="col">Load</th>
               <th scope="col">Observed</th>
               <th scope="col">Result</th>
             </tr>
           </thead>
           <tbody>
             {run.criteria.map((c, i) => (
-              <tr key={i}>
-                <th scope="row">{text(c.name ?? c.criterion ?? c.expr ?? JSON.stringify(c))}</th>
-                <td>{text(c.observed ?? c.value)}</td>
+              <tr key={i} title={c.detail ? text(c.detail) : undefined}>
+                <th scope="row">{text(c.criterion)}</th>
+                <td>{text(c.variant ?? 'all')}</td>
+                <td>{text(c.scenario ?? 'all')}</td>
+                <td>{text(c.load ?? '—')}</td>
+                <td>{typeof c.observed === 'number' ? formatNumber(c.observed) : '—'}</td>
                 <td>
-                  {c.passed === true || c.ok === true ? (
+                  {c.ok === true ? (
                     <Badge tone="good">pass</Badge>
-                  ) : c.passed === false || c.ok === false ? (
+                  ) : c.ok === false ? (
                     <Badge tone="bad">fail</Badge>
                   ) : (
                     '—'
