@@ -9,6 +9,12 @@ import { createSchedule, schedulesQuery, updateSchedule } from '../api/queries';
 function ScheduleRow({ slug, schedule }: { slug: string; schedule: ScheduleOut }): ReactElement {
   const queryClient = useQueryClient();
   const [cron, setCron] = useState(schedule.cron);
+  // Follow the server's cron when it changes elsewhere, but never overwrite what the user is typing.
+  const [serverCron, setServerCron] = useState(schedule.cron);
+  if (schedule.cron !== serverCron) {
+    setServerCron(schedule.cron);
+    if (cron === serverCron) setCron(schedule.cron);
+  }
   const update = useMutation({
     mutationFn: (patch: { cron?: string; enabled?: boolean }) => updateSchedule(slug, schedule.id, patch),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: schedulesQuery(slug).queryKey }),
@@ -86,7 +92,7 @@ export function SchedulesSection({ slug, planNames }: { slug: string; planNames:
           </thead>
           <tbody>
             {schedules.data.items.map((s) => (
-              <ScheduleRow key={`${s.id}-${s.cron}`} slug={slug} schedule={s} />
+              <ScheduleRow key={s.id} slug={slug} schedule={s} />
             ))}
           </tbody>
         </table>
