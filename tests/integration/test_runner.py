@@ -151,8 +151,13 @@ def test_killed_runner_fails_the_run_and_nothing_restarts(client, make_project, 
     assert "stopped reporting" in run["status_detail"]["reason"]
     for p in tool_processes(f":{port}/slow"):  # the tool died with its runner's process group
         p.wait(5)
-    start_runner("pool-kill", "runner-kill-2")
-    time.sleep(3)  # give a redelivered message the chance to (wrongly) start the load again
+    # Redis would redeliver the unacknowledged message to the next runner of the pool: do it now.
+    second = start_runner("pool-kill", "runner-kill-2")
+    body = client.get(f"/api/v1/projects/{slug}/plans/long").json()["items"][0]["body"]
+    from benchtrail import jobs
+    jobs.producer().send_task("runs.execute", args=[run_slug, body], queue="runner.pool-kill")
+    wait_until(lambda: "run not claimable, skipped" in second.output() and run_slug in second.output(), 30,
+               "the second runner to refuse the redelivered run")
     again = run_of(client, run_slug)
     assert again["status"] == "failed" and again["progress"]["runner"] == "runner-kill"
     assert not tool_processes(f":{port}/slow")

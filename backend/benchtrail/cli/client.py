@@ -70,13 +70,17 @@ class Client:
             for h in handles:
                 h.close()
 
-    def wait_for_run(self, slug: str, timeout: float, done: tuple[str, ...] = ("completed", "failed", "cancelled"),
+    def wait_for_run(self, slug: str, timeout: float,
+                     until: Callable[[dict[str, Any]], bool] | None = None, what: str = "to finish",
                      interval: float = 0.5) -> Any:
+        """Poll the run until `until(run)` holds (default: it has ended); TimeoutError after `timeout`."""
+        done = until or (lambda run: run["status"] in ("completed", "failed", "cancelled"))
         deadline = time.monotonic() + timeout
         while True:
             run = self.get(f"/api/v1/runs/{slug}")
-            if run["status"] in done:
+            if done(run):
                 return run
             if time.monotonic() > deadline:
-                raise TimeoutError(f"run {slug} still '{run['status']}' after {timeout:.0f} s")
+                raise TimeoutError(f"run {slug}: still waiting {what} after {timeout:.0f} s "
+                                   f"(status '{run['status']}')")
             time.sleep(interval)

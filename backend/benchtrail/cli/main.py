@@ -158,7 +158,8 @@ def upload(
     run = call(client.wait_for_run, accepted["run"], wait_timeout)
     if run["status"] == "completed" and run.get("analysis_status") == "pending":
         # Alerts exist only once the analysis task has looked at the run.
-        run = call(wait_for_analysis, client, run["slug"], wait_timeout)
+        run = call(client.wait_for_run, run["slug"], wait_timeout,
+                   until=lambda r: r.get("analysis_status") != "pending", what="for analysis")
     alerts = run.get("alerts") or []
     if json_out:
         console.print_json(json.dumps({"run": run["slug"], "id": run["id"], "permalink": run["permalink"],
@@ -174,17 +175,6 @@ def upload(
         for a in alerts:
             err.print(f"alert: {a.get('summary', a)}  {a.get('permalink', run['permalink'])}", highlight=False)
         raise typer.Exit(EXIT_ALERT)
-
-
-def wait_for_analysis(client: Client, slug: str, timeout: float, interval: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        run = client.get(f"/api/v1/runs/{slug}")
-        if run.get("analysis_status") != "pending":
-            return run
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"run {slug}: analysis still pending after {timeout:.0f} s")
-        time.sleep(interval)
 
 
 @app.command("run")

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
 from benchtrail.errors import Conflict, InvalidRequest
+from benchtrail.logging import log
 from benchtrail.models import Run
 from benchtrail.plans.schemas import FinishIn, ProgressIn
 from benchtrail.runs import environments
@@ -48,8 +49,9 @@ def publish_after_commit(session: Session, run: Run) -> None:
         client = redis.Redis.from_url(get_settings().redis_url, socket_timeout=2)
         try:
             client.publish(channel(slug), payload)
-        except redis.RedisError:
-            pass  # a missed live update is recovered by the next one or by polling
+        except redis.RedisError as exc:
+            # A missed live update is recovered by the next one, or by clients polling the run.
+            log.warning("live run update not published", run=slug, error=str(exc))
         finally:
             client.close()
 
