@@ -49,7 +49,6 @@ bench-runner:
 	infra/scripts/bootstrap.sh --tools
 	$(PY) bench/bench_runner.py
 
-## Regenerate the OpenAPI document and the TypeScript client from it.
+## Regenerate the OpenAPI document, the metric catalog and the TypeScript client (a test checks they are current).
 openapi:
-	BENCHTRAIL_LOG_JSON=false $(PY) -m benchtrail.openapi > frontend/src/api/openapi.json
 	cd frontend && npm run --silent gen:api

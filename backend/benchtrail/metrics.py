@@ -59,3 +59,16 @@ def score_direction(unit: str | None) -> Direction:
     if unit and unit.startswith("ops/"):
         return "higher"
     return "lower"
+
+
+def catalog_json() -> list[dict[str, str]]:
+    """The catalog as the dashboard reads it (frontend/src/api/metrics.json, written by `npm run gen:api`)."""
+    return [{"name": m.name, "unit": m.unit, "direction": m.direction, "title": m.title} for m in _CATALOG]
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    json.dump(catalog_json(), sys.stdout, indent=2)
+    sys.stdout.write("\n")

@@ -1,5 +1,5 @@
-// Regenerates the OpenAPI document from the backend (when its venv is present) and the typed
-// client schema from it; both outputs are committed so the frontend builds without Python.
+// Regenerates the OpenAPI document and the metric catalog from the backend (when its venv is
+// present) and the typed client schema; both outputs are committed so the frontend builds without Python.
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -20,6 +20,12 @@ if (process.argv.includes('--no-python') || !existsSync(python)) {
   });
   writeFileSync(specPath, spec);
   console.log(`gen:api: wrote ${specPath}`);
+  // The metric catalog (units, direction), so the dashboard never keeps a copy of its own.
+  const metricsPath = resolve(root, 'src/api/metrics.json');
+  writeFileSync(metricsPath, execFileSync(python, ['-m', 'benchtrail.metrics'], {
+    cwd: repo, env: { ...process.env, PYTHONPATH: resolve(repo, 'backend') },
+  }));
+  console.log(`gen:api: wrote ${metricsPath}`);
 }
 execFileSync(process.execPath, [resolve(root, 'node_modules/openapi-typescript/bin/cli.js'), specPath,
   '-o', resolve(root, 'src/api/schema.d.ts')], { stdio: 'inherit' });
