@@ -82,8 +82,7 @@ class Stack:
         env = self.env()
         runner_env = {**env, "BENCHTRAIL_RUNNER_TOKEN": self.token("runner"), "BENCHTRAIL_RUNNER_NAME": "local"}
         celery = [str(BIN / "celery"), "-A", "benchtrail_worker.app"]
-        self._spawn("api", [str(BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
-                            "127.0.0.1", "--port", str(self.api_port), "--no-access-log"], env)
+        self._spawn("api", [str(BIN / "benchtrail-api"), "--host", "127.0.0.1", "--port", str(self.api_port)], env)
         self._spawn("worker", celery + ["worker", "-Q", "ingest,analysis,default", "-c", "2", "-n",
                                         "worker@%h", "--loglevel", "INFO"], env)
         self._spawn("beat", celery + ["beat", "-s", str(self.run_dir / "beat-schedule"), "--loglevel", "INFO"], env)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (BigInteger, Boolean, DateTime, Double, ForeignKey, Integer, String, Text,
+from sqlalchemy import (BigInteger, Boolean, DateTime, Double, ForeignKey, Index, Integer, String, Text,
                         UniqueConstraint)
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
@@ -33,7 +33,8 @@ class Environment(Base):
 
 class Run(Base):
     __tablename__ = "runs"
-    __table_args__ = (UniqueConstraint("project_id", "idempotency_key"),)
+    __table_args__ = (UniqueConstraint("project_id", "idempotency_key"),
+                      Index("ix_runs_project_id_created_at_id", "project_id", "created_at", "id"))
 
     id: Mapped[int] = mapped_column(primary_key=True)
     slug: Mapped[str] = mapped_column(String(16), unique=True)

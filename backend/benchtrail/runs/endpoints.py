@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import FileResponse
 from sqlalchemy.orm import Session
 
@@ -8,6 +8,7 @@ from benchtrail import storage
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.errors import NotFound
+from benchtrail.http_cache import cached_json
 from benchtrail.runs import repository, service
 from benchtrail.runs.schemas import PercentilesOut, RunDetail, RunPage, SeriesList
 
@@ -20,20 +21,32 @@ def list_runs(slug: str, environment: str | None = None, agent_version: str | No
               branch: str | None = None, status: str | None = None,
               label: list[str] = Query(default=[], description="key:value, repeatable"),
               page: int = Query(default=1, ge=1), per_page: int = Query(default=50, ge=1, le=500),
+              cursor: str | None = Query(default=None, description="`next_cursor` of the previous page: "
+                                         "keyset pagination, as fast at the 100th page as at the first "
+                                         "(`page` is then ignored)"),
               session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> RunPage:
+    """Runs, newest first."""
     return service.list_runs(session, principal, slug, environment=environment, agent_version=agent_version,
-                             branch=branch, status=status, labels=label, page=page, per_page=per_page)
+                             branch=branch, status=status, labels=label, page=page, per_page=per_page,
+                             cursor=cursor)
 
 
-@router.get("/runs/{slug}", response_model=RunDetail)
-def get_run(slug: str, session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> RunDetail:
-    return service.detail(session, principal, slug)
+NOT_MODIFIED = {304: {"description": "Not modified: the ETag sent in If-None-Match is current"}}
 
 
-@router.get("/runs/{slug}/series", response_model=SeriesList)
-def get_series(slug: str, metric: str | None = None, session: Session = SessionDep,
-               principal: Principal = Depends(get_principal)) -> SeriesList:
-    return SeriesList(items=service.series(session, principal, slug, metric))
+@router.get("/runs/{slug}", response_model=RunDetail, responses=NOT_MODIFIED)
+def get_run(slug: str, request: Request, session: Session = SessionDep,
+            principal: Principal = Depends(get_principal)) -> Response:
+    """The run document. Answers carry an ETag; send it back in If-None-Match to get 304."""
+    run, project = service.detail(session, principal, slug)
+    return cached_json(request, run, public=project.is_public)
+
+
+@router.get("/runs/{slug}/series", response_model=SeriesList, responses=NOT_MODIFIED)
+def get_series(slug: str, request: Request, metric: str | None = None, session: Session = SessionDep,
+               principal: Principal = Depends(get_principal)) -> Response:
+    items, project = service.series(session, principal, slug, metric)
+    return cached_json(request, SeriesList(items=items), public=project.is_public)
 
 
 @router.get("/runs/{slug}/percentiles", response_model=PercentilesOut)

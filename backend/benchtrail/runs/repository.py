@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import func, select, tuple_
+from sqlalchemy.orm import Session, defer
 
 from benchtrail.models import Blob, Cell, Environment, Load, Run, RunFile, Scenario, Series, Variant
 
@@ -14,7 +15,10 @@ def get_by_slug(session: Session, slug: str) -> Run | None:
 
 
 def page(session: Session, project_id: int, *, filters: dict[str, Any], labels: dict[str, str],
-         offset: int, limit: int) -> tuple[Sequence[tuple[Run, str | None]], int]:
+         offset: int, limit: int, after: tuple[datetime, int] | None = None
+         ) -> tuple[Sequence[tuple[Run, str | None]], int]:
+    """Newest first. `after` = (created_at, id) of the last run already shown: keyset pagination,
+    whose cost does not grow with the page number (then `offset` is ignored)."""
     stmt = select(Run, Environment.name).outerjoin(Environment, Environment.id == Run.environment_id) \
         .where(Run.project_id == project_id)
     for column, value in filters.items():
@@ -24,6 +28,9 @@ def page(session: Session, project_id: int, *, filters: dict[str, Any], labels: 
     if labels:
         stmt = stmt.where(Run.labels.contains(labels))
     total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    if after is not None:
+        stmt = stmt.where(tuple_(Run.created_at, Run.id) < tuple_(*after))
+        offset = 0
     rows = session.execute(stmt.order_by(Run.created_at.desc(), Run.id.desc()).offset(offset).limit(limit))
     return rows.all(), total
 
@@ -36,7 +43,9 @@ def parts(session: Session, run_id: int) -> dict[str, Sequence[Any]]:
         "variants": all_of(Variant, Variant.position),
         "scenarios": all_of(Scenario, Scenario.position),
         "loads": all_of(Load, Load.id),
-        "cells": all_of(Cell, Cell.id),
+        # The run document needs only whether a cell has a histogram, not the (large) histogram itself.
+        "cells": session.execute(select(Cell, Cell.histogram.is_not(None)).options(defer(Cell.histogram))
+                                 .where(Cell.run_id == run_id).order_by(Cell.id)).all(),
         "files": session.execute(select(RunFile, Blob).join(Blob, Blob.id == RunFile.blob_id)
                                  .where(RunFile.run_id == run_id).order_by(RunFile.position)).all(),
     }

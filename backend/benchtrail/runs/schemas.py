@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class EnvironmentOut(BaseModel):
@@ -142,6 +142,8 @@ class RunPage(BaseModel):
     total: int
     page: int
     per_page: int
+    next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page (keyset "
+                                                      "pagination); null on the last page")
 
 
 class SeriesOut(BaseModel):

@@ -1,5 +1,11 @@
 from __future__ import annotations
 
+import base64
+import threading
+from datetime import datetime
+from typing import Any
+
+from cachetools import LRUCache
 from sqlalchemy.orm import Session
 
 from benchtrail.alerts.service import raised_by
@@ -40,9 +46,21 @@ def summary(run: Run, project: Project, env_name: str | None) -> RunSummary:
                       finished_at=run.finished_at, permalink=permalink(run))
 
 
+def _cursor(run: Run) -> str:
+    return base64.urlsafe_b64encode(f"{run.created_at.isoformat()}|{run.id}".encode()).decode()
+
+
+def _after(cursor: str) -> tuple[datetime, int]:
+    try:
+        created, _, run_id = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
+        return datetime.fromisoformat(created), int(run_id)
+    except ValueError:
+        raise InvalidRequest(f"cursor '{cursor}' is not one this API gave out (use next_cursor)") from None
+
+
 def list_runs(session: Session, principal: Principal, project_slug: str, *, environment: str | None,
               agent_version: str | None, branch: str | None, status: str | None, labels: list[str],
-              page: int, per_page: int) -> RunPage:
+              page: int, per_page: int, cursor: str | None = None) -> RunPage:
     project = projects.get_visible(session, principal, project_slug)
     label_filter = {}
     for item in labels:
@@ -53,12 +71,14 @@ def list_runs(session: Session, principal: Principal, project_slug: str, *, envi
     rows, total = repository.page(
         session, project.id,
         filters={"environment": environment, "agent_version": agent_version, "branch": branch, "status": status},
-        labels=label_filter, offset=(page - 1) * per_page, limit=per_page)
+        labels=label_filter, offset=(page - 1) * per_page, limit=per_page,
+        after=_after(cursor) if cursor else None)
+    more = len(rows) == per_page
     return RunPage(items=[summary(run, project, env) for run, env in rows], total=total, page=page,
-                   per_page=per_page)
+                   per_page=per_page, next_cursor=_cursor(rows[-1][0]) if rows and more else None)
 
 
-def cell_out(c: Cell) -> CellOut:
+def cell_out(c: Cell, has_histogram: bool) -> CellOut:
     error_rate = (100.0 * c.errors / c.count) if c.count and c.errors is not None else None
     return CellOut(
         id=c.id, variant_id=c.variant_id, scenario_id=c.scenario_id, load_id=c.load_id, trail_id=c.trail_id,
@@ -66,39 +86,63 @@ def cell_out(c: Cell) -> CellOut:
         error_rate=error_rate, throughput=c.throughput, duration_s=c.duration_s, latency_mean=c.latency_mean,
         latency_min=c.latency_min, latency_max=c.latency_max, latency_p50=c.latency_p50,
         latency_p75=c.latency_p75, latency_p90=c.latency_p90, latency_p95=c.latency_p95,
-        latency_p99=c.latency_p99, latency_p999=c.latency_p999, has_histogram=c.histogram is not None,
+        latency_p99=c.latency_p99, latency_p999=c.latency_p999, has_histogram=has_histogram,
         cpu_pct=c.cpu_pct, cpu_s_per_1k=c.cpu_s_per_1k, rss_mb=c.rss_mb, heap_mb=c.heap_mb,
         achieved_rate=c.achieved_rate, score=c.score, score_error=c.score_error, score_unit=c.score_unit,
         params=c.params or {}, replicates=c.replicates or [], extra=c.extra or {})
 
 
-def detail(session: Session, principal: Principal, slug: str) -> RunDetail:
-    run, project = get_visible_run(session, principal, slug)
+# The measured part of a completed run (environment, variants, scenarios, loads, cells, files) never
+# changes: ingest writes it once, in the transaction that completes the run. Each API process keeps
+# the most recently read ones, so a popular run page costs two small queries instead of six.
+_MEASURED: LRUCache[int, dict[str, Any]] = LRUCache(maxsize=256)
+_MEASURED_LOCK = threading.Lock()
+
+
+def _measured(session: Session, run: Run) -> dict[str, Any]:
+    if run.status == "completed":
+        with _MEASURED_LOCK:
+            cached = _MEASURED.get(run.id)
+        if cached is not None:
+            return cached
     env = session.get(Environment, run.environment_id) if run.environment_id else None
     p = repository.parts(session, run.id)
-    base = summary(run, project, env.name if env else None)
-    return RunDetail(
-        **base.model_dump(),
-        analysis_status=run.analysis_status, alerts=raised_by(session, project, run),
-        status_detail=run.status_detail, validity=run.validity or [], criteria=run.criteria or [],
-        progress=run.progress or {}, meta=run.meta or {},
+    measured = dict(
+        environment=env.name if env else None,
         environment_detail=EnvironmentOut.model_validate(env, from_attributes=True) if env else None,
         variants=[VariantOut(id=v.id, name=v.name, is_reference=v.is_reference) for v in p["variants"]],
         scenarios=[ScenarioOut(id=s.id, name=s.name) for s in p["scenarios"]],
         loads=[LoadOut(id=l.id, key=l.key, kind=l.kind, value=l.value, requests=l.requests,
                        duration_s=l.duration_s, label=l.label) for l in p["loads"]],
-        cells=[cell_out(c) for c in p["cells"]],
+        cells=[cell_out(c, has_hist) for c, has_hist in p["cells"]],
         files=[RunFileOut(id=f.id, filename=f.filename, variant=f.variant, format=f.format, size=b.size,
                           sha256=b.sha256, download_url=f"/api/v1/runs/{run.slug}/files/{f.id}/raw")
                for f, b in p["files"]],
     )
+    if run.status == "completed":
+        with _MEASURED_LOCK:
+            _MEASURED[run.id] = measured
+    return measured
 
 
-def series(session: Session, principal: Principal, slug: str, metric: str | None) -> list[SeriesOut]:
-    run, _ = get_visible_run(session, principal, slug)
+def detail(session: Session, principal: Principal, slug: str) -> tuple[RunDetail, Project]:
+    run, project = get_visible_run(session, principal, slug)
+    measured = _measured(session, run)
+    base = summary(run, project, measured["environment"])
+    return RunDetail(
+        **{**base.model_dump(), **measured},
+        analysis_status=run.analysis_status, alerts=raised_by(session, project, run),
+        status_detail=run.status_detail, validity=run.validity or [], criteria=run.criteria or [],
+        progress=run.progress or {}, meta=run.meta or {},
+    ), project
+
+
+def series(session: Session, principal: Principal, slug: str,
+           metric: str | None) -> tuple[list[SeriesOut], Project]:
+    run, project = get_visible_run(session, principal, slug)
     return [SeriesOut(id=s.id, variant_id=s.variant_id, scenario_id=s.scenario_id, load_id=s.load_id,
                       metric=s.metric, interval_ms=s.interval_ms, t_ms=s.t_ms, values=s.values)
-            for s in repository.series(session, run.id, metric=metric)]
+            for s in repository.series(session, run.id, metric=metric)], project
 
 
 def percentiles(session: Session, principal: Principal, slug: str,

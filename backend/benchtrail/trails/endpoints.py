@@ -7,7 +7,7 @@ from benchtrail.alerts.endpoints import router as alerts_router
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.projects import service as projects
-from benchtrail.trails import service
+from benchtrail.trails import service, window
 from benchtrail.trails.schemas import CompareOut, OverheadTrail, RunOverheads, SettingsOut, TrailDetail, TrailList
 from benchtrail.trails.settings import AnalysisSettings, load
 
@@ -24,16 +24,30 @@ def list_trails(slug: str, scenario: str | None = None, variant: str | None = No
                                                load=load_key, mode=mode, environment=environment))
 
 
+def trail_page(
+    before: str | None = Query(default=None, description="A run's slug: answer the points before it "
+                                                        "(the `earlier` of the previous answer)"),
+    limit: int = Query(default=window.DEFAULT_LIMIT, ge=1, le=window.MAX_LIMIT,
+                       description="Points in the window: the newest ones, or those just before `before`"),
+    max_points: int | None = Query(default=None, ge=10, le=window.MAX_LIMIT,
+                                   description="Thin the window to about this many points for a chart, "
+                                               "keeping change points, alerted runs and extremes"),
+) -> service.Page:
+    return service.Page(before=before, limit=limit, max_points=max_points)
+
+
 @_trails.get("/trails/{trail_id}", response_model=TrailDetail)
-def get_trail(trail_id: int, metric: str = "latency_p75", session: Session = SessionDep,
-              principal: Principal = Depends(get_principal)) -> TrailDetail:
-    return service.trail_detail(session, principal, trail_id, metric)
+def get_trail(trail_id: int, metric: str = "latency_p75", page: service.Page = Depends(trail_page),
+              session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> TrailDetail:
+    """A trail in version order, one window at a time (`before`, `limit`), optionally thinned for a chart."""
+    return service.trail_detail(session, principal, trail_id, metric, page)
 
 
 @_trails.get("/trails/{trail_id}/overhead", response_model=OverheadTrail)
-def get_overhead_trail(trail_id: int, metric: str = "latency_p75", session: Session = SessionDep,
-                       principal: Principal = Depends(get_principal)) -> OverheadTrail:
-    return service.overhead_trail(session, principal, trail_id, metric)
+def get_overhead_trail(trail_id: int, metric: str = "latency_p75", page: service.Page = Depends(trail_page),
+                       session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> OverheadTrail:
+    """The overhead trail in version order, windowed and thinned like the trail."""
+    return service.overhead_trail(session, principal, trail_id, metric, page)
 
 
 @_trails.get("/runs/{slug}/overheads", response_model=RunOverheads)

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.orm import Session, load_only
+from sqlalchemy.orm import Session, aliased, load_only
 
 from benchtrail.models import Cell, Environment, Load, Run, Scenario, Trail, Variant
 from benchtrail.models.alert import Overhead, TrailAnalysis
@@ -32,9 +32,9 @@ def environments_by_fingerprint(session: Session, project_id: int) -> dict[str, 
 
 def load_labels(session: Session, project_id: int, keys: Iterable[str]) -> dict[str, str]:
     """The label of each load key, from the most recent run that has it."""
-    rows = session.execute(select(Load.key, Load.label).join(Run, Run.id == Load.run_id)
+    rows = session.execute(select(Load.key, Load.label).distinct(Load.key).join(Run, Run.id == Load.run_id)
                            .where(Run.project_id == project_id, Load.key.in_(list(set(keys))))
-                           .order_by(Load.id))
+                           .order_by(Load.key, Load.id.desc()))
     return {key: label for key, label in rows}
 
 
@@ -116,3 +116,17 @@ def reference_cells(session: Session, cells: Sequence[Cell]) -> dict[int, Cell]:
         if ref is not None and ref.id != c.id:
             out[c.id] = ref
     return out
+
+
+def latest_unit_and_reference(session: Session, trail_id: int) -> tuple[str | None, str | None]:
+    """The score unit of the trail's newest cell and the name of the reference variant of its run."""
+    ref_cell = aliased(Cell)
+    ref_variant = aliased(Variant)
+    row = session.execute(
+        select(Cell.score_unit, ref_variant.name).join(Run, Run.id == Cell.run_id)
+        .outerjoin(ref_cell, (ref_cell.run_id == Cell.run_id) & (ref_cell.scenario_id == Cell.scenario_id)
+                   & (ref_cell.load_id == Cell.load_id) & (ref_cell.mode == Cell.mode) & (ref_cell.id != Cell.id))
+        .outerjoin(ref_variant, (ref_variant.id == ref_cell.variant_id) & ref_variant.is_reference.is_(True))
+        .where(Cell.trail_id == trail_id, Run.status == "completed")
+        .order_by(Cell.run_id.desc(), ref_variant.name.nulls_last()).limit(1)).first()
+    return (row[0], row[1]) if row else (None, None)

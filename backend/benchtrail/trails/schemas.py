@@ -67,6 +67,12 @@ class TrailDetail(BaseModel):
     change_points: list[ChangePointOut]
     alerts: list[AlertBrief]
     annotations: list[AnnotationOut]
+    total_points: int = Field(0, description="Points in the whole trail")
+    window_start: int = Field(0, description="Position of the first point of this window in the whole trail")
+    earlier: str | None = Field(None, description="Pass as `before` to get the window of earlier points; "
+                                                   "null when this window starts at the first point")
+    downsampled: bool = Field(False, description="Points were thinned to `max_points` (every change point, "
+                                                 "alerted run and each bucket's extremes kept)")
 
 
 class AbOut(BaseModel):
@@ -113,6 +119,12 @@ class OverheadTrail(BaseModel):
     points: list[OverheadPoint]
     change_points: list[ChangePointOut]
     alerts: list[AlertBrief]
+    total_points: int = Field(0, description="Points in the whole trail")
+    window_start: int = Field(0, description="Position of the first point of this window in the whole trail")
+    earlier: str | None = Field(None, description="Pass as `before` to get the window of earlier points; "
+                                                   "null when this window starts at the first point")
+    downsampled: bool = Field(False, description="Points were thinned to `max_points` (every change point, "
+                                                 "alerted run and each bucket's extremes kept)")
 
 
 class CellKey(BaseModel):

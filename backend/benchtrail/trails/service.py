@@ -4,6 +4,7 @@ stored (a metric outside the project's analysed set) is computed on the fly."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -16,7 +17,7 @@ from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.models import Cell, Load, Project, Scenario, Trail, Variant
 from benchtrail.projects import service as projects
 from benchtrail.runs import service as runs
-from benchtrail.trails import history, overhead, repository
+from benchtrail.trails import history, overhead, repository, window
 from benchtrail.trails.analysis import overhead_value
 from benchtrail.trails.schemas import (AbOut, AlertBrief, AnnotationOut, CellKey, ChangePointOut, CompareOut,
                                        CompareRow, OverheadPoint, OverheadTrail, RunOverhead, RunOverheads,
@@ -89,7 +90,33 @@ def _alert_briefs(session: Session, trail: Trail, metric: str, kind: str, projec
             for a, t, culprit, _ in rows]
 
 
-def trail_detail(session: Session, principal: Principal, trail_id: int, metric: str) -> TrailDetail:
+@dataclass(frozen=True, slots=True)
+class Page:
+    """Which part of a trail to answer: see `trails.window`."""
+
+    before: str | None = None
+    limit: int = window.DEFAULT_LIMIT
+    max_points: int | None = None
+
+
+def _windowed(points: list[history.Point], page: Page, change_points: list[ChangePointOut],
+              alerts: list[AlertBrief]) -> tuple[window.Window, list[ChangePointOut], dict[str, Any]]:
+    slugs = [p.slug for p in points]
+    pos = {slug: i for i, slug in enumerate(slugs)}
+    keep = [pos[s] for s in [c.run for c in change_points] + [a.run for a in alerts] if s in pos]
+    try:
+        w = window.window(slugs, history.values_of(points), before=page.before, limit=page.limit,
+                          max_points=page.max_points, keep=keep)
+    except ValueError:
+        raise InvalidRequest(f"run '{page.before}' is not a point of this trail") from None
+    shown = [c for c in change_points if w.start <= pos[c.run] < w.stop]
+    meta = dict(total_points=w.total, window_start=w.start, downsampled=w.downsampled,
+                earlier=slugs[w.start] if w.start > 0 else None)
+    return w, shown, meta
+
+
+def trail_detail(session: Session, principal: Principal, trail_id: int, metric: str,
+                 page: Page = Page()) -> TrailDetail:
     metric = _metric(metric)
     trail, project = get_trail(session, principal, trail_id)
     rows = repository.trail_cells(session, [trail.id], [metric])
@@ -99,19 +126,22 @@ def trail_detail(session: Session, principal: Principal, trail_id: int, metric: 
     unit = rows[0][0].score_unit if rows else None
     m = metric_catalog.get(metric)
     cfg = load(project.settings)
+    alert_briefs = _alert_briefs(session, trail, metric, "trail", project)
+    w, change_points, meta = _windowed(
+        points, page, _change_points(session, project, trail, metric, "trail", points, cfg, unit), alert_briefs)
     return TrailDetail(
         trail=_trail_outs(session, project, [trail])[0], metric=metric,
         unit=(unit or "") if metric == "score" else m.unit,
         direction=overhead.direction_of(metric, unit),
         points=[TrailPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
-                           value=p.value, is_valid=p.is_valid) for p in points],
-        change_points=_change_points(session, project, trail, metric, "trail", points, cfg, unit),
-        alerts=_alert_briefs(session, trail, metric, "trail", project),
+                           value=p.value, is_valid=p.is_valid) for p in (points[i] for i in w.kept)],
+        change_points=change_points, alerts=alert_briefs,
         annotations=[AnnotationOut.model_validate(a, from_attributes=True)
-                     for a in alerts_repo.annotations(session, project.id)])
+                     for a in alerts_repo.annotations(session, project.id)], **meta)
 
 
-def overhead_trail(session: Session, principal: Principal, trail_id: int, metric: str) -> OverheadTrail:
+def overhead_trail(session: Session, principal: Principal, trail_id: int, metric: str,
+                   page: Page = Page()) -> OverheadTrail:
     metric = _metric(metric)
     trail, project = get_trail(session, principal, trail_id)
     cfg = load(project.settings)
@@ -123,20 +153,16 @@ def overhead_trail(session: Session, principal: Principal, trail_id: int, metric
         rows = _overheads_on_the_fly(session, trail, metric)
     rows.sort(key=lambda r: r[0].order_key)
     points = [r[0] for r in rows]
-    cells = repository.trail_cells(session, [trail.id], [])
-    unit = cells[0][0].score_unit if cells else None
-    reference = None
-    if cells:
-        refs = repository.reference_cells(session, [cells[-1][0]])
-        ref = refs.get(cells[-1][0].id)
-        reference = session.get(Variant, ref.variant_id).name if ref else None  # type: ignore[union-attr]
+    unit, reference = repository.latest_unit_and_reference(session, trail.id)
+    alert_briefs = _alert_briefs(session, trail, metric, "overhead", project)
+    w, change_points, meta = _windowed(
+        points, page, _change_points(session, project, trail, metric, "overhead", points, cfg, unit), alert_briefs)
     return OverheadTrail(
         trail=_trail_outs(session, project, [trail])[0], reference_variant=reference, metric=metric,
         points=[OverheadPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
                               is_valid=p.is_valid, value_pct=p.value, abs_diff=a, rel_diff=r, ci_low=lo, ci_high=hi,
-                              verdict=v) for p, a, r, lo, hi, v in rows],
-        change_points=_change_points(session, project, trail, metric, "overhead", points, cfg, unit),
-        alerts=_alert_briefs(session, trail, metric, "overhead", project))
+                              verdict=v) for p, a, r, lo, hi, v in (rows[i] for i in w.kept)],
+        change_points=change_points, alerts=alert_briefs, **meta)
 
 
 def _overheads_on_the_fly(session: Session, trail: Trail, metric: str) -> list[tuple[Any, ...]]:

@@ -1,0 +1,33 @@
+"""`benchtrail-api`: the production API server: uvicorn (uvloop + httptools) with one worker
+process per core, so requests are served in parallel on every core. The same command is used by
+`make up`, the Docker image and the benchmarks, so what is measured is what users run."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import uvicorn
+
+
+def default_workers() -> int:
+    """BENCHTRAIL_API_WORKERS, else one per core the process may use."""
+    configured = os.environ.get("BENCHTRAIL_API_WORKERS")
+    if configured:
+        return max(1, int(configured))
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="benchtrail-api", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8400)
+    parser.add_argument("--workers", type=int, default=None, help="default: BENCHTRAIL_API_WORKERS or one per core")
+    args = parser.parse_args(argv)
+    uvicorn.run("benchtrail.app:create_app", factory=True, host=args.host, port=args.port,
+                workers=args.workers or default_workers(), access_log=False, proxy_headers=False,
+                timeout_graceful_shutdown=10)
+
+
+if __name__ == "__main__":
+    main()

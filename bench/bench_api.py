@@ -1,0 +1,207 @@
+"""`make bench-api`: does the API stay fast with thousands of runs in one project?
+
+In one process and one run:
+1. A real stack on free ports: PostgreSQL, Redis, the production API server (`benchtrail-api`, one
+   worker per core) and two Celery worker processes.
+2. Seeding through the real ingest: BENCH_API_RUNS (default 2,000) JMeter runs in one public project,
+   uploaded through the API in agent-version order by a few parallel clients: two variants, thread
+   groups 10/20/50, two labels (+ the "All" total), and a 30% step in the agent's latency at the
+   middle run. Each run is ingested and analysed by the workers; their log gives every analysis time.
+3. wrk (`-c 32`, the same duration each) against the trivial endpoint (one project read) and the
+   run document, series, overheads, trail, trail overhead and runs list of the same server;
+   the trivial endpoint is measured before and after the others and the mean is the reference.
+   Then the run document at 16 connections with its p95 (wrk's own latency histogram).
+Last line: RESULT run_ratio= trail_ratio= list_ratio= trivial_rps= run_p95_ms= analysis_growth=
+(ratios: req/s of the endpoint / req/s of the trivial endpoint; analysis_growth: median analysis time
+of the last 21 runs / that of runs 90..110).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.harness import VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until  # noqa: E402
+from tests.support.jtl import write_jtl  # noqa: E402
+
+RUNS = int(os.environ.get("BENCH_API_RUNS", "2000"))
+UPLOADERS = 4
+DURATION_S = int(os.environ.get("BENCH_API_SECONDS", "8"))
+PROJECT = "bench-api"
+WRK_LUA = """
+done = function(summary, latency, requests)
+  io.write(string.format('JSON {"requests":%d,"duration_us":%d,"non2xx":%d,"errors":%d,"p95_us":%d}\\n',
+    summary.requests, summary.duration, summary.errors.status,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    latency:percentile(95)))
+end
+"""
+
+
+def log(msg: str) -> None:
+    print(f"bench-api: {msg}", flush=True)
+
+
+def wrk(url: str, connections: int, lua: Path) -> dict[str, float]:
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{DURATION_S}s", "-s", str(lua), url],
+                         capture_output=True, text=True, check=True).stdout
+    found = re.search(r"^JSON (.*)$", out, re.M)
+    if found is None:
+        raise SystemExit(f"wrk printed no summary:\n{out}")
+    data = json.loads(found.group(1))
+    if data["non2xx"] or data["errors"]:
+        raise SystemExit(f"wrk saw {data['non2xx']} non-2xx answers and {data['errors']} errors on {url}")
+    data["rps"] = data["requests"] / (data["duration_us"] / 1e6)
+    return data
+
+
+def seed(api: str, token: str, workdir: Path) -> list[str]:
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=api, headers=headers, timeout=60) as client:
+        r = client.post("/api/v1/projects", json={"slug": PROJECT, "name": PROJECT})
+        r.raise_for_status()
+    baseline = [write_jtl(workdir / f"baseline-{i}.jtl", seed=1000 + i, per_group=150) for i in range(8)]
+    agent = [write_jtl(workdir / f"agent-{i}.jtl", seed=2000 + i, per_group=150) for i in range(8)]
+    agent_slow = [write_jtl(workdir / f"agent-slow-{i}.jtl", seed=3000 + i, per_group=150, slowdown=1.3)
+                  for i in range(8)]
+
+    def upload(i: int) -> str:
+        agent_file = (agent_slow if i >= RUNS // 2 else agent)[i % 8]
+        meta = {"files": [{"variant": "baseline"}, {"variant": "agent"}], "agent_version": f"1.{i // 100}.{i % 100}",
+                "environment": {"name": "bench", "cpus": 2}}
+        files = [("files", (p.name, p.read_bytes(), "text/csv")) for p in (baseline[i % 8], agent_file)]
+        with httpx.Client(base_url=api, headers=headers, timeout=120) as client:
+            r = client.post(f"/api/v1/projects/{PROJECT}/runs", data={"metadata": json.dumps(meta)}, files=files,
+                            headers={"Idempotency-Key": f"bench-api-{i}"})
+            r.raise_for_status()
+            return r.json()["run"]
+
+    started = time.monotonic()
+    slugs: list[str] = []
+    # In version order, a few at a time, as CI jobs of consecutive versions would upload them.
+    with ThreadPoolExecutor(UPLOADERS) as pool:
+        for n, slug in enumerate(pool.map(upload, range(RUNS)), 1):
+            slugs.append(slug)
+            if n % 250 == 0:
+                log(f"{n} runs uploaded ({time.monotonic() - started:.0f} s)")
+    return slugs
+
+
+def wait_analysed(api: str, token: str, total: int) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+
+    def done() -> bool:
+        with httpx.Client(base_url=api, headers=headers, timeout=30) as client:
+            n = client.get(f"/api/v1/projects/{PROJECT}/runs", params={"status": "completed", "per_page": 1}).json()
+            return n["total"] >= total
+    wait_until(done, 3600, f"{total} runs to be completed", interval=2)
+
+
+def analysis_times(worker_logs: list[Path]) -> dict[int, float]:
+    times: dict[int, float] = {}
+    for path in worker_logs:
+        for line in path.read_text(errors="replace").splitlines():
+            start = line.find("{")
+            if start < 0 or '"analysed"' not in line:
+                continue
+            try:
+                event = json.loads(line[start:])
+            except ValueError:
+                continue
+            if event.get("event") == "analysed":
+                times[int(event["run_id"])] = float(event["ms"])
+    return times
+
+
+def main() -> int:
+    workdir = Path(tempfile.mkdtemp(prefix="bench-api-"))
+    logs = workdir / "logs"
+    logs.mkdir()
+    pg, rd = Postgres().start(), Redis().start()
+    procs: list[Process] = []
+    try:
+        api_port = free_port()
+        api = f"http://127.0.0.1:{api_port}"
+        env = {**os.environ, "BENCHTRAIL_DATABASE_URL": pg.url, "BENCHTRAIL_REDIS_URL": rd.url,
+               "BENCHTRAIL_DATA_DIR": str(workdir / "data"), "BENCHTRAIL_PUBLIC_URL": api, "BENCHTRAIL_ENV": "test"}
+        migrate(pg.url)
+        os.environ.update({k: v for k, v in env.items() if k.startswith("BENCHTRAIL_")})
+        token = subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "create-token", "--role", "admin",
+                                "--name", "bench"], env=env, check=True, capture_output=True,
+                               text=True).stdout.strip().splitlines()[-1]
+        procs.append(Process("api", [str(VENV_BIN / "benchtrail-api"), "--port", str(api_port)], env, logs))
+        wait_until(lambda: httpx.get(f"{api}/api/health", timeout=2).status_code == 200, 240, "the API")
+        workers = [celery_worker(f"w{i}", env, logs, concurrency=1) for i in range(2)]
+        procs += workers
+
+        t0 = time.monotonic()
+        slugs = seed(api, token, workdir)
+        wait_analysed(api, token, len(slugs))
+        log(f"{len(slugs)} runs ingested and analysed in {time.monotonic() - t0:.0f} s")
+        for w in workers:   # the analysis is over: the measurements below get the cores to themselves
+            w.stop()
+        procs = [p for p in procs if p not in workers]
+
+        with httpx.Client(base_url=api, timeout=30) as client:
+            run = client.get(f"/api/v1/runs/{slugs[len(slugs) // 2]}").json()
+            trail_id = next(c["trail_id"] for c in run["cells"] if c["latency_p75"] is not None)
+        slug = run["slug"]
+        endpoints = {
+            "run": f"/api/v1/runs/{slug}",
+            "series": f"/api/v1/runs/{slug}/series?metric=throughput",
+            "overheads": f"/api/v1/runs/{slug}/overheads?metric=latency_p75",
+            "trail": f"/api/v1/trails/{trail_id}?metric=latency_p75",
+            "trail_overhead": f"/api/v1/trails/{trail_id}/overhead?metric=latency_p75",
+            "list": f"/api/v1/projects/{PROJECT}/runs?per_page=50",
+        }
+        lua = workdir / "report.lua"
+        lua.write_text(WRK_LUA)
+        trivial_url = f"{api}/api/v1/projects/{PROJECT}"
+        with httpx.Client(timeout=30) as client:
+            sizes = {name: len(client.get(api + path).content) for name, path in endpoints.items()}
+        wrk(trivial_url, 32, lua)   # warm every worker's caches and connections
+        trivial = [wrk(trivial_url, 32, lua)["rps"]]
+        rps = {}
+        for name, path in endpoints.items():
+            rps[name] = wrk(api + path, 32, lua)["rps"]
+            log(f"{name:15s} {rps[name]:8.1f} req/s  ({sizes[name] / 1024:.1f} kB)")
+        trivial.append(wrk(trivial_url, 32, lua)["rps"])
+        reference = statistics.fmean(trivial)
+        log(f"{'trivial':15s} {reference:8.1f} req/s  (before {trivial[0]:.1f}, after {trivial[1]:.1f})")
+        p95_ms = wrk(api + endpoints["run"], 16, lua)["p95_us"] / 1000
+
+        times = analysis_times([logs / "w0.log", logs / "w1.log"])
+        ordered = [times[i] for i in sorted(times)]
+        early = statistics.median(ordered[89:110]) if len(ordered) >= 110 else float("nan")
+        late = statistics.median(ordered[-21:])
+        log(f"analysis ms: runs 90..110 median {early:.1f}, last 21 median {late:.1f} ({len(ordered)} analysed)")
+        ratios = {k: v / reference for k, v in rps.items()}
+        for k, v in ratios.items():
+            log(f"ratio {k}: {v:.2f}")
+        print(f"RESULT run_ratio={ratios['run']:.2f} trail_ratio={min(ratios['trail'], ratios['trail_overhead']):.2f} "
+              f"list_ratio={ratios['list']:.2f} series_ratio={ratios['series']:.2f} "
+              f"overheads_ratio={ratios['overheads']:.2f} trivial_rps={reference:.0f} run_p95_ms={p95_ms:.1f} "
+              f"analysis_growth={late / early:.2f}")
+        return 0
+    finally:
+        for p in reversed(procs):
+            p.stop()
+        rd.stop()
+        pg.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

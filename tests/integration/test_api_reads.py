@@ -1,0 +1,94 @@
+"""Reads at scale: keyset pagination of runs, conditional GETs of a run, trail windows."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tests.integration.test_trails_xray import wait_analysed
+from tests.integration.test_upload_ingest import upload
+from tests.support.jtl import write_jtl
+
+VERSIONS = [f"1.{minor}.0" for minor in range(12)]   # 1.10.0 sorts after 1.9.0, not after 1.1.0
+
+
+@pytest.fixture()
+def history(client, worker, make_project, scratch):
+    slug, token = make_project()
+    order = VERSIONS[:]
+    random.Random(7).shuffle(order)
+    runs = {}
+    for i, version in enumerate(order):
+        files = [("baseline", write_jtl(scratch / f"b{i}.jtl", seed=i, per_group=20, groups=(10,))),
+                 ("agent", write_jtl(scratch / f"a{i}.jtl", seed=100 + i, per_group=20, groups=(10,)))]
+        r = upload(client, slug, token, files, {"agent_version": version})
+        assert r.status_code == 202, r.text
+        runs[version] = r.json()["run"]
+    for run_slug in runs.values():
+        wait_analysed(client, run_slug)
+    return slug, runs
+
+
+def test_keyset_pages_are_the_list_newest_first(client, history):
+    slug, runs = history
+    full = client.get(f"/api/v1/projects/{slug}/runs", params={"per_page": 100}).json()
+    assert full["next_cursor"] is None
+    # Uploaded one after the other: newest first is the reverse of the upload order.
+    assert [r["slug"] for r in full["items"]] == list(reversed(list(runs.values())))
+    seen, cursor = [], None
+    while True:
+        page = client.get(f"/api/v1/projects/{slug}/runs",
+                          params={"per_page": 5, **({"cursor": cursor} if cursor else {})}).json()
+        assert page["total"] == len(VERSIONS)
+        seen += [r["slug"] for r in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [r["slug"] for r in full["items"]]
+    bad = client.get(f"/api/v1/projects/{slug}/runs", params={"cursor": "not-a-cursor"})
+    assert bad.status_code == 422 and bad.json()["error"] == "InvalidRequest"
+
+
+def test_a_run_answers_304_to_its_etag(client, history, make_project):
+    slug, runs = history
+    run_slug = runs[VERSIONS[0]]
+    first = client.get(f"/api/v1/runs/{run_slug}")
+    etag = first.headers["etag"]
+    assert first.status_code == 200 and first.headers["cache-control"] == "public, no-cache"
+    again = client.get(f"/api/v1/runs/{run_slug}", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+    other = client.get(f"/api/v1/runs/{runs[VERSIONS[1]]}", headers={"If-None-Match": etag})
+    assert other.status_code == 200 and other.headers["etag"] != etag
+    assert other.json()["slug"] == runs[VERSIONS[1]]
+    series = client.get(f"/api/v1/runs/{run_slug}/series")
+    assert client.get(f"/api/v1/runs/{run_slug}/series",
+                      headers={"If-None-Match": series.headers["etag"]}).status_code == 304
+
+
+def test_a_trail_is_windowed_in_version_order(client, history):
+    slug, runs = history
+    run = client.get(f"/api/v1/runs/{runs[VERSIONS[0]]}").json()
+    agent = next(v["id"] for v in run["variants"] if v["name"] == "agent")
+    trail_id = next(c["trail_id"] for c in run["cells"] if c["variant_id"] == agent and c["latency_p75"])
+    whole = client.get(f"/api/v1/trails/{trail_id}", params={"metric": "latency_p75"}).json()
+    assert [p["agent_version"] for p in whole["points"]] == VERSIONS
+    assert (whole["total_points"], whole["window_start"], whole["earlier"]) == (12, 0, None)
+
+    newest = client.get(f"/api/v1/trails/{trail_id}", params={"metric": "latency_p75", "limit": 5}).json()
+    assert [p["agent_version"] for p in newest["points"]] == VERSIONS[7:]
+    assert newest["window_start"] == 7 and newest["earlier"] == runs[VERSIONS[7]]
+    before = client.get(f"/api/v1/trails/{trail_id}",
+                        params={"metric": "latency_p75", "limit": 5, "before": newest["earlier"]}).json()
+    assert [p["agent_version"] for p in before["points"]] == VERSIONS[2:7]
+
+    values = [p["value"] for p in whole["points"]]
+    thin = client.get(f"/api/v1/trails/{trail_id}", params={"metric": "latency_p75", "max_points": 10}).json()
+    kept = [p["value"] for p in thin["points"]]
+    assert thin["downsampled"] and len(kept) <= 10
+    assert min(values) in kept and max(values) in kept
+    assert client.get(f"/api/v1/trails/{trail_id}",
+                      params={"metric": "latency_p75", "before": "nope"}).status_code == 422
+    overhead = client.get(f"/api/v1/trails/{trail_id}/overhead", params={"metric": "latency_p75", "limit": 3}).json()
+    assert overhead["reference_variant"] == "baseline" and overhead["total_points"] == 12
+    assert [p["agent_version"] for p in overhead["points"]] == VERSIONS[9:]
