@@ -43,10 +43,11 @@ def _domain_routers() -> list:
     from benchtrail.execution.endpoints import router as execution_router
     from benchtrail.plans.endpoints import router as plans_router
     from benchtrail.runs.endpoints import router as runs_router
+    from benchtrail.sharing.endpoints import router as sharing_router
     from benchtrail.trails.endpoints import router as trails_router
     from benchtrail.uploads.endpoints import router as uploads_router
 
-    return [runs_router, uploads_router, plans_router, execution_router, trails_router]
+    return [runs_router, uploads_router, plans_router, execution_router, trails_router, sharing_router]
 
 
 def _install_error_handlers(app: FastAPI) -> None:

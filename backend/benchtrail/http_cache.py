@@ -14,13 +14,18 @@ JSON = "application/json"
 
 
 def cached_json(request: Request, model: BaseModel, *, public: bool) -> Response:
-    body = model.model_dump_json().encode()
+    return cached_bytes(request, model.model_dump_json().encode(), JSON, public=public)
+
+
+def cached_bytes(request: Request, body: bytes, media_type: str, *, public: bool, max_age: int = 0) -> Response:
+    """`max_age` > 0 lets caches keep a public answer that long without asking (images in READMEs)."""
     etag = '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
-    headers = {"ETag": etag, "Cache-Control": ("public" if public else "private") + ", no-cache",
+    freshness = f"max-age={max_age}" if max_age and public else "no-cache"
+    headers = {"ETag": etag, "Cache-Control": f"{'public' if public else 'private'}, {freshness}",
                "Vary": "Authorization"}
     if etag in _tags(request.headers.get("if-none-match")):
         return Response(status_code=304, headers=headers)
-    return Response(content=body, media_type=JSON, headers=headers)
+    return Response(content=body, media_type=media_type, headers=headers)
 
 
 def _tags(header: str | None) -> set[str]:

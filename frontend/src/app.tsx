@@ -88,6 +88,10 @@ const router = createBrowserRouter([
       },
       { path: '/r/:runSlug', element: <RunPage /> },
       { path: '/compare', element: <CompareView /> },
+      {
+        path: '/s/:snapshotSlug',
+        lazy: () => import('@/features/snapshots/components/SnapshotPage').then((m) => ({ Component: m.SnapshotPage })),
+      },
       { path: '*', element: <NotFound /> },
     ],
   },

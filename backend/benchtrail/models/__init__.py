@@ -4,9 +4,10 @@ from benchtrail.models.alert import Alert, AlertEvent, Annotation, WebhookDelive
 from benchtrail.models.project import ApiToken, Project
 from benchtrail.models.result import Blob, Cell, Environment, Load, MetricDef, Run, RunFile, Scenario, Series, Trail, Variant
 from benchtrail.models.plan import Plan, Schedule
+from benchtrail.models.snapshot import Snapshot
 
 __all__ = [
     "Alert", "AlertEvent", "Annotation", "ApiToken", "Blob", "Cell", "Environment", "Load", "MetricDef",
-    "Plan", "Project", "Run", "RunFile", "Scenario", "Schedule", "Series", "Trail", "Variant",
+    "Plan", "Project", "Run", "RunFile", "Scenario", "Schedule", "Series", "Snapshot", "Trail", "Variant",
     "Webhook", "WebhookDelivery",
 ]

@@ -188,7 +188,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Runs */
+        /**
+         * List Runs
+         * @description Runs, newest first.
+         */
         get: operations["list_runs_api_v1_projects__slug__runs_get"];
         put?: never;
         /** Upload Run */
@@ -315,7 +318,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Run */
+        /**
+         * Get Run
+         * @description The run document. Answers carry an ETag; send it back in If-None-Match to get 304.
+         */
         get: operations["get_run_api_v1_runs__slug__get"];
         put?: never;
         post?: never;
@@ -336,6 +342,27 @@ export interface paths {
         put?: never;
         /** Cancel */
         post: operations["cancel_api_v1_runs__slug__cancel_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/charts/{metric}.{fmt}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Run Chart
+         * @description A run's metric as horizontal grouped bars (one row per scenario and load, one bar per variant),
+         *     drawn on the server: embed it in a README with `![](<this URL>)`.
+         */
+        get: operations["run_chart_api_v1_runs__slug__charts__metric___fmt__get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -501,6 +528,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Snapshot
+         * @description Freeze a run's view: its run document and overheads as they are now, under a permalink of its own
+         *     that never changes, with the seed-shaped Markdown tables. Needs a token of the run's project.
+         */
+        post: operations["create_snapshot_api_v1_snapshots_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/snapshots/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Snapshot */
+        get: operations["get_snapshot_api_v1_snapshots__slug__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/snapshots/{slug}/charts/{metric}.{fmt}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Snapshot Chart
+         * @description A chart of the frozen data: the same image as when the snapshot was taken.
+         */
+        get: operations["snapshot_chart_api_v1_snapshots__slug__charts__metric___fmt__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/snapshots/{slug}/markdown": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Snapshot Markdown */
+        get: operations["snapshot_markdown_api_v1_snapshots__slug__markdown_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/trails/{trail_id}": {
         parameters: {
             query?: never;
@@ -508,8 +610,31 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Trail */
+        /**
+         * Get Trail
+         * @description A trail in version order, one window at a time (`before`, `limit`), optionally thinned for a chart.
+         */
         get: operations["get_trail_api_v1_trails__trail_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trails/{trail_id}/badge.svg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Trail Badge
+         * @description A badge with the trail's latest overhead (variant vs reference of the newest run) and its interval.
+         */
+        get: operations["trail_badge_api_v1_trails__trail_id__badge_svg_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -525,7 +650,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Overhead Trail */
+        /**
+         * Get Overhead Trail
+         * @description The overhead trail in version order, windowed and thinned like the trail.
+         */
         get: operations["get_overhead_trail_api_v1_trails__trail_id__overhead_get"];
         put?: never;
         post?: never;
@@ -1184,13 +1312,36 @@ export interface components {
             alerts: components["schemas"]["AlertBrief"][];
             /** Change Points */
             change_points: components["schemas"]["ChangePointOut"][];
+            /**
+             * Downsampled
+             * @description Points were thinned to `max_points` (every change point, alerted run and each bucket's extremes kept)
+             * @default false
+             */
+            downsampled: boolean;
+            /**
+             * Earlier
+             * @description Pass as `before` to get the window of earlier points; null when this window starts at the first point
+             */
+            earlier?: string | null;
             /** Metric */
             metric: string;
             /** Points */
             points: components["schemas"]["OverheadPoint"][];
             /** Reference Variant */
             reference_variant: string | null;
+            /**
+             * Total Points
+             * @description Points in the whole trail
+             * @default 0
+             */
+            total_points: number;
             trail: components["schemas"]["TrailOut"];
+            /**
+             * Window Start
+             * @description Position of the first point of this window in the whole trail
+             * @default 0
+             */
+            window_start: number;
         };
         /** PercentilePoint */
         PercentilePoint: {
@@ -1464,6 +1615,11 @@ export interface components {
         RunPage: {
             /** Items */
             items: components["schemas"]["RunSummary"][];
+            /**
+             * Next Cursor
+             * @description Pass as `cursor` for the next page (keyset pagination); null on the last page
+             */
+            next_cursor?: string | null;
             /** Page */
             page: number;
             /** Per Page */
@@ -1596,6 +1752,62 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** SnapshotCreate */
+        SnapshotCreate: {
+            /**
+             * Run
+             * @description Slug of the run whose view is frozen
+             */
+            run: string;
+            /** Title */
+            title?: string | null;
+            /**
+             * View
+             * @description The view's state, e.g. {"path": "/r/abc", "query": "load=50"}: kept as given and handed back, so the frozen page opens as it was
+             */
+            view?: {
+                [key: string]: unknown;
+            };
+        };
+        /** SnapshotOut */
+        SnapshotOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /**
+             * Data
+             * @description The API answers the view showed when frozen: `run` (the run document) and `overheads` (metric -> the run's overheads)
+             */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Kind
+             * @constant
+             */
+            kind: "run";
+            /**
+             * Markdown
+             * @description The seed-shaped tables of the frozen data
+             */
+            markdown: string;
+            /** Permalink */
+            permalink: string;
+            /** Project */
+            project: string;
+            /** Slug */
+            slug: string;
+            /** Title */
+            title: string;
+            /** View */
+            view: {
+                [key: string]: unknown;
+            };
+        };
         /** StartRun */
         StartRun: {
             /** Agent Version */
@@ -1652,13 +1864,36 @@ export interface components {
             change_points: components["schemas"]["ChangePointOut"][];
             /** Direction */
             direction: string;
+            /**
+             * Downsampled
+             * @description Points were thinned to `max_points` (every change point, alerted run and each bucket's extremes kept)
+             * @default false
+             */
+            downsampled: boolean;
+            /**
+             * Earlier
+             * @description Pass as `before` to get the window of earlier points; null when this window starts at the first point
+             */
+            earlier?: string | null;
             /** Metric */
             metric: string;
             /** Points */
             points: components["schemas"]["TrailPoint"][];
+            /**
+             * Total Points
+             * @description Points in the whole trail
+             * @default 0
+             */
+            total_points: number;
             trail: components["schemas"]["TrailOut"];
             /** Unit */
             unit: string;
+            /**
+             * Window Start
+             * @description Position of the first point of this window in the whole trail
+             * @default 0
+             */
+            window_start: number;
         };
         /** TrailList */
         TrailList: {
@@ -2274,6 +2509,8 @@ export interface operations {
                 label?: string[];
                 page?: number;
                 per_page?: number;
+                /** @description `next_cursor` of the previous page: keyset pagination, as fast at the 100th page as at the first (`page` is then ignored) */
+                cursor?: string | null;
             };
             header?: never;
             path: {
@@ -2690,6 +2927,13 @@ export interface operations {
                     "application/json": components["schemas"]["RunDetail"];
                 };
             };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2722,6 +2966,49 @@ export interface operations {
                         [key: string]: string;
                     };
                 };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    run_chart_api_v1_runs__slug__charts__metric___fmt__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                /** @description A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score */
+                metric: string;
+                /** @description svg or png */
+                fmt: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                    "image/svg+xml": unknown;
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {
@@ -3025,6 +3312,151 @@ export interface operations {
                     "application/json": components["schemas"]["SeriesList"];
                 };
             };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_snapshot_api_v1_snapshots_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SnapshotCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_snapshot_api_v1_snapshots__slug__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    snapshot_chart_api_v1_snapshots__slug__charts__metric___fmt__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                /** @description A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score */
+                metric: string;
+                /** @description svg or png */
+                fmt: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                    "image/svg+xml": unknown;
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    snapshot_markdown_api_v1_snapshots__slug__markdown_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The frozen tables */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": unknown;
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3040,6 +3472,12 @@ export interface operations {
         parameters: {
             query?: {
                 metric?: string;
+                /** @description A run's slug: answer the points before it (the `earlier` of the previous answer) */
+                before?: string | null;
+                /** @description Points in the window: the newest ones, or those just before `before` */
+                limit?: number;
+                /** @description Thin the window to about this many points for a chart, keeping change points, alerted runs and extremes */
+                max_points?: number | null;
             };
             header?: never;
             path: {
@@ -3069,10 +3507,57 @@ export interface operations {
             };
         };
     };
+    trail_badge_api_v1_trails__trail_id__badge_svg_get: {
+        parameters: {
+            query?: {
+                metric?: string;
+            };
+            header?: never;
+            path: {
+                trail_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                    "image/svg+xml": unknown;
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     get_overhead_trail_api_v1_trails__trail_id__overhead_get: {
         parameters: {
             query?: {
                 metric?: string;
+                /** @description A run's slug: answer the points before it (the `earlier` of the previous answer) */
+                before?: string | null;
+                /** @description Points in the window: the newest ones, or those just before `before` */
+                limit?: number;
+                /** @description Thin the window to about this many points for a chart, keeping change points, alerted runs and extremes */
+                max_points?: number | null;
             };
             header?: never;
             path: {

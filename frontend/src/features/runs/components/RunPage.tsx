@@ -7,6 +7,7 @@ import { isJmhRun, referenceVariant, sortLoads } from '@/lib/runModel';
 import { useUrlState } from '@/lib/useUrlState';
 import { useRunEvents } from '../api/events';
 import { isLive, percentilesQuery, runQuery, seriesQuery } from '../api/queries';
+import { FreezeButton } from './FreezeButton';
 import { JmhTables } from './JmhTables';
 import { LiveProgress } from './LiveProgress';
 import { LoadBreakdown } from './LoadBreakdown';
@@ -44,6 +45,7 @@ export function RunPage(): ReactElement {
   return (
     <article>
       <RunHeader run={run} />
+      <FreezeButton runSlug={run.slug} />
       <LiveProgress run={run} streaming={streaming} />
       {isLive(run.status) && run.status !== 'queued' && run.status !== 'running' ? (
         <p role="status" className="state loading">

@@ -1,0 +1,89 @@
+"""A run in the seed reports' shape, as Markdown: one table per load level, one row per scenario, one
+column per metric, each cell "baseline / agent / diff (Δ%)". Pure: reads the run document and the
+overheads as the API answers them (plain dicts), so a frozen snapshot renders exactly as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from benchtrail import metrics as catalog
+from benchtrail.sharing.numbers import fmt, pct, signed
+
+TABLE_METRICS = ("cpu_pct", "heap_mb", "rss_mb", "latency_mean", "latency_p75", "throughput", "score")
+
+
+def cell_index(run: Mapping[str, Any]) -> dict[tuple[int, int, str, int], Mapping[str, Any]]:
+    """(scenario id, load id, mode, variant id) -> cell, transaction controllers left out."""
+    return {(c["scenario_id"], c["load_id"], c["mode"], c["variant_id"]): c
+            for c in run["cells"] if not c["is_transaction"]}
+
+
+def scenario_name(scenario: Mapping[str, Any]) -> str:
+    """The total over a run's scenarios is stored as "*"; people read "All scenarios"."""
+    return "All scenarios" if scenario["name"] == "*" else scenario["name"]
+
+
+def shown_metrics(run: Mapping[str, Any]) -> list[str]:
+    return [m for m in TABLE_METRICS if any(c.get(m) is not None for c in run["cells"])]
+
+
+def _significant(overheads: Mapping[str, Any], metric: str, cell_id: int) -> bool:
+    for item in (overheads.get(metric) or {}).get("items", []):
+        if item["cell_id"] == cell_id:
+            r = item["result"]
+            return r["ci_low"] is not None and r["ci_high"] is not None and (r["ci_low"] > 0 or r["ci_high"] < 0)
+    return False
+
+
+def run_markdown(run: Mapping[str, Any], overheads: Mapping[str, Any]) -> str:
+    variants: Sequence[Mapping[str, Any]] = sorted(run["variants"], key=lambda v: not v["is_reference"])
+    names = " / ".join(v["name"] for v in variants)
+    metrics = shown_metrics(run)
+    cells = cell_index(run)
+    modes = sorted({c["mode"] for c in run["cells"]})
+    lines = [f"**{run['project']}** run `{run['slug']}`" + (f", agent {run['agent_version']}" if run.get("agent_version") else ""),
+             "", f"Each cell: {names}" + (" / diff (Δ%)" if len(variants) == 2 else "")
+             + "; * = the 95% interval of the difference excludes 0.", ""]
+    for load in run["loads"]:
+        for mode in modes:
+            rows = []
+            for scenario in run["scenarios"]:
+                values = [[cells.get((scenario["id"], load["id"], mode, v["id"])) for v in variants]]
+                if all(c is None for c in values[0]):
+                    continue
+                row = [scenario_name(scenario)]
+                for m in metrics:
+                    row.append(_cell_text(values[0], m, overheads))
+                rows.append(row)
+            if not rows:
+                continue
+            heading = load["label"] + (f" · {mode}" if mode else "")
+            header = ["Scenario", *(_title(m, run) for m in metrics)]
+            lines += [f"### {heading}", "", "| " + " | ".join(header) + " |",
+                      "|" + "|".join(["---"] + ["---:"] * len(metrics)) + "|",
+                      *("| " + " | ".join(r) + " |" for r in rows), ""]
+    if run.get("permalink"):
+        lines.append(f"[Open in Benchtrail]({run['permalink']})")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _title(metric: str, run: Mapping[str, Any]) -> str:
+    if metric == "score":
+        unit = next((c["score_unit"] for c in run["cells"] if c.get("score_unit")), "")
+        return f"Score ({unit})" if unit else "Score"
+    m = catalog.get(metric)
+    return f"{m.title} ({m.unit})"
+
+
+def _cell_text(cells: Sequence[Mapping[str, Any] | None], metric: str, overheads: Mapping[str, Any]) -> str:
+    values = [c.get(metric) if c else None for c in cells]
+    if all(v is None for v in values):
+        return "—"
+    parts = [fmt(v) for v in values]
+    if len(cells) == 2 and values[0] is not None and values[1] is not None:
+        diff = values[1] - values[0]
+        rel = diff / abs(values[0]) if values[0] else None
+        mark = "*" if cells[1] is not None and _significant(overheads, metric, cells[1]["id"]) else ""
+        parts.append(f"{signed(diff)} ({pct(rel)}){mark}")
+    return " / ".join(parts)
