@@ -44,7 +44,10 @@ class Postgres:
         self.port = free_port()
 
     def start(self) -> "Postgres":
-        subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "start", str(self.dir), str(self.port)], check=True)
+        # --test: fsync/synchronous_commit/full_page_writes off and trust authentication. TEST ONLY
+        # (fast, unsafe on power loss, open to any local user); `make up` runs durable with passwords.
+        subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "start", str(self.dir), str(self.port), "--test"],
+                       check=True)
         subprocess.run([str(REPO / "infra/scripts/createdb.sh"), str(self.port), "benchtrail"], check=True)
         return self
 
