@@ -150,7 +150,7 @@ class Stack:
     def start_services(self) -> None:
         env = self.env()
         runner_env = {**env, "BENCHTRAIL_RUNNER_TOKEN": self.token("runner"), "BENCHTRAIL_RUNNER_NAME": "local"}
-        celery = [str(BIN / "celery"), "-A", "benchtrail_worker.app"]
+        celery = [str(BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet"]  # no banners: JSON log lines only
         self._spawn("api", [str(BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
                             "127.0.0.1", "--port", str(self.api_port), "--no-access-log"], env)
         self._spawn("worker", celery + ["worker", "-Q", "ingest,analysis,default", "-c", "2", "-n",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from celery import Celery
+from celery import Celery, signals
 from kombu import Queue
 
 from benchtrail import logging as applog
@@ -35,11 +35,28 @@ app.conf.update(
     broker_connection_retry_on_startup=True,
     # Longer than the longest load test, so Redis never redelivers a run that is still going.
     broker_transport_options={"visibility_timeout": 6 * 3600},
+    # Logging is ours (setup_logging below): no Celery handlers, no stdout redirected into a logger.
     worker_hijack_root_logger=False,
+    worker_redirect_stdouts=False,
     beat_schedule={
         "sweep-stuck-runs": {"task": "runs.sweep", "schedule": float(settings.sweeper_interval_s),
                              "options": {"queue": "default"}},
         "fire-due-schedules": {"task": "schedules.fire", "schedule": 20.0, "options": {"queue": "default"}},
     },
 )
+
+
+@signals.setup_logging.connect
+def _setup_logging(loglevel: int | str | None = None, **_: object) -> None:
+    """Celery (worker, runner, beat) asks how to log: our JSON handler at the level of --loglevel."""
+    applog.configure(json=settings.log_json, level=loglevel or "INFO")
+
+
+@signals.celeryd_after_setup.connect
+def _no_banner(sender: str, instance: object, conf: object, **_: object) -> None:
+    """The multi-line start-up banner would be the only non-JSON output: log it as one event instead."""
+    setattr(instance, "quiet", True)
+    applog.log.info("worker starting", node=sender)
+
+
 import benchtrail_worker.tasks  # noqa: E402,F401  (registers every task)
