@@ -6,8 +6,12 @@ Queues are declared, never created on the fly (task_create_missing_queues=False)
 
 from __future__ import annotations
 
+import json
 import os
+import sys
+from datetime import datetime, timezone
 
+import celery.apps.worker as celery_worker_app
 from celery import Celery, signals
 from kombu import Queue
 
@@ -58,5 +62,20 @@ def _no_banner(sender: str, instance: object, conf: object, **_: object) -> None
     setattr(instance, "quiet", True)
     applog.log.info("worker starting", node=sender)
 
+
+def _say_as_json(msg: str, f: object = None) -> None:
+    """Celery writes its shutdown notices straight to a file descriptor from signal handlers
+    (celery.apps.worker.safe_say); write them as JSON lines instead, still without locks."""
+    text = str(msg).strip()
+    level = "warning" if any(w in text.lower() for w in ("cold", "terminat", "restart")) else "info"
+    line = json.dumps({"event": text, "level": level, "logger": "celery.apps.worker",
+                       "timestamp": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")})
+    try:
+        os.write(getattr(f, "fileno", sys.__stdout__.fileno)(), (line + "\n").encode())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+celery_worker_app.safe_say = _say_as_json
 
 import benchtrail_worker.tasks  # noqa: E402,F401  (registers every task)
