@@ -127,3 +127,52 @@ def test_sigkill_mid_ingest_recovers_within_two_minutes_with_exact_cells(own_sta
     assert _db(pg, "SELECT count(*) FROM runs") == [(1,)]
     assert _db(pg, "SELECT count(*), count(DISTINCT (variant_id, scenario_id, load_id, mode)) FROM cells "
                    "WHERE run_id = %s", run_id)[0][0] == len(run["cells"])
+
+
+def test_lost_analysis_is_queued_again_but_not_one_in_progress(client, worker, infra):
+    """A completed run whose analysis job was lost (its retries gave up while the database was down,
+    its worker died) is analysed after the sweeper runs; one whose analysis holds the run is left alone."""
+    import uuid
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import create_engine, select, text
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Project, Run
+    from benchtrail_worker.tasks.sweeper import sweep
+
+    long_ago = datetime.now(timezone.utc) - timedelta(minutes=10)
+    with unit_of_work() as session:
+        project = Project(slug=f"lost-{uuid.uuid4().hex[:8]}", name="lost", description="", is_public=True,
+                          settings={})
+        session.add(project)
+        session.flush()
+        ids = []
+        for _ in range(2):
+            run = Run(slug=uuid.uuid4().hex[:12], project_id=project.id, source="upload", status="completed",
+                      analysis_status="pending", finished_at=long_ago, heartbeat_at=long_ago, labels={}, meta={},
+                      validity=[], criteria=[], progress={})
+            session.add(run)
+            session.flush()
+            ids.append(run.id)
+    lost, busy = ids
+    engine = create_engine(infra["BENCHTRAIL_DATABASE_URL"])
+    try:
+        with engine.connect() as holder:  # as an analysis in progress does: the run's row lock
+            holder.execute(text("SELECT id FROM runs WHERE id = :id FOR UPDATE"), {"id": busy})
+            sweep.run()
+
+            def status(run_id: int) -> str:
+                with unit_of_work() as session:
+                    return session.scalar(select(Run.analysis_status).where(Run.id == run_id))
+
+            wait_until(lambda: status(lost) == "done", 60, "the lost analysis to be done")
+            assert status(busy) == "pending"
+            holder.rollback()
+        # Released (the analysis "died"): the next sweep picks it up once it is overdue.
+        with unit_of_work() as session:
+            session.get(Run, busy).heartbeat_at = long_ago
+        sweep.run()
+        wait_until(lambda: status(busy) == "done", 60, "the second analysis to be done")
+    finally:
+        engine.dispose()
