@@ -1,7 +1,7 @@
 """The life of a run of a plan, as driven by a runner: claim, progress (with heartbeat), results,
-finish; and cancellation by a user. A run moves queued → running → ingesting → completed, or to
-failed / cancelled; every transition is guarded on the current state, so a load test can never be
-started twice for one run."""
+finish; and cancellation by a user. Every status change goes through runs/lifecycle.py (queued →
+running → ingesting → completed, or failed / cancelled); each is guarded on the current state under
+the run's row lock, so a load test can never be started twice for one run."""
 
 from __future__ import annotations
 
