@@ -28,8 +28,10 @@ def _array(moves: list[str]) -> str:
 
 def upgrade() -> None:
     op.create_check_constraint(
-        op.f('ck_runs_status'), 'runs', "status IN ('queued', 'running', 'ingesting', 'completed', 'failed', 'cancelled')")
-    op.create_check_constraint(op.f('ck_runs_analysis_status'), 'runs', "analysis_status IN ('pending', 'done', 'failed')")
+        op.f('ck_runs_status'), 'runs',
+        "status IN ('queued', 'running', 'ingesting', 'completed', 'failed', 'cancelled')")
+    op.create_check_constraint(
+        op.f('ck_runs_analysis_status'), 'runs', "analysis_status IN ('pending', 'done', 'failed')")
     op.execute(f"""
 CREATE FUNCTION runs_guard_lifecycle() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -43,7 +43,8 @@ def test_worker_log_lines_are_json_with_real_levels(infra, logdir):
         run_id = run.id
     # A broker of its own, so the session's worker (if any) cannot take the task.
     broker = Redis().start()
-    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")}, "BENCHTRAIL_REDIS_URL": broker.url}
+    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")},
+           "BENCHTRAIL_REDIS_URL": broker.url}
     proc = celery_worker(f"logs-{uuid.uuid4().hex[:6]}", env, logdir, queues="default", concurrency=1)
     try:
         from celery import Celery
