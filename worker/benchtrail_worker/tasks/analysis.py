@@ -24,7 +24,8 @@ def run_analysis(self: Any, run_id: int, force: bool = False) -> str:
     try:
         with unit_of_work() as session:
             # First load of the run in this session: analyse_run sees the row as it is under the lock.
-            if session.scalar(select(Run).where(Run.id == run_id).with_for_update()) is None:
+            # NO KEY UPDATE: alerts inserted by other analyses may still reference this run (FK).
+            if session.scalar(select(Run).where(Run.id == run_id).with_for_update(key_share=True)) is None:
                 return "skipped"
             outcome = analyse_run(session, run_id, force=force)
     except TRANSIENT as exc:

@@ -31,7 +31,7 @@ BATCH = 200
 
 def _unattended(*conditions: Any, before: datetime) -> Any:
     return (select(Run).where(*conditions, or_(Run.heartbeat_at.is_(None), Run.heartbeat_at < before))
-            .order_by(Run.id).limit(BATCH).with_for_update(skip_locked=True))
+            .order_by(Run.id).limit(BATCH).with_for_update(skip_locked=True, key_share=True))
 
 
 @task("runs.sweep", "default", soft_time_limit=60, time_limit=90)
@@ -45,7 +45,7 @@ def sweep(self: Any) -> int:
         for run in session.scalars(select(Run).where(
                 Run.status == RunStatus.RUNNING,
                 or_(Run.heartbeat_at < silent, Run.heartbeat_at.is_(None) & (Run.started_at < silent)))
-                .order_by(Run.id).limit(BATCH).with_for_update(skip_locked=True)):
+                .order_by(Run.id).limit(BATCH).with_for_update(skip_locked=True, key_share=True)):
             lifecycle.transition(run, RunStatus.FAILED, now=now, detail={
                 "reason": f"the runner stopped reporting (no heartbeat for {settings.run_heartbeat_timeout_s} s); "
                           "the load test was not restarted"})
