@@ -53,7 +53,8 @@ class Outcome:
 
 def analyse_run(session: Session, run_id: int, *, force: bool = False) -> Outcome | None:
     run = session.scalar(select(Run).where(Run.id == run_id))
-    if run is None or run.status != RunStatus.COMPLETED or (run.analysis_status == AnalysisStatus.DONE and not force):
+    if (run is None or run.status != RunStatus.COMPLETED
+            or (run.analysis_status == AnalysisStatus.DONE and not force)):
         return None
     project = session.scalar(select(Project).where(Project.id == run.project_id).with_for_update())
     assert project is not None

@@ -25,8 +25,7 @@ from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.models import Blob, Project, Run, RunFile
 from benchtrail.projects import service as projects
-from benchtrail.runs import environments
-from benchtrail.runs import lifecycle
+from benchtrail.runs import environments, lifecycle
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.uploads.files import ReceivedFile, receive
 from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
@@ -117,7 +116,8 @@ def _create_run(session: Session, project: Project, meta: UploadMetadata, idempo
     variants = list(dict.fromkeys(f.variant for f in meta.files))
     run = Run(slug=new_slug(), project_id=project.id, environment_id=env.id, source=meta.source, tool=tool,
               agent_version=meta.agent_version, app_version=meta.app_version, commit=meta.commit,
-              branch=meta.branch, labels=meta.labels, status=RunStatus.INGESTING.value, idempotency_key=idempotency_key,
+              branch=meta.branch, labels=meta.labels, status=RunStatus.INGESTING.value,
+              idempotency_key=idempotency_key,
               started_at=meta.started_at, meta={"reference": meta.reference or variants[0],
                                                  "variants": variants},
               validity=[], criteria=[], progress={})
