@@ -313,6 +313,7 @@ def cmd_ephemeral(args: argparse.Namespace) -> int:
     from tests.harness import free_port
 
     state = Path(tempfile.mkdtemp(prefix="bt-stack-"))
+    state.chmod(0o711)  # our own temp folder: the postgres user may pass through it to its data folder
     os.environ.pop("BENCHTRAIL_DATABASE_URL", None)
     os.environ.pop("BENCHTRAIL_REDIS_URL", None)
     stack = Stack(state, api_port=free_port(), pg_port=free_port(), redis_port=free_port(), fast=True)
