@@ -49,7 +49,9 @@ class Stack:
         self.external_redis = os.environ.get("BENCHTRAIL_REDIS_URL")
 
     def _secret(self, name: str) -> str:
-        return (self.secrets / name).read_text().strip()
+        """The password in secrets/NAME, or "" before the first `up` generated it (e.g. `make down`)."""
+        path = self.secrets / name
+        return path.read_text().strip() if path.exists() else ""
 
     def _ensure_secret(self, name: str) -> str:
         """A random password kept in secrets/NAME (mode 600), generated once."""
@@ -69,18 +71,17 @@ class Stack:
     def database_url(self) -> str:
         if self.external_db:
             return self.external_db
-        if self.fast:
-            return f"postgresql+psycopg://benchtrail@127.0.0.1:{self.pg_port}/benchtrail"
-        return (f"postgresql+psycopg://benchtrail:{self._secret('postgres-benchtrail-password')}"
-                f"@127.0.0.1:{self.pg_port}/benchtrail")
+        password = "" if self.fast else self._secret("postgres-benchtrail-password")
+        user = f"benchtrail:{password}" if password else "benchtrail"
+        return f"postgresql+psycopg://{user}@127.0.0.1:{self.pg_port}/benchtrail"
 
     @property
     def redis_url(self) -> str:
         if self.external_redis:
             return self.external_redis
-        if self.fast:
-            return f"redis://127.0.0.1:{self.redis_port}/0"
-        return f"redis://:{self._secret('redis-password')}@127.0.0.1:{self.redis_port}/0"
+        password = "" if self.fast else self._secret("redis-password")
+        auth = f":{password}@" if password else ""
+        return f"redis://{auth}127.0.0.1:{self.redis_port}/0"
 
     @property
     def url(self) -> str:
