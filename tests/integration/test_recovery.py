@@ -18,7 +18,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.harness import VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until
+from tests.harness import REPO, VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until
 from tests.support.jtl import independent_cells, write_jtl
 
 RECOVERY_LIMIT_S = 120
@@ -50,7 +50,7 @@ def own_stack(logdir: Path) -> Iterator[dict]:
         out = subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "create-token", "--role", "admin", "--name",
                               "recovery"], env=env, check=True, capture_output=True, text=True)
         yield {"url": url, "token": out.stdout.strip().splitlines()[-1], "workers": workers, "pg": pg,
-               "data": data}
+               "data": data, "redis": rd}
     finally:
         for proc in procs:
             proc.stop()
@@ -176,3 +176,48 @@ def test_lost_analysis_is_queued_again_but_not_one_in_progress(client, worker, i
         wait_until(lambda: status(busy) == "done", 60, "the second analysis to be done")
     finally:
         engine.dispose()
+
+
+def test_analysis_interrupted_by_a_database_restart_is_done_after_it_comes_back(own_stack):
+    """The analysis of a run is sent while PostgreSQL is down; its retries may give up before the
+    database is back. Once it is back, the analysis is done within 2 minutes, never left pending."""
+    import uuid
+    from datetime import datetime, timezone
+
+    from celery import Celery
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import Session
+
+    from benchtrail.models import Project, Run
+
+    pg = own_stack["pg"]
+    engine = create_engine(pg.url)
+    try:
+        with Session(engine) as session, session.begin():
+            project = Project(slug="outage", name="outage", description="", is_public=True, settings={})
+            session.add(project)
+            session.flush()
+            now = datetime.now(timezone.utc)
+            run = Run(slug=uuid.uuid4().hex[:12], project_id=project.id, source="upload", status="completed",
+                      analysis_status="pending", finished_at=now, heartbeat_at=now, labels={}, meta={},
+                      validity=[], criteria=[], progress={})
+            session.add(run)
+            session.flush()
+            run_id = run.id
+    finally:
+        engine.dispose()
+
+    script = str(REPO / "infra/scripts/postgres.sh")
+    subprocess.run([script, "stop", str(pg.dir), str(pg.port)], check=True)
+    try:
+        Celery("outage-test", broker=own_stack["redis"].url).send_task("analysis.run", args=[run_id],
+                                                                       queue="analysis")
+        interrupted = f'"run_id": {run_id}, "error"'
+        wait_until(lambda: sum(w.output().count(interrupted) for w in own_stack["workers"]) >= 2, 90,
+                   "the analysis to fail on the stopped database at least twice")
+    finally:
+        subprocess.run([script, "start", str(pg.dir), str(pg.port)], check=True)
+    back = time.monotonic()
+    wait_until(lambda: _db(pg, "SELECT analysis_status FROM runs WHERE id = %s", run_id) == [("done",)],
+               RECOVERY_LIMIT_S, "the analysis to be done after the database came back")
+    assert time.monotonic() - back < RECOVERY_LIMIT_S
