@@ -46,6 +46,10 @@ def configure(json: bool = True, level: int | str = logging.INFO) -> None:
         logger.handlers = []
         logger.propagate = True
         logger.setLevel(logging.NOTSET)
+    # billiard (Celery's process pool) logs to "multiprocessing" with propagate off: give it our handler.
+    pool = logging.getLogger("multiprocessing")
+    pool.handlers = [handler]
+    pool.propagate = False
     for name, quiet in _QUIET.items():
         logging.getLogger(name).setLevel(max(quiet, level))
     logging.captureWarnings(True)
