@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: up down test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api openapi
+.PHONY: up down backup restore test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api openapi
 
 ## Start the whole product with demo data (PostgreSQL, Redis, API + dashboard, worker, beat, runner).
 up:
@@ -15,6 +15,15 @@ up:
 ## Stop everything `make up` started.
 down:
 	@if [ -x $(PY) ]; then $(PY) infra/scripts/stack.py down; fi
+
+## Back up `make up`'s database and raw uploads into one archive (FILE=path, default .data/backups/).
+backup:
+	$(PY) infra/scripts/stack.py backup $(FILE)
+
+## Restore an archive from `make backup` into `make up`'s stack: make restore FILE=path.
+restore:
+	@if [ -z "$(FILE)" ]; then echo "usage: make restore FILE=.data/backups/benchtrail-....tar" >&2; exit 2; fi
+	$(PY) infra/scripts/stack.py restore "$(FILE)"
 
 ## Every test: Python (unit + integration on real PostgreSQL/Redis/Celery), Vitest, Playwright e2e.
 test:

@@ -44,7 +44,10 @@ class Postgres:
         self.port = free_port()
 
     def start(self) -> "Postgres":
-        subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "start", str(self.dir), str(self.port)], check=True)
+        # --test: fsync/synchronous_commit/full_page_writes off and trust authentication. TEST ONLY
+        # (fast, unsafe on power loss, open to any local user); `make up` runs durable with passwords.
+        subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "start", str(self.dir), str(self.port), "--test"],
+                       check=True)
         subprocess.run([str(REPO / "infra/scripts/createdb.sh"), str(self.port), "benchtrail"], check=True)
         return self
 
@@ -127,7 +130,7 @@ class Process:
 
 def celery_worker(name: str, env: dict[str, str], logdir: Path, queues: str = "ingest,analysis,default",
                   concurrency: int = 2) -> Process:
-    proc = Process(name, [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "worker", "-Q", queues,
+    proc = Process(name, [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet", "worker", "-Q", queues,
                           "-c", str(concurrency), "-n", f"{name}@%h", "--loglevel", "INFO",
                           "--without-gossip", "--without-mingle", "--without-heartbeat"], env, logdir)
     wait_until(lambda: "ready" in proc.output() or not proc.alive(), 60, f"celery worker {name} to be ready")

@@ -40,7 +40,7 @@ def create_app() -> FastAPI:
 
 
 def _domain_routers() -> list:
-    from benchtrail.execution.endpoints import router as execution_router
+    from benchtrail.runs.execution_endpoints import router as execution_router
     from benchtrail.plans.endpoints import router as plans_router
     from benchtrail.runs.endpoints import router as runs_router
     from benchtrail.sharing.endpoints import router as sharing_router

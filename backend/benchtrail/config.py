@@ -30,6 +30,9 @@ class Settings(BaseSettings):
     # Runs stuck in a live state longer than this are failed by the sweeper.
     run_heartbeat_timeout_s: int = 60
     sweeper_interval_s: int = 15
+    # An ingest or analysis queued this long ago that no worker is working on (its run row is not
+    # locked) is queued again: a worker that died, or retries that gave up during a database outage.
+    stage_requeue_after_s: int = 45
 
     log_json: bool = True
 

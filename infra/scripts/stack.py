@@ -3,6 +3,8 @@
   stack.py up          PostgreSQL + Redis (unless BENCHTRAIL_DATABASE_URL / BENCHTRAIL_REDIS_URL are set),
                        migrations, API (serving frontend/dist), worker, beat, a runner; then demo data.
   stack.py down        stop everything `up` started.
+  stack.py backup [FILE] / restore FILE
+                       database (pg_dump custom format) + raw uploads in one archive (infra/scripts/backup.py).
   stack.py ephemeral -- CMD...
                        a throw-away stack on free ports in a temp dir; runs CMD with BENCHTRAIL_E2E_URL and
                        BENCHTRAIL_E2E_ADMIN_TOKEN set, tears everything down, exits with CMD's status.
@@ -31,15 +33,55 @@ def log(msg: str) -> None:
 
 
 class Stack:
-    def __init__(self, state: Path, *, api_port: int, pg_port: int, redis_port: int) -> None:
+    def __init__(self, state: Path, *, api_port: int, pg_port: int, redis_port: int, fast: bool = False) -> None:
         self.state = state
         self.run_dir = state / "run"
         self.logs = state / "logs"
+        # Generated passwords, one per file (mode 600) in a folder only the owner can enter.
+        self.secrets = state / "secrets"
         self.api_port = api_port
         self.pg_port = pg_port
         self.redis_port = redis_port
+        # fast: a throw-away stack (e2e, benchmarks) with the test harness's unsafe PostgreSQL settings
+        # and no passwords. `make up` is never fast: durable, passwords on PostgreSQL and Redis.
+        self.fast = fast
         self.external_db = os.environ.get("BENCHTRAIL_DATABASE_URL")
         self.external_redis = os.environ.get("BENCHTRAIL_REDIS_URL")
+
+    def _secret(self, name: str) -> str:
+        """The password in secrets/NAME, or "" before the first `up` generated it (e.g. `make down`)."""
+        path = self.secrets / name
+        return path.read_text().strip() if path.exists() else ""
+
+    def _ensure_secret(self, name: str) -> str:
+        """A random password kept in secrets/NAME (mode 600), generated once."""
+        import secrets as _secrets
+
+        self.secrets.mkdir(parents=True, exist_ok=True)
+        self.secrets.chmod(0o700)
+        path = self.secrets / name
+        if not path.exists() or not path.read_text().strip():
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(_secrets.token_hex(32))
+        path.chmod(0o600)
+        return path.read_text().strip()
+
+    @property
+    def database_url(self) -> str:
+        if self.external_db:
+            return self.external_db
+        password = "" if self.fast else self._secret("postgres-benchtrail-password")
+        user = f"benchtrail:{password}" if password else "benchtrail"
+        return f"postgresql+psycopg://{user}@127.0.0.1:{self.pg_port}/benchtrail"
+
+    @property
+    def redis_url(self) -> str:
+        if self.external_redis:
+            return self.external_redis
+        password = "" if self.fast else self._secret("redis-password")
+        auth = f":{password}@" if password else ""
+        return f"redis://{auth}127.0.0.1:{self.redis_port}/0"
 
     @property
     def url(self) -> str:
@@ -48,9 +90,8 @@ class Stack:
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
         env.update({
-            "BENCHTRAIL_DATABASE_URL": self.external_db or
-            f"postgresql+psycopg://benchtrail@127.0.0.1:{self.pg_port}/benchtrail",
-            "BENCHTRAIL_REDIS_URL": self.external_redis or f"redis://127.0.0.1:{self.redis_port}/0",
+            "BENCHTRAIL_DATABASE_URL": self.database_url,
+            "BENCHTRAIL_REDIS_URL": self.redis_url,
             "BENCHTRAIL_DATA_DIR": str(self.state / "data"),
             "BENCHTRAIL_PUBLIC_URL": self.url,
             "BENCHTRAIL_API_URL": self.url,
@@ -64,15 +105,44 @@ class Stack:
         for d in (self.run_dir, self.logs, self.state / "data"):
             d.mkdir(parents=True, exist_ok=True)
         if not self.external_db:
-            subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "start", str(self.state / "pg"),
-                            str(self.pg_port)], check=True)
-            subprocess.run([str(REPO / "infra/scripts/createdb.sh"), str(self.pg_port), "benchtrail"], check=True)
+            self.start_postgres()
         if not self.external_redis and not self._alive("redis"):
-            self._spawn("redis", ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1",
-                                  "--dir", str(self.state / "data"), "--save", "", "--appendonly", "yes",
-                                  "--loglevel", "warning"])
-            self._wait(lambda: subprocess.run(["redis-cli", "-p", str(self.redis_port), "ping"],
-                                              capture_output=True, text=True).stdout.strip() == "PONG", 15, "redis")
+            self.start_redis()
+
+    def start_postgres(self) -> None:
+        """Durable (fsync, synchronous_commit, full_page_writes on) with scram-sha-256 passwords kept in
+        secrets/ (mode 600); `fast` stacks use the test harness's unsafe settings instead."""
+        script, createdb = str(REPO / "infra/scripts/postgres.sh"), str(REPO / "infra/scripts/createdb.sh")
+        if self.fast:
+            subprocess.run([script, "start", str(self.state / "pg"), str(self.pg_port), "--test"], check=True)
+            subprocess.run([createdb, str(self.pg_port), "benchtrail"], check=True)
+            return
+        self._ensure_secret("postgres-superuser-password")
+        self._ensure_secret("postgres-benchtrail-password")
+        subprocess.run([script, "start", str(self.state / "pg"), str(self.pg_port), "--password-file",
+                        str(self.secrets / "postgres-superuser-password")], check=True)
+        subprocess.run([createdb, str(self.pg_port), "benchtrail", str(self.secrets / "postgres-benchtrail-password"),
+                        str(self.secrets / "postgres-superuser-password")], check=True)
+
+    def start_redis(self) -> None:
+        """Redis with append-only persistence; with a generated password (requirepass) unless `fast`.
+        The password lives in a config file (mode 600), never on a command line."""
+        conf = [f"port {self.redis_port}", "bind 127.0.0.1", f"dir {self.state / 'data'}", 'save ""',
+                "appendonly yes", "loglevel warning"]
+        env = dict(os.environ)
+        if not self.fast:
+            password = self._ensure_secret("redis-password")
+            conf.append(f"requirepass {password}")
+            env["REDISCLI_AUTH"] = password
+        path = self.secrets / "redis.conf"
+        self.secrets.mkdir(parents=True, exist_ok=True)
+        self.secrets.chmod(0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write("\n".join(conf) + "\n")
+        self._spawn("redis", ["redis-server", str(path)])
+        self._wait(lambda: subprocess.run(["redis-cli", "-p", str(self.redis_port), "ping"], env=env,
+                                          capture_output=True, text=True).stdout.strip() == "PONG", 15, "redis")
 
     def migrate(self) -> None:
         subprocess.run([str(BIN / "alembic"), "-c", str(REPO / "alembic.ini"), "upgrade", "head"],
@@ -81,7 +151,7 @@ class Stack:
     def start_services(self) -> None:
         env = self.env()
         runner_env = {**env, "BENCHTRAIL_RUNNER_TOKEN": self.token("runner"), "BENCHTRAIL_RUNNER_NAME": "local"}
-        celery = [str(BIN / "celery"), "-A", "benchtrail_worker.app"]
+        celery = [str(BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet"]  # no banners: JSON log lines only
         self._spawn("api", [str(BIN / "benchtrail-api"), "--host", "127.0.0.1", "--port", str(self.api_port)], env)
         self._spawn("worker", celery + ["worker", "-Q", "ingest,analysis,default", "-c", "2", "-n",
                                         "worker@%h", "--loglevel", "INFO"], env)
@@ -201,13 +271,52 @@ def cmd_down(_: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    """`make backup`: the database of `make up` (which must be running) and its raw uploads, one archive."""
+    sys.path.insert(0, str(REPO / "infra" / "scripts"))
+    from backup import BackupError, backup
+
+    stack = default_stack()
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    archive = Path(args.file).resolve() if args.file else REPO / ".data" / "backups" / f"benchtrail-{stamp}.tar"
+    try:
+        manifest = backup(stack.database_url, stack.state / "data", archive)
+    except BackupError as exc:
+        raise SystemExit(f"stack: backup failed: {exc}") from None
+    log(f"backup written: {archive} (database + {len(manifest['blobs'])} raw file(s), mode 600)")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """`make restore FILE=...`: replace `make up`'s database and add the archive's raw uploads. The API,
+    worker, beat and runner are stopped during the restore and started again afterwards."""
+    sys.path.insert(0, str(REPO / "infra" / "scripts"))
+    from backup import BackupError, restore
+
+    stack = default_stack()
+    stack.start_infra()
+    running = [name for name in ("runner", "beat", "worker", "api") if stack._alive(name)]
+    for name in running:
+        stack._kill(name)
+    try:
+        manifest = restore(Path(args.file).resolve(), stack.database_url, stack.state / "data")
+    except BackupError as exc:
+        raise SystemExit(f"stack: restore failed: {exc}") from None
+    finally:
+        if running:
+            stack.start_services()
+    log(f"restored {args.file} (database + {len(manifest['blobs'])} raw file(s))")
+    return 0
+
+
 def cmd_ephemeral(args: argparse.Namespace) -> int:
     from tests.harness import free_port
 
     state = Path(tempfile.mkdtemp(prefix="bt-stack-"))
+    state.chmod(0o711)  # our own temp folder: the postgres user may pass through it to its data folder
     os.environ.pop("BENCHTRAIL_DATABASE_URL", None)
     os.environ.pop("BENCHTRAIL_REDIS_URL", None)
-    stack = Stack(state, api_port=free_port(), pg_port=free_port(), redis_port=free_port())
+    stack = Stack(state, api_port=free_port(), pg_port=free_port(), redis_port=free_port(), fast=True)
     try:
         stack.start_infra()
         stack.migrate()
@@ -252,6 +361,12 @@ def main() -> int:
     up.add_argument("--no-demo", action="store_true")
     up.set_defaults(fn=cmd_up)
     sub.add_parser("down").set_defaults(fn=cmd_down)
+    bk = sub.add_parser("backup", help="database + raw uploads of `make up` into one archive")
+    bk.add_argument("file", nargs="?", help="archive path (default .data/backups/benchtrail-<UTC>.tar)")
+    bk.set_defaults(fn=cmd_backup)
+    rs = sub.add_parser("restore", help="restore an archive written by `backup` into `make up`'s stack")
+    rs.add_argument("file")
+    rs.set_defaults(fn=cmd_restore)
     eph = sub.add_parser("ephemeral")
     eph.add_argument("--cwd", default=None)
     eph.add_argument("--seed", action="store_true", help="upload a JMeter A/B run first (BENCHTRAIL_BENCH_RUN)")

@@ -63,7 +63,8 @@ def start_runner(infra, live_api, runner_token, logdir) -> Iterator[Callable[[st
 @pytest.fixture(scope="session")
 def beat(infra, worker, logdir, tmp_path_factory) -> Iterator[Process]:  # type: ignore[no-untyped-def]
     schedule = tmp_path_factory.mktemp("beat") / "schedule"
-    proc = Process("beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "beat", "-s", str(schedule),
+    proc = Process("beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet", "beat",
+                            "-s", str(schedule),
                             "--loglevel", "INFO"], _env(infra), logdir)
     yield proc
     proc.stop()

@@ -11,7 +11,6 @@ import json
 import shutil
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,8 @@ from benchtrail.ingest.model import LoadSpec, ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.metrics import PERCENTILES
 from benchtrail.models import Blob, Cell, Environment, Load, Run, RunFile, Scenario, Series, Trail, Variant
+from benchtrail.runs import lifecycle
+from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.uploads.files import open_blob_for_parsing
 
 CELL_COLUMNS = frozenset({
@@ -233,7 +234,7 @@ def _load_sort(spec: LoadSpec) -> tuple[str, float, int]:
 def ingest_run(session: Session, run_id: int) -> Run | None:
     """Parse every file of a run and write its cells; returns None when there is nothing to do."""
     run = session.scalar(select(Run).where(Run.id == run_id).with_for_update())
-    if run is None or run.status != "ingesting":
+    if run is None or run.status != RunStatus.INGESTING:
         return None
     env = session.get(Environment, run.environment_id) if run.environment_id else None
     writer = RunWriter(session, run, env.fingerprint if env else "")
@@ -246,8 +247,8 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     writer.write(reference=run.meta.get("reference") or "")
-    run.status = "completed"
-    run.finished_at = datetime.now(timezone.utc)
+    lifecycle.transition(run, RunStatus.COMPLETED)
+    run.heartbeat_at = run.finished_at  # analysis is queued now; the sweeper re-queues it if it is lost
     return run
 
 
@@ -293,7 +294,7 @@ def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:
         session.add(project)
         session.flush()
         run = Run(slug=uuid.uuid4().hex[:11], project_id=project.id, source="upload", tool=parsed.tool,
-                  status="ingesting", labels={}, meta={}, validity=[], criteria=[], progress={})
+                  status=RunStatus.INGESTING.value, labels={}, meta={}, validity=[], criteria=[], progress={})
         session.add(run)
         session.flush()
         writer = RunWriter(session, run, env_fingerprint="bench")
@@ -304,4 +305,4 @@ def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:
         for series in cells.series:
             writer.add_series("baseline", series)
         writer.write(reference="baseline")
-        run.status = "completed"
+        lifecycle.transition(run, RunStatus.COMPLETED)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (BigInteger, Boolean, DateTime, Double, ForeignKey, Index, Integer, String, Text,
-                        UniqueConstraint)
+from sqlalchemy import (BigInteger, Boolean, CheckConstraint, DateTime, Double, ForeignKey, Index, Integer,
+                        String, Text, UniqueConstraint)
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -33,8 +33,14 @@ class Environment(Base):
 
 class Run(Base):
     __tablename__ = "runs"
-    __table_args__ = (UniqueConstraint("project_id", "idempotency_key"),
-                      Index("ix_runs_project_id_created_at_id", "project_id", "created_at", "id"))
+    # The values of runs/lifecycle.py's enums; a trigger (migration 0005) also refuses illegal moves.
+    __table_args__ = (
+        UniqueConstraint("project_id", "idempotency_key"),
+        Index("ix_runs_project_id_created_at_id", "project_id", "created_at", "id"),
+        CheckConstraint("status IN ('queued', 'running', 'ingesting', 'completed', 'failed', 'cancelled')",
+                        name="status"),
+        CheckConstraint("analysis_status IN ('pending', 'done', 'failed')", name="analysis_status"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     slug: Mapped[str] = mapped_column(String(16), unique=True)
@@ -48,10 +54,11 @@ class Run(Base):
     commit: Mapped[str | None] = mapped_column(String(64))
     branch: Mapped[str | None] = mapped_column(String(200), index=True)
     labels: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict)
-    # queued -> running -> ingesting -> completed | failed | cancelled
+    # A benchtrail.runs.lifecycle.RunStatus; changed only by lifecycle.transition.
     status: Mapped[str] = mapped_column(String(16), index=True)
     status_detail: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
-    analysis_status: Mapped[str] = mapped_column(String(16), server_default="pending")  # pending | done | failed
+    # A lifecycle.AnalysisStatus; changed only by lifecycle.analysis_transition.
+    analysis_status: Mapped[str] = mapped_column(String(16), server_default="pending")
     is_valid: Mapped[bool] = mapped_column(Boolean, default=True)
     validity: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)
     criteria: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)
@@ -60,6 +67,7 @@ class Run(Base):
     meta: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # When the current stage last showed life: a runner's report, or ingest/analysis being queued.
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = created_at_column()
 

@@ -14,6 +14,7 @@ from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.models import Plan, Project, Run, Schedule
 from benchtrail.plans import repository, spec
 from benchtrail.plans.schemas import PlanOut, ScheduleIn, ScheduleOut, SchedulePatch, StartRun
+from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.targets import disallowed_targets
 from benchtrail.uploads.service import new_slug
 
@@ -58,7 +59,7 @@ def start_run(session: Session, project: Project, plan: Plan, req: StartRun, *, 
     reference = next((v["name"] for v in plan.body["variants"] if v.get("role") == "reference"), variants[0])
     run = Run(slug=new_slug(), project_id=project.id, plan_id=plan.id, source=source, tool=plan.body["tool"],
               agent_version=req.agent_version, app_version=req.app_version, commit=req.commit, branch=req.branch,
-              labels=req.labels, status="queued", validity=[], criteria=[], progress={},
+              labels=req.labels, status=RunStatus.QUEUED.value, validity=[], criteria=[], progress={},
               meta={"reference": reference, "variants": variants, "plan": plan.name, "plan_version": plan.version,
                     "pool": plan.pool})
     session.add(run)

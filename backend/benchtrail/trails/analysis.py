@@ -22,6 +22,8 @@ from sqlalchemy.orm import Session
 from benchtrail.alerts import service as alerts
 from benchtrail.analysis import ChangePoint
 from benchtrail.models import Cell, Project, Run, Variant
+from benchtrail.runs import lifecycle
+from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
 from benchtrail.trails import history, overhead, repository
 from benchtrail.trails.settings import AnalysisSettings, detector_settings, load, settings_key
 
@@ -51,7 +53,8 @@ class Outcome:
 
 def analyse_run(session: Session, run_id: int, *, force: bool = False) -> Outcome | None:
     run = session.scalar(select(Run).where(Run.id == run_id))
-    if run is None or run.status != "completed" or (run.analysis_status == "done" and not force):
+    if (run is None or run.status != RunStatus.COMPLETED
+            or (run.analysis_status == AnalysisStatus.DONE and not force)):
         return None
     project = session.scalar(select(Project).where(Project.id == run.project_id).with_for_update())
     assert project is not None
@@ -65,7 +68,7 @@ def analyse_run(session: Session, run_id: int, *, force: bool = False) -> Outcom
     trail_ids = sorted({c.trail_id for c in cells})
     findings, analysed, current = _analyse_trails(session, project, run.id, trail_ids, cfg)
     new_alerts = alerts.raise_alerts(session, project, run, findings, cfg, current)
-    run.analysis_status = "done"
+    lifecycle.analysis_transition(run, AnalysisStatus.DONE)
     session.flush()
     return Outcome(len(rows), analysed, findings, [a.id for a in new_alerts])
 

@@ -25,7 +25,8 @@ from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.models import Blob, Project, Run, RunFile
 from benchtrail.projects import service as projects
-from benchtrail.runs import environments
+from benchtrail.runs import environments, lifecycle
+from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.uploads.files import ReceivedFile, receive
 from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
 
@@ -78,8 +79,10 @@ def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tu
             session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=rf.filename, variant=spec.variant,
                                 format=fmt, position=position,
                                 options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)))
-        run.status = "ingesting"
-        run.heartbeat_at = datetime.now(timezone.utc)  # the sweeper re-queues ingests that never ran
+        if run.status == RunStatus.INGESTING:  # a new upload; a plan run's results come from running
+            run.heartbeat_at = datetime.now(timezone.utc)  # the sweeper re-queues ingests nobody works on
+        else:
+            lifecycle.transition(run, RunStatus.INGESTING)
         session.flush()
         jobs.enqueue(session, "results.ingest", run.id)
     finally:
@@ -113,7 +116,8 @@ def _create_run(session: Session, project: Project, meta: UploadMetadata, idempo
     variants = list(dict.fromkeys(f.variant for f in meta.files))
     run = Run(slug=new_slug(), project_id=project.id, environment_id=env.id, source=meta.source, tool=tool,
               agent_version=meta.agent_version, app_version=meta.app_version, commit=meta.commit,
-              branch=meta.branch, labels=meta.labels, status="ingesting", idempotency_key=idempotency_key,
+              branch=meta.branch, labels=meta.labels, status=RunStatus.INGESTING.value,
+              idempotency_key=idempotency_key,
               started_at=meta.started_at, meta={"reference": meta.reference or variants[0],
                                                  "variants": variants},
               validity=[], criteria=[], progress={})

@@ -1,15 +1,19 @@
-"""`analysis.run`: overheads, change points and alerts of a freshly ingested run."""
+"""`analysis.run`: overheads, change points and alerts of a freshly ingested run. It holds the run's
+row lock for its transaction: a duplicate delivery waits and then skips, and beat's sweeper can tell
+a lost analysis (no lock) from one in progress."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import select
 
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
 from benchtrail.models import Run
+from benchtrail.runs import lifecycle
+from benchtrail.runs.lifecycle import AnalysisStatus
 from benchtrail.trails.analysis import analyse_run
 from benchtrail_worker.policy import TRANSIENT, task
 
@@ -19,13 +23,20 @@ def run_analysis(self: Any, run_id: int, force: bool = False) -> str:
     started = time.perf_counter()
     try:
         with unit_of_work() as session:
+            # First load of the run in this session: analyse_run sees the row as it is under the lock.
+            # NO KEY UPDATE: alerts inserted by other analyses may still reference this run (FK).
+            if session.scalar(select(Run).where(Run.id == run_id).with_for_update(key_share=True)) is None:
+                return "skipped"
             outcome = analyse_run(session, run_id, force=force)
-    except TRANSIENT:
+    except TRANSIENT as exc:
+        log.warning("analysis interrupted; it will be retried", run_id=run_id, error=f"{type(exc).__name__}: {exc}")
         raise
     except Exception:
         # The CLI's --wait must not wait forever for an analysis that crashed.
         with unit_of_work() as session:
-            session.execute(update(Run).where(Run.id == run_id).values(analysis_status="failed"))
+            run = session.scalar(select(Run).where(Run.id == run_id).with_for_update())
+            if run is not None and run.analysis_status == AnalysisStatus.PENDING:
+                lifecycle.analysis_transition(run, AnalysisStatus.FAILED)
         raise
     if outcome is None:
         return "skipped"

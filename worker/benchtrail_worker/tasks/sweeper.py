@@ -1,46 +1,70 @@
-"""Beat's sweeper: a run whose runner stopped sending heartbeats is failed, never restarted; an
-ingest that never ran (the broker was down after the upload committed, a worker died) is queued again,
-so nothing accepted is lost. Ingest is idempotent: it locks the run and skips one already done."""
+"""Beat's sweeper: nothing accepted stays stuck.
+
+- A run whose runner stopped sending heartbeats is failed, never restarted.
+- An ingest or an analysis that nobody is working on is queued again once `stage_requeue_after_s`
+  has passed since it was queued (a worker killed mid-way, a job lost with the broker, retries that
+  gave up while the database was down). "Nobody is working on it" is read from PostgreSQL itself:
+  the ingest and analysis tasks hold their run's row lock for their whole transaction, and a dead
+  worker's connection (and so its lock) is gone, so `FOR UPDATE SKIP LOCKED` sees exactly the lost
+  ones. Both tasks are idempotent (they lock the run and skip one already done), so a duplicate job
+  does nothing and the cells are written exactly once.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import or_, update
+from sqlalchemy import or_, select
 
 from benchtrail import jobs
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
 from benchtrail.models import Run
+from benchtrail.runs import lifecycle
+from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
 from benchtrail_worker.policy import task
 
-INGEST_REQUEUE_AFTER = timedelta(minutes=5)
+BATCH = 200
+
+
+def _unattended(*conditions: Any, before: datetime) -> Any:
+    return (select(Run).where(*conditions, or_(Run.heartbeat_at.is_(None), Run.heartbeat_at < before))
+            .order_by(Run.id).limit(BATCH).with_for_update(skip_locked=True, key_share=True))
 
 
 @task("runs.sweep", "default", soft_time_limit=60, time_limit=90)
 def sweep(self: Any) -> int:
+    settings = get_settings()
     now = datetime.now(timezone.utc)
-    deadline = now - timedelta(seconds=get_settings().run_heartbeat_timeout_s)
+    silent = now - timedelta(seconds=settings.run_heartbeat_timeout_s)
+    lost = now - timedelta(seconds=settings.stage_requeue_after_s)
     with unit_of_work() as session:
-        result = session.execute(
-            update(Run)
-            .where(Run.status == "running",
-                   or_(Run.heartbeat_at < deadline, Run.heartbeat_at.is_(None) & (Run.started_at < deadline)))
-            .values(status="failed", finished_at=now,
-                    status_detail={"reason": "the runner stopped reporting (no heartbeat for "
-                                             f"{get_settings().run_heartbeat_timeout_s} s); the load test "
-                                             "was not restarted"})
-            .returning(Run.id))
-        failed = [row[0] for row in result]
-        requeued = session.execute(
-            update(Run).where(Run.status == "ingesting", Run.heartbeat_at < now - INGEST_REQUEUE_AFTER)
-            .values(heartbeat_at=now).returning(Run.id)).scalars().all()
-        for run_id in requeued:
-            jobs.enqueue(session, "results.ingest", run_id)
+        failed = []
+        for run in session.scalars(select(Run).where(
+                Run.status == RunStatus.RUNNING,
+                or_(Run.heartbeat_at < silent, Run.heartbeat_at.is_(None) & (Run.started_at < silent)))
+                .order_by(Run.id).limit(BATCH).with_for_update(skip_locked=True, key_share=True)):
+            lifecycle.transition(run, RunStatus.FAILED, now=now, detail={
+                "reason": f"the runner stopped reporting (no heartbeat for {settings.run_heartbeat_timeout_s} s); "
+                          "the load test was not restarted"})
+            failed.append(run.id)
+        ingests = []
+        for run in session.scalars(_unattended(Run.status == RunStatus.INGESTING, before=lost)):
+            run.heartbeat_at = now
+            jobs.enqueue(session, "results.ingest", run.id)
+            ingests.append(run.id)
+        analyses = []
+        for run in session.scalars(_unattended(Run.status == RunStatus.COMPLETED,
+                                               Run.analysis_status == AnalysisStatus.PENDING, before=lost)):
+            run.heartbeat_at = now
+            jobs.enqueue(session, "analysis.run", run.id)
+            analyses.append(run.id)
     if failed:
         log.warning("swept stuck runs", run_ids=failed)
-    if requeued:
-        log.warning("re-queued ingests that never ran", run_ids=list(requeued))
-    return len(failed) + len(requeued)
+    if ingests:
+        log.warning("re-queued ingests nobody was working on", run_ids=ingests)
+    if analyses:
+        log.warning("re-queued analyses nobody was working on", run_ids=analyses)
+    return len(failed) + len(ingests) + len(analyses)

@@ -1,7 +1,7 @@
 """The life of a run of a plan, as driven by a runner: claim, progress (with heartbeat), results,
-finish; and cancellation by a user. A run moves queued → running → ingesting → completed, or to
-failed / cancelled; every transition is guarded on the current state, so a load test can never be
-started twice for one run."""
+finish; and cancellation by a user. Every status change goes through runs/lifecycle.py (queued →
+running → ingesting → completed, or failed / cancelled); each is guarded on the current state under
+the run's row lock, so a load test can never be started twice for one run."""
 
 from __future__ import annotations
 
@@ -20,13 +20,14 @@ from benchtrail.errors import Conflict, InvalidRequest
 from benchtrail.logging import log
 from benchtrail.models import Run
 from benchtrail.plans.schemas import FinishIn, ProgressIn
-from benchtrail.runs import environments
+from benchtrail.runs import environments, lifecycle
+from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs.service import get_visible_run
 from benchtrail.uploads.schemas import UploadMetadata
 from benchtrail.uploads.service import store_files
 
 LOG_TAIL = 200
-TERMINAL = ("completed", "failed", "cancelled")
+TERMINAL = tuple(s.value for s in lifecycle.TERMINAL)
 
 
 class ResultsMetadata(UploadMetadata):
@@ -73,10 +74,9 @@ def _locked_run(session: Session, principal: Principal, slug: str, role: str) ->
 
 def claim(session: Session, principal: Principal, slug: str, runner: str) -> Run:
     run = _locked_run(session, principal, slug, "uploader")
-    if run.status != "queued":
+    if run.status != RunStatus.QUEUED:
         raise Conflict(f"run '{slug}' is {run.status}; only a queued run can be started (never twice)")
-    now = datetime.now(timezone.utc)
-    run.status, run.started_at, run.heartbeat_at = "running", now, now
+    lifecycle.transition(run, RunStatus.RUNNING)
     run.progress = {"runner": runner, "percent": 0.0, "log": []}
     publish_after_commit(session, run)
     return run
@@ -85,7 +85,7 @@ def claim(session: Session, principal: Principal, slug: str, runner: str) -> Run
 def progress(session: Session, principal: Principal, slug: str, data: ProgressIn) -> bool:
     """Store a progress report (it is also the runner's heartbeat); answer whether to cancel."""
     run = _locked_run(session, principal, slug, "uploader")
-    if run.status != "running":
+    if run.status != RunStatus.RUNNING:
         return True  # nothing to run any more: the runner must stop
     current = dict(run.progress or {})
     update = data.model_dump(exclude_none=True, exclude={"log"})
@@ -100,7 +100,7 @@ def progress(session: Session, principal: Principal, slug: str, data: ProgressIn
 def attach_results(session: Session, principal: Principal, slug: str, metadata_raw: str,
                    parts: list[tuple[str, BinaryIO]]) -> Run:
     run = _locked_run(session, principal, slug, "uploader")
-    if run.status != "running":
+    if run.status != RunStatus.RUNNING:
         raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from its running runner")
     try:
         meta = ResultsMetadata.model_validate_json(metadata_raw)
@@ -122,11 +122,9 @@ def finish(session: Session, principal: Principal, slug: str, data: FinishIn) ->
     run = _locked_run(session, principal, slug, "uploader")
     if run.status in TERMINAL:
         return run
-    if run.status not in ("queued", "running"):
+    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
         raise Conflict(f"run '{slug}' is {run.status}")
-    run.status = data.status
-    run.status_detail = {"reason": data.reason}
-    run.finished_at = datetime.now(timezone.utc)
+    lifecycle.transition(run, RunStatus(data.status), detail={"reason": data.reason})
     publish_after_commit(session, run)
     return run
 
@@ -135,10 +133,10 @@ def cancel(session: Session, principal: Principal, slug: str) -> Run:
     """A queued run is cancelled at once; a running one is asked to stop (its runner kills the tools
     and reports `cancelled`, and no results are ingested)."""
     run = _locked_run(session, principal, slug, "uploader")
-    if run.status == "queued":
-        run.status, run.finished_at = "cancelled", datetime.now(timezone.utc)
-        run.status_detail = {"reason": f"cancelled by {principal.name} before it started"}
-    elif run.status == "running":
+    if run.status == RunStatus.QUEUED:
+        lifecycle.transition(run, RunStatus.CANCELLED,
+                             detail={"reason": f"cancelled by {principal.name} before it started"})
+    elif run.status == RunStatus.RUNNING:
         run.meta = {**(run.meta or {}), "cancel_requested": True, "cancelled_by": principal.name}
     else:
         raise Conflict(f"run '{slug}' is {run.status}; only queued or running runs can be cancelled")

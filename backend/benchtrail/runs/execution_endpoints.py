@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from benchtrail.auth.principal import Principal, bearer_token, get_principal, resolve
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
-from benchtrail.execution import service
+from benchtrail.runs import execution as service
 from benchtrail.plans.schemas import FinishIn, ProgressAck, ProgressIn
 from benchtrail.runs.service import get_visible_run
 

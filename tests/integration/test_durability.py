@@ -1,0 +1,158 @@
+"""The database `make up` gives users: durable, closed by passwords, no permission changes above
+its folder; and backup/restore of the database plus the raw uploads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.harness import REPO, Postgres, free_port, wait_until
+from tests.support.jtl import write_jtl
+
+SCRIPT = str(REPO / "infra/scripts/postgres.sh")
+sys.path.insert(0, str(REPO / "infra" / "scripts"))
+
+
+def _connect(port: int, user: str, password: str | None) -> psycopg.Connection:
+    kw = {"password": password} if password is not None else {}
+    return psycopg.connect(host="127.0.0.1", port=port, user=user, dbname="postgres", connect_timeout=5, **kw)
+
+
+def test_default_cluster_is_durable_and_needs_a_password():
+    base = Path(tempfile.mkdtemp(prefix="bt-durable-"))
+    base.chmod(0o755)
+    pgdir, pwfile, port = base / "pg", base / "secrets" / "superuser", free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    try:
+        subprocess.run([SCRIPT, "start", str(pgdir), str(port), "--password-file", str(pwfile)], check=True, env=env)
+        assert stat.S_IMODE(pwfile.stat().st_mode) == 0o600
+        assert stat.S_IMODE(pwfile.parent.stat().st_mode) == 0o700
+        password = pwfile.read_text().strip()
+        assert len(password) >= 32
+        with _connect(port, "postgres", password) as c:
+            settings = {name: c.execute(f"SHOW {name}").fetchone()[0]
+                        for name in ("fsync", "synchronous_commit", "full_page_writes", "password_encryption")}
+            hba = c.execute("SELECT DISTINCT auth_method FROM pg_hba_file_rules").fetchall()
+        assert settings == {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on",
+                            "password_encryption": "scram-sha-256"}
+        assert hba == [("scram-sha-256",)]
+        with pytest.raises(psycopg.OperationalError, match="no password supplied"):
+            _connect(port, "postgres", None)
+        with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+            _connect(port, "postgres", "not-the-password")
+        # The application role gets its own generated password (createdb.sh), also mode 600.
+        app_pw = base / "secrets" / "app"
+        subprocess.run([str(REPO / "infra/scripts/createdb.sh"), str(port), "benchtrail", str(app_pw), str(pwfile)],
+                       check=True, env=env)
+        assert stat.S_IMODE(app_pw.stat().st_mode) == 0o600
+        with psycopg.connect(host="127.0.0.1", port=port, user="benchtrail", dbname="benchtrail",
+                             password=app_pw.read_text().strip()) as c:
+            assert c.execute("SELECT current_user").fetchone() == ("benchtrail",)
+        # A restart keeps it durable and closed.
+        subprocess.run([SCRIPT, "stop", str(pgdir), str(port)], check=True)
+        subprocess.run([SCRIPT, "start", str(pgdir), str(port)], check=True, env=env)
+        with _connect(port, "postgres", password) as c:
+            assert c.execute("SHOW fsync").fetchone() == ("on",)
+        with pytest.raises(psycopg.OperationalError):
+            _connect(port, "postgres", None)
+    finally:
+        subprocess.run([SCRIPT, "stop", str(pgdir), str(port)], check=False)
+        subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+def test_start_never_changes_permissions_above_its_folder():
+    """A parent the postgres user cannot enter is reported, not opened up."""
+    if os.geteuid() != 0:
+        pytest.skip("only root hands the data folder to the postgres user")
+    base = Path(tempfile.mkdtemp(prefix="bt-closed-"))  # mode 700, owned by root
+    before = {p: stat.S_IMODE(p.stat().st_mode) for p in (base, base.parent)}
+    try:
+        proc = subprocess.run([SCRIPT, "start", str(base / "pg"), str(free_port())], capture_output=True, text=True)
+        assert proc.returncode != 0
+        assert f"cannot enter {base}" in proc.stderr
+        assert {p: stat.S_IMODE(p.stat().st_mode) for p in before} == before
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+def _table_counts(url: str) -> dict[str, int]:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as c:
+            tables = [r[0] for r in c.execute(text(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"))]
+            return {t: c.execute(text(f'SELECT count(*) FROM "{t}"')).scalar_one() for t in tables}
+    finally:
+        engine.dispose()
+
+
+def _blob_hashes(data_dir: Path) -> dict[str, str]:
+    out = {}
+    for path in sorted((data_dir / "blobs").glob("*/*")):
+        out[str(path.relative_to(data_dir))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def test_backup_restores_into_a_fresh_database_with_the_same_runs_and_raw_files(client, worker, make_project,
+                                                                                  scratch, infra):
+    from backup import backup, restore
+
+    slug, token = make_project()
+    headers = {"Authorization": f"Bearer {token}"}
+    runs = []
+    for seed in (31, 32):
+        f = write_jtl(scratch / f"r{seed}.jtl", seed=seed, per_group=60)
+        r = client.post(f"/api/v1/projects/{slug}/runs", headers=headers,
+                        data={"metadata": json.dumps({"files": [{"variant": "baseline"}]})},
+                        files=[("files", (f.name, f.read_bytes()))])
+        assert r.status_code == 202, r.text
+        runs.append(r.json()["run"])
+    for run in runs:
+        wait_until(lambda: (b := client.get(f"/api/v1/runs/{run}").json())["status"] == "completed"
+                   and b["analysis_status"] != "pending", 90, f"run {run} to be ingested and analysed")
+
+    source_url, source_data = infra["BENCHTRAIL_DATABASE_URL"], Path(infra["BENCHTRAIL_DATA_DIR"])
+    archive = scratch / "backup.tar"
+    manifest = backup(source_url, source_data, archive)
+    assert stat.S_IMODE(archive.stat().st_mode) == 0o600
+    counts, blobs = _table_counts(source_url), _blob_hashes(source_data)
+    assert counts["runs"] >= 2 and counts["cells"] > 0 and len(blobs) >= 2
+    assert sorted(b["sha256"] for b in manifest["blobs"]) == sorted(blobs.values())
+
+    fresh = Postgres().start()  # an empty database: no schema at all
+    fresh_data = scratch / "restored-data"
+    try:
+        restore(archive, fresh.url, fresh_data)
+        assert _table_counts(fresh.url) == counts
+        assert _blob_hashes(fresh_data) == blobs
+        # Each blob's name is the sha256 of its content, computed here independently.
+        assert all(Path(k).name == v for k, v in blobs.items())
+        from sqlalchemy import create_engine, text
+
+        for url in (source_url, fresh.url):
+            engine = create_engine(url)
+            with engine.connect() as c:
+                rows = c.execute(text("SELECT r.slug, r.status, r.analysis_status, count(c.id), sum(c.count) "
+                                      "FROM runs r LEFT JOIN cells c ON c.run_id = r.id WHERE r.slug = ANY(:s) "
+                                      "GROUP BY r.slug, r.status, r.analysis_status ORDER BY r.slug"),
+                                 {"s": runs}).all()
+            engine.dispose()
+            if url == source_url:
+                source_rows = rows
+        assert rows == source_rows and len(rows) == 2
+        # Restoring again over the restored database replaces it (same counts, nothing doubled).
+        restore(archive, fresh.url, fresh_data)
+        assert _table_counts(fresh.url) == counts
+    finally:
+        fresh.stop()

@@ -1,0 +1,223 @@
+"""Recovery: a worker killed with SIGKILL in the middle of a large ingest. On a stack of its own
+(PostgreSQL, Redis, API, two workers, beat) with the product's default sweeper settings, the run is
+completed within 2 minutes of the kill, with every cell written exactly once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from tests.harness import REPO, VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until
+from tests.support.jtl import independent_cells, write_jtl
+
+RECOVERY_LIMIT_S = 120
+
+
+@pytest.fixture()
+def own_stack(logdir: Path) -> Iterator[dict]:
+    pg, rd = Postgres().start(), Redis().start()
+    data = Path(tempfile.mkdtemp(prefix="bt-recovery-"))
+    migrate(pg.url)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("BENCHTRAIL_SWEEPER_INTERVAL_S", "BENCHTRAIL_RUN_HEARTBEAT_TIMEOUT_S",
+                        "BENCHTRAIL_STAGE_REQUEUE_AFTER_S")}  # the product's defaults
+    port = free_port()
+    env.update({"BENCHTRAIL_DATABASE_URL": pg.url, "BENCHTRAIL_REDIS_URL": rd.url, "BENCHTRAIL_DATA_DIR": str(data),
+                "BENCHTRAIL_PUBLIC_URL": f"http://127.0.0.1:{port}", "BENCHTRAIL_LOG_JSON": "true",
+                "BENCHTRAIL_ENV": "test"})
+    procs: list[Process] = []
+    try:
+        procs.append(Process("recovery-api", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory",
+                                              "--host", "127.0.0.1", "--port", str(port)], env, logdir))
+        procs.append(Process("recovery-beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet",
+                                               "beat", "-s", str(data / "beat-schedule"), "--loglevel", "INFO"],
+                             env, logdir))
+        workers = [celery_worker(f"recovery-w{i}", env, logdir, concurrency=1) for i in (1, 2)]
+        procs.extend(workers)
+        url = f"http://127.0.0.1:{port}"
+        wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=1).status == 200, 30, "the API")
+        out = subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "create-token", "--role", "admin", "--name",
+                              "recovery"], env=env, check=True, capture_output=True, text=True)
+        yield {"url": url, "token": out.stdout.strip().splitlines()[-1], "workers": workers, "pg": pg,
+               "data": data, "redis": rd}
+    finally:
+        for proc in procs:
+            proc.stop()
+        rd.stop()
+        pg.stop()
+
+
+def _row_locked(pg: Postgres, run_id: int) -> bool:
+    """True while some transaction (the ingest) holds the run's row lock."""
+    with psycopg.connect(f"host=127.0.0.1 port={pg.port} user=benchtrail dbname=benchtrail", autocommit=False) as c:
+        got = c.execute("SELECT id FROM runs WHERE id = %s FOR UPDATE SKIP LOCKED", (run_id,)).fetchall()
+        c.rollback()
+        return not got
+
+
+def _db(pg: Postgres, sql: str, *args: object) -> list[tuple]:
+    with psycopg.connect(f"host=127.0.0.1 port={pg.port} user=benchtrail dbname=benchtrail") as c:
+        return c.execute(sql, args).fetchall()
+
+
+def test_sigkill_mid_ingest_recovers_within_two_minutes_with_exact_cells(own_stack, scratch):
+    url, token, pg = own_stack["url"], own_stack["token"], own_stack["pg"]
+    per_group = 80_000  # 3 thread groups x 2 labels: 480,000 rows
+    jtl = write_jtl(scratch / "big.jtl", seed=7, per_group=per_group)
+    expected = independent_cells(jtl)
+    rows = sum(e["count"] for e in expected.values())
+    assert rows == 6 * per_group
+
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
+        assert http.post("/api/v1/projects", json={"slug": "recovery", "name": "recovery"}).status_code == 201
+        with jtl.open("rb") as fh:
+            r = http.post("/api/v1/projects/recovery/runs",
+                          data={"metadata": json.dumps({"files": [{"variant": "baseline"}]})},
+                          files=[("files", ("big.jtl", fh))])
+        assert r.status_code == 202, r.text
+        slug, run_id = r.json()["run"], r.json()["id"]
+
+        # The ingest has started and holds the run's lock: find which worker has it, and kill it.
+        started = f'"run_id": {run_id}, "attempt": 0, "event": "ingest started"'
+        victim = wait_until(lambda: next((w for w in own_stack["workers"] if started in w.output()), None), 60,
+                            "a worker to start the ingest")
+        wait_until(lambda: _row_locked(pg, run_id), 30, "the ingest to lock its run")
+        os.killpg(victim.proc.pid, signal.SIGKILL)
+        killed_at = time.monotonic()
+        victim.proc.wait(10)
+        survivor = next(w for w in own_stack["workers"] if w is not victim)
+
+        # Killed mid-ingest: still ingesting, and nothing of it was written.
+        assert http.get(f"/api/v1/runs/{slug}").json()["status"] == "ingesting"
+        assert _db(pg, "SELECT count(*) FROM cells WHERE run_id = %s", run_id) == [(0,)]
+
+        run = wait_until(lambda: (b := http.get(f"/api/v1/runs/{slug}").json())["status"] != "ingesting" and b,
+                         RECOVERY_LIMIT_S + 30, "the run to leave ingesting")
+        elapsed = time.monotonic() - killed_at
+        assert run["status"] == "completed", run["status_detail"]
+        assert elapsed < RECOVERY_LIMIT_S, f"completed {elapsed:.0f} s after the kill"
+        assert f'"run_id": {run_id}, "event": "ingested"' in survivor.output()
+        # The analysis of the recovered run is not left pending either.
+        wait_until(lambda: http.get(f"/api/v1/runs/{slug}").json()["analysis_status"] != "pending", 90,
+                   "the analysis to finish")
+        assert http.get(f"/api/v1/runs/{slug}").json()["analysis_status"] == "done"
+
+    # Exactly once: one cell per (label, thread group), counts equal to the file's rows.
+    scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+    loads = {ld["id"]: ld for ld in run["loads"]}
+    cells = [c for c in run["cells"] if scenarios[c["scenario_id"]] != "*"]
+    keys = [(scenarios[c["scenario_id"]], int(loads[c["load_id"]]["value"])) for c in cells]
+    assert sorted(keys) == sorted(expected), "a cell is missing or written twice"
+    for c, key in zip(cells, keys):
+        assert c["count"] == expected[key]["count"]
+        assert c["errors"] == expected[key]["errors"]
+    assert sum(c["count"] for c in cells) == rows
+    assert _db(pg, "SELECT count(*) FROM runs") == [(1,)]
+    assert _db(pg, "SELECT count(*), count(DISTINCT (variant_id, scenario_id, load_id, mode)) FROM cells "
+                   "WHERE run_id = %s", run_id)[0][0] == len(run["cells"])
+
+
+def test_lost_analysis_is_queued_again_but_not_one_in_progress(client, worker, infra):
+    """A completed run whose analysis job was lost (its retries gave up while the database was down,
+    its worker died) is analysed after the sweeper runs; one whose analysis holds the run is left alone."""
+    import uuid
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import create_engine, select, text
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Project, Run
+    from benchtrail_worker.tasks.sweeper import sweep
+
+    long_ago = datetime.now(timezone.utc) - timedelta(minutes=10)
+    with unit_of_work() as session:
+        project = Project(slug=f"lost-{uuid.uuid4().hex[:8]}", name="lost", description="", is_public=True,
+                          settings={})
+        session.add(project)
+        session.flush()
+        ids = []
+        for _ in range(2):
+            run = Run(slug=uuid.uuid4().hex[:12], project_id=project.id, source="upload", status="completed",
+                      analysis_status="pending", finished_at=long_ago, heartbeat_at=long_ago, labels={}, meta={},
+                      validity=[], criteria=[], progress={})
+            session.add(run)
+            session.flush()
+            ids.append(run.id)
+    lost, busy = ids
+    engine = create_engine(infra["BENCHTRAIL_DATABASE_URL"])
+    try:
+        with engine.connect() as holder:  # as an analysis in progress does: the run's row lock
+            holder.execute(text("SELECT id FROM runs WHERE id = :id FOR UPDATE"), {"id": busy})
+            sweep.run()
+
+            def status(run_id: int) -> str:
+                with unit_of_work() as session:
+                    return session.scalar(select(Run.analysis_status).where(Run.id == run_id))
+
+            wait_until(lambda: status(lost) == "done", 60, "the lost analysis to be done")
+            assert status(busy) == "pending"
+            holder.rollback()
+        # Released (the analysis "died"): the next sweep picks it up once it is overdue.
+        with unit_of_work() as session:
+            session.get(Run, busy).heartbeat_at = long_ago
+        sweep.run()
+        wait_until(lambda: status(busy) == "done", 60, "the second analysis to be done")
+    finally:
+        engine.dispose()
+
+
+def test_analysis_interrupted_by_a_database_restart_is_done_after_it_comes_back(own_stack):
+    """The analysis of a run is sent while PostgreSQL is down; its retries may give up before the
+    database is back. Once it is back, the analysis is done within 2 minutes, never left pending."""
+    import uuid
+    from datetime import datetime, timezone
+
+    from celery import Celery
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import Session
+
+    from benchtrail.models import Project, Run
+
+    pg = own_stack["pg"]
+    engine = create_engine(pg.url)
+    try:
+        with Session(engine) as session, session.begin():
+            project = Project(slug="outage", name="outage", description="", is_public=True, settings={})
+            session.add(project)
+            session.flush()
+            now = datetime.now(timezone.utc)
+            run = Run(slug=uuid.uuid4().hex[:12], project_id=project.id, source="upload", status="completed",
+                      analysis_status="pending", finished_at=now, heartbeat_at=now, labels={}, meta={},
+                      validity=[], criteria=[], progress={})
+            session.add(run)
+            session.flush()
+            run_id = run.id
+    finally:
+        engine.dispose()
+
+    script = str(REPO / "infra/scripts/postgres.sh")
+    subprocess.run([script, "stop", str(pg.dir), str(pg.port)], check=True)
+    try:
+        Celery("outage-test", broker=own_stack["redis"].url).send_task("analysis.run", args=[run_id],
+                                                                       queue="analysis")
+        interrupted = f'"run_id": {run_id}, "error"'
+        wait_until(lambda: sum(w.output().count(interrupted) for w in own_stack["workers"]) >= 2, 90,
+                   "the analysis to fail on the stopped database at least twice")
+    finally:
+        subprocess.run([script, "start", str(pg.dir), str(pg.port)], check=True)
+    back = time.monotonic()
+    wait_until(lambda: _db(pg, "SELECT analysis_status FROM runs WHERE id = %s", run_id) == [("done",)],
+               RECOVERY_LIMIT_S, "the analysis to be done after the database came back")
+    assert time.monotonic() - back < RECOVERY_LIMIT_S
