@@ -170,10 +170,19 @@ def stat_key(q: float | None) -> str:
 
 @dataclass(slots=True)
 class _Rep:
-    dist: Distribution | None
     stats: dict[str, float]
     position: int | None
     timeline: Timeline | None
+    histogram: str | bytes | None = None
+    scale: float = 1.0
+    _dist: Distribution | None = None
+
+    @property
+    def dist(self) -> Distribution | None:
+        """The repetition's distribution, decoded on first use (most comparisons need only `stats`)."""
+        if self._dist is None and self.histogram is not None:
+            self._dist = from_hdr(self.histogram, self.scale)
+        return self._dist
 
 
 def _rep(r: Repetition, scale: float) -> _Rep:
@@ -184,14 +193,12 @@ def _rep(r: Repetition, scale: float) -> _Rep:
         dist = from_samples(samples * scale)
         if timeline is None:
             timeline = timeline_from_samples(samples)
-    elif r.histogram is not None:
-        dist = from_hdr(r.histogram, scale)
     stats = {k: float(v) * scale for k, v in r.stats.items() if v is not None and math.isfinite(float(v))}
     if timeline is not None and scale != 1.0:
         timeline = Timeline(counts=timeline.counts, sums=[float(v) * scale for v in timeline.sums],
                             at_or_below=timeline.at_or_below,
                             thresholds={k: float(v) * scale for k, v in timeline.thresholds.items()})
-    return _Rep(dist, stats, r.position, timeline)
+    return _Rep(stats, r.position, timeline, r.histogram if dist is None else None, scale, dist)
 
 
 def timeline_from_samples(samples: NDArray[np.float64], chunks: int = SAMPLE_CHUNKS) -> Timeline:

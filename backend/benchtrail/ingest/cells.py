@@ -69,7 +69,8 @@ def choose_interval_s(span_s: float, choices: tuple[float, ...] = INTERVAL_CHOIC
 
 
 def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
-                interval_s: float | None = None) -> CellsResult:
+                interval_s: float | None = None, with_series: bool = True) -> CellsResult:
+    """Cells (and, unless `with_series` is False, series) of one parsed file."""
     result = CellsResult(reported=list(parsed.reported), series=list(parsed.series))
     samples = parsed.samples
     if samples is None or samples.height == 0:
@@ -104,7 +105,8 @@ def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
             pl.col("last_end").max(), pl.col("is_tx").any())
     result.cells = _cells(by_value, loads)
     _add_timelines(result.cells, measured, float(span_s))
-    result.series.extend(_series(counts, loads, result.interval_ms))
+    if with_series:
+        result.series.extend(_series(counts, loads, result.interval_ms))
     return result
 
 
