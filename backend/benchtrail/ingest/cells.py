@@ -13,7 +13,7 @@ Definitions (stated once, used by every sample-based format):
 - series: per interval (epoch-aligned, by start time): throughput (samples starting in the
   interval / interval length), errors (count), and exact nearest-rank latency p50/p75/p95/p99.
 - timeline (per cell, what the A/B analysis of a single repetition resamples): per interval of the
-  measured samples (epoch-aligned by start time, at most 200 intervals, from 0.1 s), the sample
+  measured samples (epoch-aligned by start time, at most 200 per load level, from 0.1 s), the sample
   count, the sum of latencies (µs) and, for each reported percentile, how many samples were at or
   below the cell's own value of it (`thresholds`, µs). Intervals without samples are left out.
 """
@@ -104,7 +104,7 @@ def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
             pl.col("n").sum(), pl.col("errors").sum(), pl.col("first_start").min(),
             pl.col("last_end").max(), pl.col("is_tx").any())
     result.cells = _cells(by_value, loads)
-    _add_timelines(result.cells, measured, float(span_s))
+    _add_timelines(result.cells, measured)
     if with_series:
         result.series.extend(_series(counts, loads, result.interval_ms))
     return result
@@ -182,14 +182,19 @@ def _cells(by_value: pl.DataFrame, loads: dict[str, LoadSpec]) -> list[SampleCel
     return cells
 
 
-def _add_timelines(cells: list[SampleCell], measured: pl.DataFrame, span_s: float) -> None:
+def _add_timelines(cells: list[SampleCell], measured: pl.DataFrame) -> None:
     """Each cell's timeline (see the module docstring), from one more pass over the measured samples."""
     if not cells or measured.height == 0:
         return
-    step_ms = int(round(choose_interval_s(span_s, TIMELINE_CHOICES_S) * 1000))
+    # The interval follows each load level's own span, so a level gives up to 200 intervals.
+    spans = measured.group_by("load_key").agg(
+        ((pl.col("end_ms").max() - pl.col("start_ms").min()) / 1000.0).alias("span")).with_columns(
+        pl.col("load_key").cast(pl.String))
+    steps = {k: int(round(choose_interval_s(span, TIMELINE_CHOICES_S) * 1000)) for k, span in spans.iter_rows()}
     names = [name for name, _ in PERCENTILES]
+    step = pl.col("load_key").cast(pl.String).replace_strict(steps, return_dtype=pl.Int64)
     counts = measured.group_by(
-        "scenario", "load_key", "latency_us", (pl.col("start_ms") - pl.col("start_ms") % step_ms).alias("t"),
+        "scenario", "load_key", "latency_us", (pl.col("start_ms") - pl.col("start_ms") % step).alias("t"),
     ).agg(pl.len().alias("n"), pl.col("is_transaction").any().alias("is_tx")).with_columns(
         pl.col("scenario", "load_key").cast(pl.String))
     thresholds = pl.DataFrame(
@@ -212,7 +217,7 @@ def _add_timelines(cells: list[SampleCell], measured: pl.DataFrame, span_s: floa
         if cell is None:
             continue
         cell.timeline = {
-            "interval_ms": step_ms, "t_ms": part["t"].to_list(), "count": part["count"].to_list(),
+            "interval_ms": steps[load_key], "t_ms": part["t"].to_list(), "count": part["count"].to_list(),
             "sum": part["sum"].to_list(), "at_or_below": {n: part[n].to_list() for n in names},
             "thresholds": dict(cell.thresholds_us),
         }
