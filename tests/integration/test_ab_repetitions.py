@@ -23,10 +23,11 @@ T0 = 1_700_000_000_000
 
 
 def write_repetition(path: Path, rng: np.random.Generator, *, start_ms: int, slowdown: float) -> np.ndarray:
-    """One repetition: 20,000 requests of 10 threads over 40 s, latency 10 ms · exp(0.3·AR(1) + offset)."""
+    """One repetition: 20,000 requests of 10 threads over 40 s, latency 100 ms · exp(0.3·AR(1) + offset)
+    in whole ms as JMeter writes it (at 10 ms the 1 ms resolution alone would be 8%)."""
     e = rng.standard_normal(SAMPLES) * math.sqrt(1 - 0.9 ** 2)
     e[0] = rng.standard_normal()
-    elapsed = np.maximum(1, np.round(10 * np.exp(0.3 * lfilter([1.0], [1.0, -0.9], e)
+    elapsed = np.maximum(1, np.round(100 * np.exp(0.3 * lfilter([1.0], [1.0, -0.9], e)
                                                  + rng.normal(0, 0.02)) * slowdown)).astype(int)
     starts = start_ms + np.arange(SAMPLES) * 2
     with path.open("w", newline="") as f:
@@ -73,8 +74,8 @@ def test_a_a_is_not_a_difference_and_8_percent_slower_is_flagged(client, worker,
         ci = t.confidence_interval(0.95)
         width = ci.high - ci.low
         assert res["method"] == "t-repetitions" and res["paired"] is False
-        assert res["ci_low"] == pytest.approx(ci.low, abs=0.01 * width + 0.02)
-        assert res["ci_high"] == pytest.approx(ci.high, abs=0.01 * width + 0.02)
+        assert res["ci_low"] == pytest.approx(ci.low, abs=0.02 * width + 0.2)    # HDR: values within 0.1%
+        assert res["ci_high"] == pytest.approx(ci.high, abs=0.02 * width + 0.2)
         assert res["p_value"] == pytest.approx(t.pvalue, abs=0.02)
         assert (res["n_ref"], res["n_var"]) == (3, 3)
 
