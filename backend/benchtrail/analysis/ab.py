@@ -22,10 +22,10 @@ Methods (`AbResult.method`), chosen by the evidence, never by the outcome:
   i-th variant repetition is paired with the i-th reference repetition by position. With fewer
   pairs the paired test loses more degrees of freedom than pairing gains unless consecutive
   repetitions correlate strongly (ρ > 0.58 for 3 pairs), so they are compared unpaired;
-- ``block-bootstrap-time`` (one repetition on each side): a stationary block bootstrap
-  (`arch.bootstrap.StationaryBootstrap`) over the repetition's time-ordered intervals, the mean
-  block length chosen by `arch.bootstrap.optimal_block_length` on that repetition's per-interval
-  series. Percentiles are resampled through their Bahadur representation: the resampled share
+- ``block-bootstrap-time`` (one repetition on each side): a stationary block bootstrap (Politis and
+  Romano, as `arch.bootstrap.StationaryBootstrap`) over the repetition's time-ordered intervals, the
+  mean block length chosen by `arch.bootstrap.optimal_block_length` on that repetition's
+  per-interval series. Percentiles are resampled through their Bahadur representation: the resampled share
   of samples at or below the repetition's percentile is mapped back through the repetition's own
   distribution. When the effective number of independent intervals (intervals / block length) is
   below `MIN_EFFECTIVE_N` the verdict is "too noisy to tell". One repetition cannot show
@@ -424,8 +424,21 @@ def _quantile_of(dist: Distribution, u: NDArray[np.float64]) -> NDArray[np.float
     return dist.values[np.minimum(np.searchsorted(cum, rank), dist.values.size - 1)]
 
 
+def stationary_indices(t: int, block: float, n_boot: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """`n_boot` index rows of Politis and Romano's stationary bootstrap over `t` time-ordered points:
+    blocks start at uniform positions, run on circularly and end with probability 1/block after each
+    point (geometric lengths of mean `block`). The same scheme as `arch.bootstrap.StationaryBootstrap`
+    (a test compares the two), drawn for all rows at once: arch draws one row per Python call."""
+    pos = np.arange(t)
+    new = rng.random((n_boot, t)) < 1.0 / block
+    new[:, 0] = True
+    starts = rng.integers(0, t, size=(n_boot, t))
+    last = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+    return (np.take_along_axis(starts, last, axis=1) + pos - last) % t
+
+
 def _time_boot(rep: _Rep, q: float | None, rng: np.random.Generator, n_boot: int) -> _TimeBoot:
-    from arch.bootstrap import StationaryBootstrap, optimal_block_length
+    from arch.bootstrap import optimal_block_length  # imported on first use: arch takes seconds to load
 
     point = _value(rep, q)
     tl = rep.timeline
@@ -449,8 +462,7 @@ def _time_boot(rep: _Rep, q: float | None, rng: np.random.Generator, n_boot: int
         block = 1.0
     else:
         block = max(float(optimal_block_length(series)["stationary"].iloc[0]), 1.0)
-    bs = StationaryBootstrap(block, np.arange(n.size), seed=rng)
-    idx = np.stack([bs.update_indices() for _ in range(n_boot)])
+    idx = stationary_indices(n.size, block, n_boot, rng)
     n_star = n[idx].sum(axis=1)
     if q is None:
         draws = s[idx].sum(axis=1) / n_star
