@@ -13,7 +13,7 @@ observations and are never resampled as if they were. Inputs per arm:
 
 Methods (`AbResult.method`), chosen by the evidence, never by the outcome:
 
-- ``t-repetitions`` (2+ repetitions on each side, or 1 against 3+): each repetition gives one value
+- ``t-repetitions`` (2+ repetitions on at least one side): each repetition gives one value
   of the statistic (its own P75, mean, ...); the difference of the arms' means of those values gets
   a Student t interval and p-value (Welch's when the arms have different numbers of repetitions;
   the pooled variance when they are equal, where it is exact under equal variances and robust
@@ -308,7 +308,7 @@ def compare(reference: ArmInput, variant: ArmInput, *, direction: Direction = "l
         if not (isinstance(ref, np.ndarray) and isinstance(var, np.ndarray)):
             raise ValueError("Replicates can only be compared with Replicates")
         est = _by_replicates(ref, var, rng, n_boot)
-    elif min(len(ref), len(var)) >= 2 or (min(len(ref), len(var)) == 1 and max(len(ref), len(var)) >= 3):
+    elif max(len(ref), len(var)) >= 2:
         est = _by_repetitions(_ordered(ref), _ordered(var), q)
     else:
         est = _by_time_blocks(ref[0], var[0], q, rng, n_boot)

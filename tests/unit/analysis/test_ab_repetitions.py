@@ -220,3 +220,12 @@ def test_stationary_indices_follow_arch_stationary_bootstrap() -> None:
     # The variance of a resampled mean of an AR(1) series agrees with arch's.
     x = lfilter([1.0], [1.0, -0.7], np.random.default_rng(3).standard_normal(t))
     assert x[ours].mean(axis=1).var() == pytest.approx(x[theirs].mean(axis=1).var(), rel=0.15)
+
+
+def test_one_repetition_against_two_uses_both_with_the_pooled_t() -> None:
+    ref = [Repetition(stats={"mean": 10.0}, position=0)]
+    var = [Repetition(stats={"mean": v}, position=i + 1) for i, v in enumerate([10.6, 11.0])]
+    r = compare(ref, var)
+    ci = stats.ttest_ind([10.6, 11.0], [10.0]).confidence_interval()
+    assert r.method == "t-repetitions" and (r.n_ref, r.n_var) == (1, 2)
+    assert (r.ci_low, r.ci_high) == (pytest.approx(ci.low), pytest.approx(ci.high))
