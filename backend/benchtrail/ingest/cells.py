@@ -192,7 +192,12 @@ def _add_timelines(cells: list[SampleCell], measured: pl.DataFrame) -> None:
         pl.col("load_key").cast(pl.String))
     steps = {k: int(round(choose_interval_s(span, TIMELINE_CHOICES_S) * 1000)) for k, span in spans.iter_rows()}
     names = [name for name, _ in PERCENTILES]
-    step = pl.col("load_key").cast(pl.String).replace_strict(steps, return_dtype=pl.Int64)
+    if len(set(steps.values())) == 1:
+        step: pl.Expr = pl.lit(next(iter(steps.values())), dtype=pl.Int64)
+    else:
+        step = pl.lit(None, dtype=pl.Int64)
+        for key, value in steps.items():
+            step = pl.when(pl.col("load_key") == key).then(pl.lit(value, dtype=pl.Int64)).otherwise(step)
     counts = measured.group_by(
         "scenario", "load_key", "latency_us", (pl.col("start_ms") - pl.col("start_ms") % step).alias("t"),
     ).agg(pl.len().alias("n"), pl.col("is_transaction").any().alias("is_tx")).with_columns(

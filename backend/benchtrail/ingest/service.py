@@ -131,13 +131,17 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 def repetition_record(part: dict[str, Any], *, with_timeline: bool) -> dict[str, Any]:
     """One repetition as `Cell.repetitions` stores it: `position` (execution order in the run),
-    its exact statistics (ms, as a cell of that repetition alone would have them), `histogram`
-    (HDR, µs) and, when it is the cell's only repetition, `timeline` (see `ingest.cells`)."""
+    its exact statistics (ms, as a cell of that repetition alone would have them) and `histogram`
+    (HDR, µs); the cell's only repetition has its `timeline` (see `ingest.cells`) instead of a
+    histogram, which would repeat the cell's."""
     record: dict[str, Any] = {"position": part.get("position", 0)}
     record.update({k: part[k] for k in REPETITION_STATS if part.get(k) is not None})
-    record["histogram"] = part["histogram"]
-    if with_timeline and part.get("timeline") is not None:
-        record["timeline"] = part["timeline"]
+    if with_timeline:
+        # The cell's only repetition: its histogram is the cell's own (`Cell.histogram`), not stored twice.
+        if part.get("timeline") is not None:
+            record["timeline"] = part["timeline"]
+    else:
+        record["histogram"] = part["histogram"]
     return record
 
 

@@ -51,11 +51,14 @@ def repetitions_of(cell: Cell, metric: str) -> tuple[Repetition, ...]:
     """The cell's repetitions for a latency metric, statistics in µs (the histograms' unit)."""
     stat = stat_key(None) if metric == "latency_mean" else metric.removeprefix("latency_")
     out = []
-    for i, rec in enumerate(getattr(cell, "repetitions", None) or []):
+    records = getattr(cell, "repetitions", None) or []
+    for i, rec in enumerate(records):
         value = rec.get(metric)
         timeline = rec.get("timeline")
+        # A cell's only repetition shares the cell's histogram.
+        hist = rec.get("histogram") or (cell.histogram if len(records) == 1 else None)
         out.append(Repetition(
-            histogram=rec.get("histogram"), stats={stat: value * 1000.0} if value is not None else {},
+            histogram=hist, stats={stat: value * 1000.0} if value is not None else {},
             position=rec.get("position", i), timeline=Timeline.from_json(timeline) if timeline else None))
     if out:
         return tuple(out)

@@ -99,6 +99,7 @@ def test_single_repetition_keeps_its_timeline_and_the_cell_has_no_extra_keys() -
     assert len(cell["repetitions"]) == 1
     rep = cell["repetitions"][0]
     assert rep["position"] == 3 and sum(rep["timeline"]["count"]) == lat.size
+    assert "histogram" not in rep and cell["histogram"] == part["histogram"]     # not stored twice
     assert "timeline" not in cell and "position" not in cell
     # A resource file's reported numbers for the same cell do not become a repetition.
     cell = combine([part, {"cpu_pct": 50.0, "extra": {}, "is_transaction": False, "position": 9}])
