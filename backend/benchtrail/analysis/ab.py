@@ -58,7 +58,6 @@ from benchtrail.analysis.distributions import (
     cliffs_delta_and_u,
     from_hdr,
     from_samples,
-    merge,
 )
 from benchtrail.metrics import Direction
 
