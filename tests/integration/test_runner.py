@@ -57,7 +57,7 @@ def hey_plan(name: str, pool: str, target: str, **load) -> dict:
     return {"version": 1, "name": name, "tool": "hey", "pool": pool,
             "variants": [{"name": "target", "role": "reference", "target": target,
                           "resources": {"source": "process"}}],
-            "scenarios": [{"name": "slow", "path": "/slow"}], "loads": [load]}
+            "scenarios": [{"name": "slow", "path": "/slow"}], "loads": [load], "repetitions": 1}
 
 
 def test_thread_groups_against_baseline_and_agent(client, make_project, start_runner, worker, java_demo):
@@ -73,7 +73,8 @@ def test_thread_groups_against_baseline_and_agent(client, make_project, start_ru
                           {"name": "API-URI-vets-10spans", "path": "/api/vet/vets"}],
             "loads": [{"threads": 10, "duration_s": 3}, {"threads": 20, "duration_s": 3},
                       {"threads": 50, "duration_s": 3}],
-            "order": "simultaneous", "criteria": [{"metric": "error_rate", "op": "<", "value": 1}]}
+            "order": "simultaneous", "repetitions": 1,
+            "criteria": [{"metric": "error_rate", "op": "<", "value": 1}]}
     post_plan(client, slug, token, plan)
     run_slug = start(client, slug, token, "easeagent-style", agent_version="1.0.0")
     run = wait_status(client, run_slug, ("completed", "failed", "cancelled"), 240)

@@ -1,16 +1,20 @@
 """Pure statistics for Benchtrail: no database, HTTP, queue or framework imports (only numpy, scipy,
-apache-otava, hdrh and `benchtrail.metrics`). Everything here is deterministic.
+arch, apache-otava, hdrh and `benchtrail.metrics`). Everything here is deterministic.
 
 Public API
 ----------
 A/B within a run (overhead of a cell, variant vs reference)::
 
-    from benchtrail.analysis import compare, Replicates
+    from benchtrail.analysis import compare, Replicates, Repetition, Timeline
     r = compare(ref, var, direction="lower", kind="latency_p75", scale=1e-3)
-    # ref/var: a 1-D sample array | Replicates([...]) (one value per repetition)
-    #          | a base64 HDR histogram | a list of sample arrays or histograms (one per repetition)
+    # ref/var: [Repetition(histogram=..., stats={"p75": ...}, position=i, timeline=Timeline(...)), ...]
+    #          | Replicates([...]) (one value per repetition) | a 1-D time-ordered sample array (one
+    #          repetition) | a list of sample arrays or base64 HDR histograms (one per repetition)
+    # The repetition is the unit: a t interval over per-repetition values, or for one repetition a
+    # side a block bootstrap over its time-ordered intervals (see benchtrail.analysis.ab).
     # r: AbResult(abs_diff, rel_diff, ci_low, ci_high (95%, of abs_diff), ci_low_rel, ci_high_rel,
-    #             mw_p, cliffs_delta, verdict, worse, mde, mde_rel, n_ref, n_var, method, ...)
+    #             mw_p, cliffs_delta, verdict, worse, mde, mde_rel, n_ref, n_var, method, p_value,
+    #             paired, ref_values, var_values, ref_positions, var_positions, block_length, effective_n)
     # verdict: "no difference" | "small" | "medium" | "large" | "too noisy to tell"
 
 History (change points on a trail or an overhead trail, values ordered by `trail_order_key`)::
@@ -36,7 +40,7 @@ Scoring against annotations (TCPDBench definitions, used by `make bench-detect`)
 
 from __future__ import annotations
 
-from benchtrail.analysis.ab import AbResult, Replicates, compare
+from benchtrail.analysis.ab import AbResult, Repetition, Replicates, Timeline, compare
 from benchtrail.analysis.changepoints import (
     ChangePoint,
     DetectionResult,
@@ -48,6 +52,6 @@ from benchtrail.analysis.changepoints import (
 from benchtrail.analysis.versions import sort_versions, trail_order_key, version_key
 
 __all__ = [
-    "AbResult", "ChangePoint", "DetectionResult", "Replicates", "Settings", "analyse", "compare",
+    "AbResult", "ChangePoint", "DetectionResult", "Repetition", "Replicates", "Settings", "Timeline", "analyse", "compare",
     "detect", "detect_incremental", "sort_versions", "trail_order_key", "version_key",
 ]

@@ -1,24 +1,52 @@
-"""A/B comparison of one cell: variant vs reference of the same run.
+"""A/B comparison of one cell: variant vs reference (of the same run, or run b vs run a).
 
-Inputs per arm, in one of these forms:
-- raw samples: a 1-D array of per-request values (one repetition);
-- `Replicates`: one value of the metric per repetition (e.g. each repetition's P75, a JMH iteration);
-- an HDR histogram: a base64 string as `HdrHistogram.encode()` writes it (one repetition);
-- several repetitions of samples or histograms: a list of arrays or of base64 strings.
+The unit of evidence is the **repetition**: latency inside one load test is autocorrelated and
+runs differ from each other by a few percent, so the requests of a run are not independent
+observations and are never resampled as if they were. Inputs per arm:
 
-The 95% interval is a seeded percentile bootstrap of the difference of the statistic (the mean, or the
-percentile named by `kind`). With 3 or more repetitions per arm it resamples repetitions, so run-to-run
-noise is in the interval; with fewer it resamples samples (histogram buckets by their counts). Resampling
-repetitions from few of them gives intervals that are too narrow, so the quantile levels are widened
-by Hesterberg's small-sample correction (the "expanded percentile" bootstrap).
+- `Repetition`s (what ingest stores per cell, `Cell.repetitions`): each repetition's histogram or
+  raw samples, its exact statistics, its position in the run and, for a single repetition, its
+  time-ordered per-interval summary (`Timeline`);
+- `Replicates`: one value of the metric per repetition (e.g. JMH iterations);
+- for convenience a 1-D array of time-ordered samples (one repetition), or a list of arrays or of
+  base64 HDR histograms (one per repetition).
+
+Methods (`AbResult.method`), chosen by the evidence, never by the outcome:
+
+- ``t-repetitions`` (2+ repetitions on at least one side): each repetition gives one value
+  of the statistic (its own P75, mean, ...); the difference of the arms' means of those values gets
+  a Student t interval and p-value (Welch's when the arms have different numbers of repetitions;
+  the pooled variance when they are equal, where it is exact under equal variances and robust
+  otherwise, while Welch's is conservative with 3 + 3);
+- ``paired-t-repetitions`` (interleaved repetitions with `PAIRED_MIN_PAIRS` or more pairs): the
+  i-th variant repetition is paired with the i-th reference repetition by position. With fewer
+  pairs the paired test loses more degrees of freedom than pairing gains unless consecutive
+  repetitions correlate strongly (ρ > 0.58 for 3 pairs), so they are compared unpaired;
+- ``block-bootstrap-time`` (one repetition on each side): a stationary block bootstrap (Politis and
+  Romano, as `arch.bootstrap.StationaryBootstrap`) over the repetition's time-ordered intervals, the
+  mean block length chosen by `arch.bootstrap.optimal_block_length` on that repetition's
+  per-interval series. Percentiles are resampled through their Bahadur representation: the resampled share
+  of samples at or below the repetition's percentile is mapped back through the repetition's own
+  distribution. When the effective number of independent intervals (intervals / block length) is
+  below `MIN_EFFECTIVE_N` the verdict is "too noisy to tell". One repetition cannot show
+  run-to-run variation: this interval only covers the noise within the run;
+- ``bootstrap-replicates`` (`Replicates`): the seeded percentile bootstrap over the values, widened
+  by Hesterberg's small-sample correction (the "expanded percentile" bootstrap);
+- ``no-time-order``: a single repetition without its time order (a histogram alone): no interval.
+
+`p_value` is the p-value of the test the interval comes from. Cliff's delta and the Mann-Whitney p
+are over the per-repetition values (with one repetition per side Cliff's delta describes the
+samples and there is no Mann-Whitney p). The minimum detectable effect is the smallest |difference|
+found with 80% power at 5%: (t(0.975, df) + t(0.80, df)) · standard error of the difference (normal
+quantiles for the bootstraps).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal, Union
 
 import numpy as np
@@ -30,9 +58,6 @@ from benchtrail.analysis.distributions import (
     cliffs_delta_and_u,
     from_hdr,
     from_samples,
-    mann_whitney_p,
-    merge,
-    percentiles_from_counts,
 )
 from benchtrail.metrics import Direction
 
@@ -42,8 +67,10 @@ SEED = 20240601
 NEGLIGIBLE_REL = 0.01
 SMALL_REL = 0.05
 MEDIUM_REL = 0.20
-_POISSON_FROM = 5000
-_MEAN_GROUPS = 512
+PAIRED_MIN_PAIRS = 5
+MIN_EFFECTIVE_N = 10      # independent intervals a single repetition must offer for a verdict
+MIN_INTERVALS = 20        # intervals needed to estimate the autocorrelation at all
+SAMPLE_CHUNKS = 200       # raw samples of one repetition are summarised in this many time-ordered chunks
 _Z80 = 0.8416212335729143   # power 80%
 _Z975 = 1.959963984540054
 
@@ -55,15 +82,48 @@ class Replicates:
     values: Sequence[float]
 
 
-ArmInput = Union[str, bytes, Replicates, Sequence[float], NDArray[np.float64], Sequence[str],
-                 Sequence[Sequence[float]]]
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """A repetition's time-ordered per-interval summary, as ingest stores it (`Cell.repetitions[i]
+    ["timeline"]`): per interval the number of samples, the sum of their latencies and, for each
+    percentile the cell reports, how many samples were at or below the repetition's own value of
+    that percentile (`thresholds`, in the same unit as `sums`)."""
+
+    counts: Sequence[int]
+    sums: Sequence[float]
+    at_or_below: Mapping[str, Sequence[int]] = field(default_factory=dict)   # 'p75' -> per interval
+    thresholds: Mapping[str, float] = field(default_factory=dict)           # 'p75' -> value
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> Timeline:
+        return cls(counts=list(data["count"]), sums=list(data["sum"]),  # type: ignore[call-overload]
+                   at_or_below=dict(data.get("at_or_below") or {}),   # type: ignore[call-overload]
+                   thresholds=dict(data.get("thresholds") or {}))      # type: ignore[call-overload]
+
+
+@dataclass(frozen=True, slots=True)
+class Repetition:
+    """One repetition of a cell. Give a histogram (base64 HDR, in the input unit) or raw samples
+    (time-ordered); `stats` are exact statistics already computed from the samples by name ('mean',
+    'p75', ...; in the input unit), preferred to the histogram's; `position` is the repetition's place
+    in the run's execution order; `timeline` its time-ordered summary."""
+
+    histogram: str | bytes | None = None
+    samples: Sequence[float] | NDArray[np.float64] | None = None
+    stats: Mapping[str, float] = field(default_factory=dict)
+    position: int | None = None
+    timeline: Timeline | None = None
+
+
+ArmInput = Union[str, bytes, Replicates, Sequence[Repetition], Sequence[float], NDArray[np.float64],
+                 Sequence[str], Sequence[Sequence[float]]]
 Verdict = Literal["no difference", "small", "medium", "large", "too noisy to tell"]
 
 
 @dataclass(frozen=True, slots=True)
 class AbResult:
     statistic: str                 # "mean" or "p75", "p99.9", ...
-    reference: float               # the statistic of each arm
+    reference: float               # the statistic of each arm (the mean over its repetitions)
     variant: float
     abs_diff: float                # variant - reference
     rel_diff: float                # abs_diff / |reference|; nan when reference == 0
@@ -71,15 +131,23 @@ class AbResult:
     ci_high: float
     ci_low_rel: float              # the same interval relative to |reference|
     ci_high_rel: float
-    mw_p: float | None             # Mann-Whitney two-sided p, None without samples
+    mw_p: float | None             # Mann-Whitney two-sided p over the per-repetition values
     cliffs_delta: float | None     # P(variant > reference) - P(variant < reference)
     verdict: Verdict
     worse: bool | None             # the variant is worse for the metric's direction; None if no verdict
     mde: float                     # smallest |abs_diff| detectable with 80% power at 5%
     mde_rel: float
-    n_ref: int                     # samples, or repetitions when bootstrapping repetitions
+    n_ref: int                     # repetitions (intervals' samples for one repetition per side)
     n_var: int
-    method: str                    # bootstrap-repetitions | bootstrap-samples | bootstrap-histogram
+    method: str                    # see the module docstring
+    p_value: float | None = None   # of the test the interval comes from
+    paired: bool = False
+    ref_values: tuple[float, ...] = ()   # the statistic of each repetition, in run order
+    var_values: tuple[float, ...] = ()
+    ref_positions: tuple[int | None, ...] = ()
+    var_positions: tuple[int | None, ...] = ()
+    block_length: float | None = None    # block-bootstrap-time: mean block length (intervals), max of arms
+    effective_n: float | None = None     # block-bootstrap-time: intervals / block length, min of arms
 
 
 def parse_kind(kind: str) -> tuple[str, float | None]:
@@ -92,101 +160,101 @@ def parse_kind(kind: str) -> tuple[str, float | None]:
     return f"p{q:g}", q
 
 
+def stat_key(q: float | None) -> str:
+    """The name a statistic has in `Repetition.stats` and `Timeline.at_or_below`: 'mean', 'p75', 'p999'."""
+    return "mean" if q is None else "p" + f"{q:g}".replace(".", "")
+
+
+# --- arms -------------------------------------------------------------------------------------------
+
 @dataclass(slots=True)
-class _Arm:
-    reps: list[Distribution] | None     # repetitions as distributions
-    scalars: NDArray[np.float64] | None  # one value per repetition (Replicates)
-    kind: str                           # samples | histogram | replicates
+class _Rep:
+    stats: dict[str, float]
+    position: int | None
+    timeline: Timeline | None
+    histogram: str | bytes | None = None
+    scale: float = 1.0
+    _dist: Distribution | None = None
+
+    @property
+    def dist(self) -> Distribution | None:
+        """The repetition's distribution, decoded on first use (most comparisons need only `stats`)."""
+        if self._dist is None and self.histogram is not None:
+            self._dist = from_hdr(self.histogram, self.scale)
+        return self._dist
 
 
-def _arm(data: ArmInput, scale: float) -> _Arm:
+def _rep(r: Repetition, scale: float) -> _Rep:
+    dist = None
+    timeline = r.timeline
+    if r.samples is not None:
+        samples = np.asarray(r.samples, dtype=np.float64)
+        dist = from_samples(samples * scale)
+        if timeline is None:
+            timeline = timeline_from_samples(samples)
+    stats = {k: float(v) * scale for k, v in r.stats.items() if v is not None and math.isfinite(float(v))}
+    if timeline is not None and scale != 1.0:
+        timeline = Timeline(counts=timeline.counts, sums=[float(v) * scale for v in timeline.sums],
+                            at_or_below=timeline.at_or_below,
+                            thresholds={k: float(v) * scale for k, v in timeline.thresholds.items()})
+    return _Rep(stats, r.position, timeline, r.histogram if dist is None else None, scale, dist)
+
+
+def timeline_from_samples(samples: NDArray[np.float64], chunks: int = SAMPLE_CHUNKS) -> Timeline:
+    """Time-ordered samples of one repetition summarised in equal-count chunks (thresholds are the
+    samples' own nearest-rank percentiles)."""
+    arr = np.asarray(samples, dtype=np.float64)
+    arr = arr[np.isfinite(arr)]
+    parts = np.array_split(arr, min(chunks, max(arr.size, 1)))
+    thresholds, at_or_below = {}, {}
+    for q in (50.0, 75.0, 90.0, 95.0, 99.0, 99.9):
+        thr = float(np.percentile(arr, q, method="inverted_cdf"))
+        thresholds[stat_key(q)] = thr
+        at_or_below[stat_key(q)] = [int(np.sum(p <= thr)) for p in parts]
+    return Timeline(counts=[p.size for p in parts], sums=[float(p.sum()) for p in parts],
+                    at_or_below=at_or_below, thresholds=thresholds)
+
+
+def _arm(data: ArmInput, scale: float) -> list[_Rep] | NDArray[np.float64]:
+    """Repetitions, or the scaled values of `Replicates`."""
     if isinstance(data, Replicates):
         vals = np.asarray(data.values, dtype=np.float64) * scale
         vals = vals[np.isfinite(vals)]
         if vals.size == 0:
             raise ValueError("no replicate values")
-        return _Arm(None, vals, "replicates")
+        return vals
     if isinstance(data, (str, bytes)):
-        return _Arm([from_hdr(data, scale)], None, "histogram")
+        return [_rep(Repetition(histogram=data), scale)]
     if isinstance(data, np.ndarray) and data.ndim == 1:
-        return _Arm([from_samples(data * scale)], None, "samples")
+        return [_rep(Repetition(samples=data), scale)]
     items = list(data)
     if not items:
         raise ValueError("empty input")
+    if all(isinstance(i, Repetition) for i in items):
+        return [_rep(i, scale) for i in items]
     if all(isinstance(i, (str, bytes)) for i in items):
-        return _Arm([from_hdr(i, scale) for i in items], None, "histogram")
+        return [_rep(Repetition(histogram=i), scale) for i in items]
     if all(np.ndim(i) == 1 for i in items):
-        return _Arm([from_samples(np.asarray(i, dtype=np.float64) * scale) for i in items], None, "samples")
-    return _Arm([from_samples(np.asarray(items, dtype=np.float64) * scale)], None, "samples")
+        return [_rep(Repetition(samples=np.asarray(i, dtype=np.float64)), scale) for i in items]
+    return [_rep(Repetition(samples=np.asarray(items, dtype=np.float64)), scale)]
 
 
-def _stat(dist: Distribution, q: float | None) -> float:
-    return dist.mean() if q is None else dist.percentile(q)
+def _value(rep: _Rep, q: float | None) -> float:
+    key = stat_key(q)
+    if key in rep.stats:
+        return rep.stats[key]
+    if rep.dist is None:
+        raise ValueError(f"a repetition has neither the statistic '{key}' nor a histogram")
+    return rep.dist.mean() if q is None else rep.dist.percentile(q)
 
 
-def _support(dists: list[Distribution]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Counts of every repetition on the union of their values: a (repetitions x values) matrix."""
-    values = np.unique(np.concatenate([d.values for d in dists]))
-    mat = np.zeros((len(dists), values.size), dtype=np.int64)
-    for i, d in enumerate(dists):
-        mat[i, np.searchsorted(values, d.values)] = d.counts
-    return values, mat
+def _ordered(reps: list[_Rep]) -> list[_Rep]:
+    if all(r.position is not None for r in reps):
+        return sorted(reps, key=lambda r: r.position)  # type: ignore[arg-type, return-value]
+    return reps
 
 
-def _boot_stat_from_counts(values: NDArray[np.float64], counts: NDArray[np.int64], q: float | None) -> NDArray[np.float64]:
-    if q is None:
-        return (counts @ values) / counts.sum(axis=1)
-    return percentiles_from_counts(values, counts, q)
-
-
-def _boot_samples(dist: Distribution, q: float | None, rng: np.random.Generator, b: int) -> NDArray[np.float64]:
-    """Bootstrap of the statistic over samples. Large arms use the Poisson bootstrap (each bucket's
-    count redrawn as Poisson(count); the standard large-n equivalent of the multinomial), which lets
-    buckets that cannot move the statistic be pooled exactly (a sum of Poissons is Poisson): far
-    below/above a percentile everything collapses to two buckets; for the mean, adjacent buckets
-    are pooled into at most `_MEAN_GROUPS` groups at their weighted mean (HDR buckets are 0.1% wide,
-    so the variance lost within a group is negligible)."""
-    values, counts = dist.values, dist.counts
-    if dist.n < _POISSON_FROM:
-        draws = rng.multinomial(dist.n, counts / dist.n, size=b)
-        return _boot_stat_from_counts(values, draws, q)
-    if q is None:
-        if values.size > _MEAN_GROUPS:
-            group = np.arange(values.size) * _MEAN_GROUPS // values.size
-            sums = np.bincount(group, weights=counts * values)
-            counts = np.bincount(group, weights=counts)
-            values = sums / counts
-        draws = rng.poisson(counts, size=(b, values.size)).astype(np.float64)
-        return (draws @ values) / np.maximum(draws.sum(axis=1), 1.0)
-    cdf = np.cumsum(counts) / dist.n
-    half = 8.0 * math.sqrt(max(q / 100 * (1 - q / 100), 1.0 / dist.n) / dist.n) + 2.0 / dist.n
-    lo = int(np.searchsorted(cdf, max(q / 100 - half, 0.0), side="left"))
-    hi = int(np.searchsorted(cdf, min(q / 100 + half, 1.0), side="left")) + 1
-    lo, hi = max(lo - 1, 0), min(hi + 1, values.size)
-    pooled = np.concatenate([[counts[:lo].sum()], counts[lo:hi], [counts[hi:].sum()]])
-    band_values = np.concatenate([[values[lo]], values[lo:hi], [values[hi - 1]]])
-    draws = rng.poisson(pooled, size=(b, pooled.size))
-    return percentiles_from_counts(band_values, draws, q)
-
-
-def _boot_reps(arm: _Arm, q: float | None, rng: np.random.Generator, b: int) -> NDArray[np.float64]:
-    if arm.scalars is not None:
-        idx = rng.integers(0, arm.scalars.size, size=(b, arm.scalars.size))
-        return arm.scalars[idx].mean(axis=1)
-    assert arm.reps is not None
-    values, mat = _support(arm.reps)
-    r = len(arm.reps)
-    mult = rng.multinomial(r, np.full(r, 1.0 / r), size=b)   # how often each repetition is drawn
-    return _boot_stat_from_counts(values, mult @ mat, q)
-
-
-def _expanded_alpha(n: int, alpha: float = 0.05) -> float:
-    """Hesterberg (2015): use the normal tail level whose z equals sqrt(n/(n-1)) * t_{n-1}."""
-    if n < 2:
-        return alpha
-    z = math.sqrt(n / (n - 1)) * float(sps.t.ppf(1 - alpha / 2, n - 1))
-    return float(2 * sps.norm.sf(z))
-
+# --- verdicts ---------------------------------------------------------------------------------------
 
 def _verdict(abs_diff: float, lo: float, hi: float, ref: float) -> Verdict:
     base = abs(ref) if ref != 0 else max(abs(lo), abs(hi), 1e-300)
@@ -204,62 +272,229 @@ def _verdict(abs_diff: float, lo: float, hi: float, ref: float) -> Verdict:
     return "large"
 
 
+@dataclass(slots=True)
+class _Estimate:
+    reference: float
+    variant: float
+    lo: float
+    hi: float
+    mde: float
+    p_value: float | None
+    method: str
+    n_ref: int
+    n_var: int
+    mw_p: float | None = None
+    cliffs_delta: float | None = None
+    paired: bool = False
+    ref_values: tuple[float, ...] = ()
+    var_values: tuple[float, ...] = ()
+    ref_positions: tuple[int | None, ...] = ()
+    var_positions: tuple[int | None, ...] = ()
+    block_length: float | None = None
+    effective_n: float | None = None
+    too_noisy: bool = False
+
+
 def compare(reference: ArmInput, variant: ArmInput, *, direction: Direction = "lower", kind: str = "mean",
             scale: float = 1.0, n_boot: int = N_BOOT, seed: int = SEED) -> AbResult:
-    """Compare a variant with the reference of the same cell. `kind` names the statistic ('mean',
-    'p75', or a metric name such as 'latency_p99'); `scale` multiplies the inputs (e.g. 1e-3 turns
-    HDR microseconds into milliseconds). Deterministic for a given seed."""
+    """Compare a variant with its reference. `kind` names the statistic ('mean', 'p75', or a metric
+    name such as 'latency_p99'); `scale` multiplies the inputs (e.g. 1e-3 turns HDR microseconds
+    into milliseconds). Deterministic for a given seed."""
     statistic, q = parse_kind(kind)
     ref, var = _arm(reference, scale), _arm(variant, scale)
     rng = np.random.default_rng(seed)
-
-    def count(a: _Arm) -> int:
-        return a.scalars.size if a.scalars is not None else len(a.reps or [])
-
-    by_reps = ref.scalars is not None or var.scalars is not None or min(count(ref), count(var)) >= 3
-    if by_reps:
-        ref_point = float(ref.scalars.mean()) if ref.scalars is not None else _stat(merge(ref.reps or []), q)
-        var_point = float(var.scalars.mean()) if var.scalars is not None else _stat(merge(var.reps or []), q)
-        diffs = _boot_reps(var, q, rng, n_boot) - _boot_reps(ref, q, rng, n_boot)
-        alpha = _expanded_alpha(min(count(ref), count(var)))
-        n_ref, n_var, method = count(ref), count(var), "bootstrap-repetitions"
+    if isinstance(ref, np.ndarray) or isinstance(var, np.ndarray):
+        if not (isinstance(ref, np.ndarray) and isinstance(var, np.ndarray)):
+            raise ValueError("Replicates can only be compared with Replicates")
+        est = _by_replicates(ref, var, rng, n_boot)
+    elif max(len(ref), len(var)) >= 2:
+        est = _by_repetitions(_ordered(ref), _ordered(var), q)
     else:
-        ref_d, var_d = merge(ref.reps or []), merge(var.reps or [])
-        ref_point, var_point = _stat(ref_d, q), _stat(var_d, q)
-        diffs = _boot_samples(var_d, q, rng, n_boot) - _boot_samples(ref_d, q, rng, n_boot)
-        alpha = 0.05
-        n_ref, n_var = ref_d.n, var_d.n
-        method = "bootstrap-histogram" if "histogram" in (ref.kind, var.kind) else "bootstrap-samples"
+        est = _by_time_blocks(ref[0], var[0], q, rng, n_boot)
+    return _result(statistic, est, direction)
 
-    lo, hi = (float(v) for v in np.quantile(diffs, [alpha / 2, 1 - alpha / 2]))
-    abs_diff = var_point - ref_point
-    base = abs(ref_point)
-    rel = abs_diff / base if base else math.nan
-    mw_p, delta = _rank_tests(ref, var)
-    verdict = _verdict(abs_diff, lo, hi, ref_point)
+
+def _result(statistic: str, e: _Estimate, direction: Direction) -> AbResult:
+    abs_diff = e.variant - e.reference
+    base = abs(e.reference)
+    rel = (lambda v: v / base if base else math.nan)
+    if e.too_noisy or not (math.isfinite(e.lo) and math.isfinite(e.hi)):
+        verdict: Verdict = "too noisy to tell"
+    else:
+        verdict = _verdict(abs_diff, e.lo, e.hi, e.reference)
     worse = None
     if verdict not in ("no difference", "too noisy to tell"):
         worse = abs_diff > 0 if direction == "lower" else abs_diff < 0
-    mde = (_Z975 + _Z80) * float(np.std(diffs, ddof=1))
     return AbResult(
-        statistic=statistic, reference=ref_point, variant=var_point, abs_diff=abs_diff, rel_diff=rel,
-        ci_low=lo, ci_high=hi,
-        ci_low_rel=lo / base if base else math.nan, ci_high_rel=hi / base if base else math.nan,
-        mw_p=mw_p, cliffs_delta=delta, verdict=verdict, worse=worse,
-        mde=mde, mde_rel=mde / base if base else math.nan,
-        n_ref=n_ref, n_var=n_var, method=method,
-    )
+        statistic=statistic, reference=e.reference, variant=e.variant, abs_diff=abs_diff, rel_diff=rel(abs_diff),
+        ci_low=e.lo, ci_high=e.hi, ci_low_rel=rel(e.lo), ci_high_rel=rel(e.hi),
+        mw_p=e.mw_p, cliffs_delta=e.cliffs_delta, verdict=verdict, worse=worse,
+        mde=e.mde, mde_rel=rel(e.mde), n_ref=e.n_ref, n_var=e.n_var, method=e.method,
+        p_value=e.p_value, paired=e.paired, ref_values=e.ref_values, var_values=e.var_values,
+        ref_positions=e.ref_positions, var_positions=e.var_positions,
+        block_length=e.block_length, effective_n=e.effective_n)
 
 
-def _rank_tests(ref: _Arm, var: _Arm) -> tuple[float | None, float | None]:
-    """Mann-Whitney p and Cliff's delta over the samples (or the per-repetition values)."""
-    if ref.scalars is not None or var.scalars is not None:
-        if ref.scalars is None or var.scalars is None or min(ref.scalars.size, var.scalars.size) < 2:
-            return None, None
-        a, b = ref.scalars, var.scalars
-        p = float(sps.mannwhitneyu(b, a, alternative="two-sided").pvalue)
-        delta, _ = cliffs_delta_and_u(from_samples(a), from_samples(b))
-        return p, delta
-    ref_d, var_d = merge(ref.reps or []), merge(var.reps or [])
-    delta, u = cliffs_delta_and_u(ref_d, var_d)
-    return mann_whitney_p(ref_d, var_d, u), delta
+# --- over repetitions -------------------------------------------------------------------------------
+
+def _by_repetitions(ref: list[_Rep], var: list[_Rep], q: float | None) -> _Estimate:
+    a = np.array([_value(r, q) for r in ref])
+    b = np.array([_value(r, q) for r in var])
+    paired = (a.size == b.size >= PAIRED_MIN_PAIRS
+              and all(r.position is not None for r in ref + var))
+    diff = float(b.mean() - a.mean())
+    if paired:
+        d = b - a
+        df = float(a.size - 1)
+        se = float(d.std(ddof=1) / math.sqrt(d.size))
+        method = "paired-t-repetitions"
+    elif a.size == b.size or min(a.size, b.size) == 1:
+        df = float(a.size + b.size - 2)
+        pooled = ((a.size - 1) * a.var(ddof=1 if a.size > 1 else 0)
+                  + (b.size - 1) * b.var(ddof=1 if b.size > 1 else 0)) / df
+        se = math.sqrt(pooled * (1 / a.size + 1 / b.size))
+        method = "t-repetitions"
+    else:
+        va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+        se = math.sqrt(va + vb)
+        df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else float(a.size + b.size - 2)
+        method = "welch-t-repetitions"
+    t975 = float(sps.t.ppf(0.975, df))
+    half = t975 * se
+    p = float(2 * sps.t.sf(abs(diff) / se, df)) if se > 0 else (1.0 if diff == 0 else 0.0)
+    mde = (t975 + float(sps.t.ppf(0.80, df))) * se
+    mw_p = None
+    if a.size >= 2 and b.size >= 2:
+        mw_p = float(sps.mannwhitneyu(b, a, alternative="two-sided").pvalue)
+    delta = float((np.sign(b[:, None] - a[None, :])).mean())
+    return _Estimate(
+        reference=float(a.mean()), variant=float(b.mean()), lo=diff - half, hi=diff + half, mde=mde, p_value=p,
+        method=method, n_ref=int(a.size), n_var=int(b.size), mw_p=mw_p, cliffs_delta=delta, paired=paired,
+        ref_values=tuple(float(x) for x in a), var_values=tuple(float(x) for x in b),
+        ref_positions=tuple(r.position for r in ref), var_positions=tuple(r.position for r in var))
+
+
+def _by_replicates(a: NDArray[np.float64], b: NDArray[np.float64], rng: np.random.Generator,
+                   n_boot: int) -> _Estimate:
+    diffs = _boot_mean(b, rng, n_boot) - _boot_mean(a, rng, n_boot)
+    alpha = _expanded_alpha(min(a.size, b.size))
+    lo, hi = (float(v) for v in np.quantile(diffs, [alpha / 2, 1 - alpha / 2]))
+    sd = float(np.std(diffs, ddof=1))
+    diff = float(b.mean() - a.mean())
+    p = float(2 * sps.norm.sf(abs(diff) / sd)) if sd > 0 else None
+    mw_p = delta = None
+    if min(a.size, b.size) >= 2:
+        mw_p = float(sps.mannwhitneyu(b, a, alternative="two-sided").pvalue)
+        delta = float((np.sign(b[:, None] - a[None, :])).mean())
+    return _Estimate(reference=float(a.mean()), variant=float(b.mean()), lo=lo, hi=hi,
+                     mde=(_Z975 + _Z80) * sd, p_value=p, method="bootstrap-replicates",
+                     n_ref=int(a.size), n_var=int(b.size), mw_p=mw_p, cliffs_delta=delta,
+                     ref_values=tuple(float(x) for x in a), var_values=tuple(float(x) for x in b))
+
+
+def _boot_mean(vals: NDArray[np.float64], rng: np.random.Generator, b: int) -> NDArray[np.float64]:
+    idx = rng.integers(0, vals.size, size=(b, vals.size))
+    return vals[idx].mean(axis=1)
+
+
+def _expanded_alpha(n: int, alpha: float = 0.05) -> float:
+    """Hesterberg (2015): use the normal tail level whose z equals sqrt(n/(n-1)) * t_{n-1}."""
+    if n < 2:
+        return alpha
+    z = math.sqrt(n / (n - 1)) * float(sps.t.ppf(1 - alpha / 2, n - 1))
+    return float(2 * sps.norm.sf(z))
+
+
+# --- one repetition per side: block bootstrap over time ---------------------------------------------
+
+@dataclass(slots=True)
+class _TimeBoot:
+    point: float
+    draws: NDArray[np.float64] | None     # None: not enough intervals
+    block_length: float | None
+    effective_n: float | None
+    intervals: int
+
+
+def _quantile_of(dist: Distribution, u: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The distribution's nearest-rank quantile at each level u in [0, 1]."""
+    cum = np.cumsum(dist.counts)
+    rank = np.clip(np.ceil(u * dist.n - 1e-9), 1, dist.n)
+    return dist.values[np.minimum(np.searchsorted(cum, rank), dist.values.size - 1)]
+
+
+def stationary_indices(t: int, block: float, n_boot: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """`n_boot` index rows of Politis and Romano's stationary bootstrap over `t` time-ordered points:
+    blocks start at uniform positions, run on circularly and end with probability 1/block after each
+    point (geometric lengths of mean `block`). The same scheme as `arch.bootstrap.StationaryBootstrap`
+    (a test compares the two), drawn for all rows at once: arch draws one row per Python call."""
+    pos = np.arange(t)
+    new = rng.random((n_boot, t)) < 1.0 / block
+    new[:, 0] = True
+    starts = rng.integers(0, t, size=(n_boot, t))
+    last = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+    return (np.take_along_axis(starts, last, axis=1) + pos - last) % t
+
+
+def _time_boot(rep: _Rep, q: float | None, rng: np.random.Generator, n_boot: int) -> _TimeBoot:
+    from arch.bootstrap import optimal_block_length  # imported on first use: arch takes seconds to load
+
+    point = _value(rep, q)
+    tl = rep.timeline
+    if tl is None:
+        return _TimeBoot(point, None, None, None, 0)
+    n = np.asarray(tl.counts, dtype=np.float64)
+    keep = n > 0
+    n = n[keep]
+    if q is None:
+        s = np.asarray(tl.sums, dtype=np.float64)[keep]
+        series = s / n
+    else:
+        key = stat_key(q)
+        if key not in tl.at_or_below or rep.dist is None:
+            return _TimeBoot(point, None, None, None, int(n.size))
+        k = np.asarray(tl.at_or_below[key], dtype=np.float64)[keep]
+        series = k / n
+    if n.size < MIN_INTERVALS:
+        return _TimeBoot(point, None, None, None, int(n.size))
+    if np.ptp(series) == 0:
+        block = 1.0
+    else:
+        block = max(float(optimal_block_length(series)["stationary"].iloc[0]), 1.0)
+    idx = stationary_indices(n.size, block, n_boot, rng)
+    n_star = n[idx].sum(axis=1)
+    if q is None:
+        draws = s[idx].sum(axis=1) / n_star
+        # centred on the exact point (the timeline's sum and the exact mean agree to rounding)
+        draws = draws - s.sum() / n.sum() + point
+    else:
+        assert rep.dist is not None
+        p0 = k.sum() / n.sum()
+        f_star = k[idx].sum(axis=1) / n_star
+        draws = _quantile_of(rep.dist, np.clip(q / 100.0 - (f_star - p0), 0.0, 1.0))
+        draws = draws - float(_quantile_of(rep.dist, np.array([q / 100.0]))[0]) + point
+    return _TimeBoot(point, draws, block, n.size / block, int(n.size))
+
+
+def _by_time_blocks(ref: _Rep, var: _Rep, q: float | None, rng: np.random.Generator, n_boot: int) -> _Estimate:
+    a = _time_boot(ref, q, rng, n_boot)
+    b = _time_boot(var, q, rng, n_boot)
+    delta = None
+    if ref.dist is not None and var.dist is not None:
+        delta, _ = cliffs_delta_and_u(ref.dist, var.dist)
+    common = dict(reference=a.point, variant=b.point, n_ref=a.intervals, n_var=b.intervals, cliffs_delta=delta,
+                  ref_values=(a.point,), var_values=(b.point,), ref_positions=(ref.position,),
+                  var_positions=(var.position,))
+    if a.draws is None or b.draws is None:
+        method = "no-time-order" if (ref.timeline is None or var.timeline is None) else "block-bootstrap-time"
+        return _Estimate(lo=math.nan, hi=math.nan, mde=math.nan, p_value=None, method=method, too_noisy=True,
+                         **common)  # type: ignore[arg-type]
+    diffs = b.draws - a.draws
+    lo, hi = (float(v) for v in np.quantile(diffs, [0.025, 0.975]))
+    sd = float(np.std(diffs, ddof=1))
+    diff = b.point - a.point
+    p = float(2 * sps.norm.sf(abs(diff) / sd)) if sd > 0 else (1.0 if diff == 0 else 0.0)
+    eff = min(a.effective_n or 0.0, b.effective_n or 0.0)
+    return _Estimate(lo=lo, hi=hi, mde=(_Z975 + _Z80) * sd, p_value=p, method="block-bootstrap-time",
+                     block_length=max(a.block_length or 1.0, b.block_length or 1.0), effective_n=eff,
+                     too_noisy=eff < MIN_EFFECTIVE_N, **common)  # type: ignore[arg-type]

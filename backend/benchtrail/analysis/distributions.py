@@ -1,5 +1,9 @@
 """Weighted value distributions: the common form of raw samples and HDR histograms.
 
+They describe one repetition (its percentiles, Cliff's delta between two of them); the A/B
+inference never treats their samples as independent observations (see `benchtrail.analysis.ab`), so
+there is no request-level significance test here.
+
 A distribution is (values, counts) with distinct sorted values. HDR histograms are decoded to their
 bucket values; raw samples beyond `MAX_DISTINCT` distinct values are rounded to 3 significant digits,
 the HDR precision the design fixes for latency cells, so that resampling stays a matter of counts.
@@ -99,21 +103,3 @@ def cliffs_delta_and_u(ref: Distribution, var: Distribution) -> tuple[float, flo
     ties = float(var.counts @ equal)
     total = float(ref.n) * float(var.n)
     return (greater - less) / total, greater + 0.5 * ties
-
-
-def mann_whitney_p(ref: Distribution, var: Distribution, u: float) -> float:
-    """Two-sided Mann-Whitney p-value, normal approximation with tie and continuity corrections
-    (scipy's asymptotic method)."""
-    n1, n2 = float(var.n), float(ref.n)
-    n = n1 + n2
-    if n1 == 0 or n2 == 0:
-        return math.nan
-    merged = merge([ref, var])
-    t = merged.counts.astype(np.float64)
-    tie_term = float(np.sum(t ** 3 - t))
-    sd = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - tie_term / (n * (n - 1))))
-    if sd == 0:
-        return 1.0
-    mu = n1 * n2 / 2.0
-    z = (abs(u - mu) - 0.5) / sd
-    return float(min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2.0))))

@@ -12,6 +12,10 @@ Definitions (stated once, used by every sample-based format):
   cells but kept in series.
 - series: per interval (epoch-aligned, by start time): throughput (samples starting in the
   interval / interval length), errors (count), and exact nearest-rank latency p50/p75/p95/p99.
+- timeline (per cell, what the A/B analysis of a single repetition resamples): per interval of the
+  measured samples (epoch-aligned by start time, at most 200 per load level, from 0.1 s), the sample
+  count, the sum of latencies (µs) and, for each reported percentile, how many samples were at or
+  below the cell's own value of it (`thresholds`, µs). Intervals without samples are left out.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from .model import LoadSpec, ParsedFile, ReportedCell, SeriesData
 from ..metrics import PERCENTILES
 
 INTERVAL_CHOICES_S = (1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
+TIMELINE_CHOICES_S = (0.1, 0.2, 0.5) + INTERVAL_CHOICES_S
 MAX_POINTS = 200
 SERIES_PERCENTILES = (("latency_p50", 50), ("latency_p75", 75), ("latency_p95", 95),
                       ("latency_p99", 99))
@@ -41,6 +46,8 @@ class SampleCell:
     is_transaction: bool = False
     first_start_ms: int = 0
     last_end_ms: float = 0.0
+    thresholds_us: dict[str, int] = field(default_factory=dict)   # "p75" -> the cell's P75 in µs
+    timeline: dict[str, object] | None = None                     # see the module docstring
 
 
 @dataclass(slots=True)
@@ -53,16 +60,17 @@ class CellsResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def choose_interval_s(span_s: float) -> int:
+def choose_interval_s(span_s: float, choices: tuple[float, ...] = INTERVAL_CHOICES_S) -> float:
     """The smallest round interval giving at most 200 points (20–200 for runs of 20 s or more)."""
-    for c in INTERVAL_CHOICES_S:
+    for c in choices:
         if span_s / c <= MAX_POINTS:
             return c
-    return INTERVAL_CHOICES_S[-1]
+    return choices[-1]
 
 
 def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
-                interval_s: float | None = None) -> CellsResult:
+                interval_s: float | None = None, with_series: bool = True) -> CellsResult:
+    """Cells (and, unless `with_series` is False, series) of one parsed file."""
     result = CellsResult(reported=list(parsed.reported), series=list(parsed.series))
     samples = parsed.samples
     if samples is None or samples.height == 0:
@@ -91,11 +99,14 @@ def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
         result.warmup_excluded = df.height - measured.height
         by_value = _value_counts(measured, None)
     else:
+        measured = df
         by_value = counts.group_by("scenario", "load_key", "latency_us").agg(
             pl.col("n").sum(), pl.col("errors").sum(), pl.col("first_start").min(),
             pl.col("last_end").max(), pl.col("is_tx").any())
     result.cells = _cells(by_value, loads)
-    result.series.extend(_series(counts, loads, result.interval_ms))
+    _add_timelines(result.cells, measured)
+    if with_series:
+        result.series.extend(_series(counts, loads, result.interval_ms))
     return result
 
 
@@ -156,15 +167,65 @@ def _cells(by_value: pl.DataFrame, loads: dict[str, LoadSpec]) -> list[SampleCel
         }
         if duration_s > 0:  # a lone zero-length sample has no rate
             stats["throughput"] = n / duration_s
+        thresholds: dict[str, int] = {}
         for name, p in PERCENTILES:
-            stats[f"latency_{name}"] = histogram.value_at_percentile_us(
-                hist, p, exact_min=row["min_us"], exact_max=row["max_us"]) / 1000.0  # type: ignore[arg-type]
+            value_us = histogram.value_at_percentile_us(
+                hist, p, exact_min=row["min_us"], exact_max=row["max_us"])  # type: ignore[arg-type]
+            stats[f"latency_{name}"] = value_us / 1000.0
+            thresholds[name] = int(value_us)
         cells.append(SampleCell(
             scenario=row["scenario"], load=loads[row["load_key"]], stats=stats,
             histogram=histogram.encode(hist),  # type: ignore[arg-type]
             is_transaction=bool(row["is_tx"]) and row["scenario"] is not None,
-            first_start_ms=int(row["first_start"]), last_end_ms=float(row["last_end"])))
+            first_start_ms=int(row["first_start"]), last_end_ms=float(row["last_end"]),
+            thresholds_us=thresholds))
     return cells
+
+
+def _add_timelines(cells: list[SampleCell], measured: pl.DataFrame) -> None:
+    """Each cell's timeline (see the module docstring), from one more pass over the measured samples."""
+    if not cells or measured.height == 0:
+        return
+    # The interval follows each load level's own span, so a level gives up to 200 intervals.
+    spans = measured.group_by("load_key").agg(
+        ((pl.col("end_ms").max() - pl.col("start_ms").min()) / 1000.0).alias("span")).with_columns(
+        pl.col("load_key").cast(pl.String))
+    steps = {k: int(round(choose_interval_s(span, TIMELINE_CHOICES_S) * 1000)) for k, span in spans.iter_rows()}
+    names = [name for name, _ in PERCENTILES]
+    if len(set(steps.values())) == 1:
+        step: pl.Expr = pl.lit(next(iter(steps.values())), dtype=pl.Int64)
+    else:
+        step = pl.lit(None, dtype=pl.Int64)
+        for key, value in steps.items():
+            step = pl.when(pl.col("load_key") == key).then(pl.lit(value, dtype=pl.Int64)).otherwise(step)
+    counts = measured.group_by(
+        "scenario", "load_key", "latency_us", (pl.col("start_ms") - pl.col("start_ms") % step).alias("t"),
+    ).agg(pl.len().alias("n"), pl.col("is_transaction").any().alias("is_tx")).with_columns(
+        pl.col("scenario", "load_key").cast(pl.String))
+    thresholds = pl.DataFrame(
+        [{"scenario": c.scenario, "load_key": c.load.key, **{f"thr_{n}": c.thresholds_us.get(n) for n in names}}
+         for c in cells],
+        schema={"scenario": pl.String, "load_key": pl.String, **{f"thr_{n}": pl.Int64 for n in names}})
+    aggs = [pl.col("n").sum().alias("count"), (pl.col("latency_us") * pl.col("n")).sum().alias("sum"),
+            *[pl.col("n").filter(pl.col("latency_us") <= pl.col(f"thr_{n}")).sum().alias(n) for n in names]]
+    per_scenario = counts.join(thresholds.filter(pl.col("scenario").is_not_null()), on=["scenario", "load_key"])
+    per_load = counts.filter(~pl.col("is_tx")).drop("scenario").join(
+        thresholds.filter(pl.col("scenario").is_null()).drop("scenario"), on="load_key").with_columns(
+        pl.lit(None, dtype=pl.String).alias("scenario"))
+    table = pl.concat([
+        per_scenario.group_by("scenario", "load_key", "t").agg(aggs),
+        per_load.group_by("scenario", "load_key", "t").agg(aggs),
+    ]).sort("load_key", "scenario", "t", nulls_last=True)
+    by_key = {(c.scenario, c.load.key): c for c in cells}
+    for (scenario, load_key), part in table.group_by("scenario", "load_key", maintain_order=True):
+        cell = by_key.get((scenario, load_key))  # type: ignore[arg-type]
+        if cell is None:
+            continue
+        cell.timeline = {
+            "interval_ms": steps[load_key], "t_ms": part["t"].to_list(), "count": part["count"].to_list(),
+            "sum": part["sum"].to_list(), "at_or_below": {n: part[n].to_list() for n in names},
+            "thresholds": dict(cell.thresholds_us),
+        }
 
 
 def _fill_histograms(hists: dict[tuple[str | None, str], object], counts: pl.DataFrame) -> None:

@@ -64,6 +64,12 @@ class _PendingCell:
     parts: list[dict[str, Any]]
 
 
+# What each sample-based repetition keeps in `Cell.repetitions` (besides its histogram, position and,
+# for a cell with a single repetition, its timeline): its own exact statistics.
+REPETITION_STATS = ("count", "errors", "duration_s", "throughput", "latency_mean", "latency_min", "latency_max",
+                    *(f"latency_{name}" for name, _ in PERCENTILES))
+
+
 def _values_of(cell: Any) -> dict[str, Any]:
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
@@ -76,6 +82,8 @@ def _values_of(cell: Any) -> dict[str, Any]:
             extra[key] = value
     if getattr(cell, "histogram", None) is not None:
         values["histogram"] = cell.histogram
+    if getattr(cell, "timeline", None) is not None:
+        values["timeline"] = cell.timeline
     if getattr(cell, "unit", None) is not None:
         values["score_unit"] = cell.unit
     if getattr(cell, "params", None):
@@ -91,12 +99,16 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """One cell from what several files say about it. Sample-based parts are repetitions of the same
     measurement: counts add up, histograms merge (so percentiles stay exact over all samples), the
     mean is weighted and throughput is total samples over total measured time. Reported parts (a
-    resource file, a summary) fill what the samples do not give; repeated reported values average."""
-    sampled = [p for p in parts if "histogram" in p]
-    reported = [p for p in parts if "histogram" not in p]
-    out: dict[str, Any] = {"source": "samples" if sampled else "reported", "extra": {}}
+    resource file, a summary) fill what the samples do not give; repeated reported values average.
+
+    `repetitions` keeps every sample-based part as the A/B analysis needs it (`repetition_record`),
+    in the run's execution order (a part's `position`: its file's position in the run)."""
+    sampled = sorted((p for p in parts if "histogram" in p), key=lambda p: p.get("position", 0))
+    reported = [{k: v for k, v in p.items() if k != "position"} for p in parts if "histogram" not in p]
+    out: dict[str, Any] = {"source": "samples" if sampled else "reported", "extra": {},
+                           "repetitions": [repetition_record(p, with_timeline=len(sampled) == 1) for p in sampled]}
     if len(sampled) == 1:
-        out.update({k: v for k, v in sampled[0].items() if k != "extra"})
+        out.update({k: v for k, v in sampled[0].items() if k not in ("extra", "timeline", "position")})
         out["extra"].update(sampled[0]["extra"])
     elif sampled:
         out.update(_merge_repetitions(sampled))
@@ -116,6 +128,22 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
             out["extra"]["repetitions_reported"] = [{k: v for k, v in p.items() if k in numeric} for p in reported]
     out.setdefault("is_transaction", False)
     return out
+
+
+def repetition_record(part: dict[str, Any], *, with_timeline: bool) -> dict[str, Any]:
+    """One repetition as `Cell.repetitions` stores it: `position` (execution order in the run),
+    its exact statistics (ms, as a cell of that repetition alone would have them) and `histogram`
+    (HDR, µs); the cell's only repetition has its `timeline` (see `ingest.cells`) instead of a
+    histogram, which would repeat the cell's."""
+    record: dict[str, Any] = {"position": part.get("position", 0)}
+    record.update({k: part[k] for k in REPETITION_STATS if part.get(k) is not None})
+    if with_timeline:
+        # The cell's only repetition: its histogram is the cell's own (`Cell.histogram`), not stored twice.
+        if part.get("timeline") is not None:
+            record["timeline"] = part["timeline"]
+    else:
+        record["histogram"] = part["histogram"]
+    return record
 
 
 def _merge_repetitions(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -151,14 +179,20 @@ class RunWriter:
         self.variant_order: list[str] = []
         self.scenario_order: list[str] = []
         self.loads: dict[str, LoadSpec] = {}
+        self._calls = 0
 
-    def add_cell(self, variant: str, cell: Any) -> None:
+    def add_cell(self, variant: str, cell: Any, position: int | None = None) -> None:
+        """`position`: where the cell's file ran in the run (its file position); by default the order
+        of the calls."""
         scenario = cell.scenario if cell.scenario is not None else ALL_SCENARIOS
         load, mode = cell.load, (getattr(cell, "mode", None) or "")
         self._note(variant, scenario, load)
         key = (variant, scenario, load.key, mode)
         pending = self.cells.setdefault(key, _PendingCell(variant, scenario, load, mode, []))
-        pending.parts.append(_values_of(cell))
+        values = _values_of(cell)
+        values["position"] = position if position is not None else self._calls
+        self._calls += 1
+        pending.parts.append(values)
 
     def add_series(self, variant: str, series: Any) -> None:
         self._note(variant, series.scenario, series.load)
@@ -261,9 +295,9 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
         raise IngestFailed(run_file.filename, exc.reason, exc.line, exc.field) from None
     if not run_file.options.get("series_only"):
         for cell in result.cells:
-            writer.add_cell(run_file.variant, cell)
+            writer.add_cell(run_file.variant, cell, run_file.position)
         for cell in result.reported:
-            writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell)
+            writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, run_file.position)
     for series in result.series:
         writer.add_series(getattr(series, "variant", None) or run_file.variant, series)
 

@@ -188,6 +188,10 @@ class Cell(Base):
     params: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     replicates: Mapped[list[float]] = mapped_column(JSONB, default=list)
     extra: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    # Sample-based repetitions in execution order, what the A/B analysis uses (never sent whole by
+    # the API): [{position, count, latency_mean, latency_p50..p999, ..., histogram, timeline?}];
+    # see `benchtrail.ingest.service.repetition_record`.
+    repetitions: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list, server_default="[]")
 
 
 class Series(Base):

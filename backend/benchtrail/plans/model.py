@@ -144,8 +144,10 @@ class Plan(_Model):
     scenarios: tuple[Scenario, ...]
     loads: tuple[Load, ...]
     warmup_s: float = 0.0
-    repetitions: int = 1
-    order: Order = "simultaneous"
+    # Defaults: 3 repetitions per variant, interleaved A/B/A/B, so every overhead has per-repetition
+    # values that show run-to-run noise (the A/B analysis treats the repetition as the unit).
+    repetitions: int = 3
+    order: Order = "interleaved"
     sampling: Sampling = Sampling()
     step_timeout_s: float | None = None
     criteria: tuple[Criterion, ...] = ()

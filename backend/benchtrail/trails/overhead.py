@@ -1,8 +1,12 @@
 """The A/B result of one metric between two cells (a variant vs its reference, or run b vs run a).
 
 Which evidence is used, best first:
-- latency percentiles/mean with an HDR histogram on both sides: `analysis.compare` bootstraps the
-  histograms (Mann-Whitney and Cliff's delta over the samples);
+- latency percentiles/mean of sample-based cells: `analysis.compare` over the cells' repetitions
+  (`Cell.repetitions`: each repetition's exact statistics, histogram, position in the run and, for a
+  single repetition, its timeline): a t interval over the per-repetition values, or a block
+  bootstrap over time for one repetition per side (see `benchtrail.analysis.ab`). Cells ingested
+  before repetitions were stored fall back to the per-repetition summaries in `extra`, and a lone
+  histogram gives no interval ("too noisy to tell"): requests are never resampled as if independent;
 - per-repetition values on both sides (JMH iterations): `compare` over the repetitions;
 - a JMH score ± error on both sides: JMH's error is the half-width of a 99.9% Student-t interval over
   `cnt` measurements, so each side's standard error is error / t(0.9995, cnt-1); the difference gets
@@ -21,6 +25,7 @@ from scipy import stats as sps
 
 from benchtrail import metrics
 from benchtrail.analysis import AbResult, Replicates, compare
+from benchtrail.analysis.ab import Repetition, Timeline, stat_key
 from benchtrail.analysis.ab import _verdict as verdict_of  # the package's one definition of the words
 from benchtrail.models import Cell
 
@@ -39,6 +44,29 @@ class CellEvidence:
     error: float | None = None
     cnt: int | None = None
     unit: str | None = None
+    repetitions: tuple[Repetition, ...] = ()
+
+
+def repetitions_of(cell: Cell, metric: str) -> tuple[Repetition, ...]:
+    """The cell's repetitions for a latency metric, statistics in µs (the histograms' unit)."""
+    stat = stat_key(None) if metric == "latency_mean" else metric.removeprefix("latency_")
+    out = []
+    records = getattr(cell, "repetitions", None) or []
+    for i, rec in enumerate(records):
+        value = rec.get(metric)
+        timeline = rec.get("timeline")
+        # A cell's only repetition shares the cell's histogram.
+        hist = rec.get("histogram") or (cell.histogram if len(records) == 1 else None)
+        out.append(Repetition(
+            histogram=hist, stats={stat: value * 1000.0} if value is not None else {},
+            position=rec.get("position", i), timeline=Timeline.from_json(timeline) if timeline else None))
+    if out:
+        return tuple(out)
+    # Cells ingested before `repetitions` existed: the per-repetition summaries in `extra` (no p99.9).
+    legacy = (cell.extra or {}).get("repetitions") or []
+    if len(legacy) >= 2 and all(r.get(metric) is not None for r in legacy):
+        return tuple(Repetition(stats={stat: r[metric] * 1000.0}, position=i) for i, r in enumerate(legacy))
+    return ()
 
 
 def evidence(cell: Cell, metric: str) -> CellEvidence | None:
@@ -48,6 +76,7 @@ def evidence(cell: Cell, metric: str) -> CellEvidence | None:
     cnt = (cell.params or {}).get("cnt")
     return CellEvidence(
         value=float(value),
+        repetitions=repetitions_of(cell, metric) if metric in HISTOGRAM_METRICS else (),
         histogram=cell.histogram if metric in HISTOGRAM_METRICS else None,
         replicates=tuple(cell.replicates or ()) if metric == "score" else (),
         error=cell.score_error if metric == "score" else None,
@@ -61,6 +90,8 @@ def direction_of(metric: str, unit: str | None) -> metrics.Direction:
 
 def ab(ref: CellEvidence, var: CellEvidence, metric: str) -> AbResult:
     direction = direction_of(metric, var.unit or ref.unit)
+    if ref.repetitions and var.repetitions:
+        return compare(list(ref.repetitions), list(var.repetitions), direction=direction, kind=metric, scale=1e-3)
     if ref.histogram and var.histogram:
         return compare(ref.histogram, var.histogram, direction=direction, kind=metric, scale=1e-3)
     if len(ref.replicates) >= 2 and len(var.replicates) >= 2:
@@ -109,6 +140,16 @@ def _result(ref: float, var: float, lo: float, hi: float, mde: float, direction:
 
 
 def to_dict(result: AbResult) -> dict[str, Any]:
-    """JSON-safe: NaN and infinities become None."""
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-            for k, v in dataclasses.asdict(result).items()}
+    """JSON-safe: NaN and infinities become None; the per-repetition values behind the result are
+    grouped under `repetitions` (as the API's `AbOut` shows them)."""
+    out = {k: _safe(v) for k, v in dataclasses.asdict(result).items()
+           if k not in ("ref_values", "var_values", "ref_positions", "var_positions")}
+    out["repetitions"] = {
+        "reference": [_safe(v) for v in result.ref_values], "variant": [_safe(v) for v in result.var_values],
+        "reference_positions": list(result.ref_positions), "variant_positions": list(result.var_positions),
+    }
+    return out
+
+
+def _safe(v: Any) -> Any:
+    return None if isinstance(v, float) and not math.isfinite(v) else v

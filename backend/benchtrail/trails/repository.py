@@ -41,7 +41,7 @@ def load_labels(session: Session, project_id: int, keys: Iterable[str]) -> dict[
 def trail_cells(session: Session, trail_ids: Sequence[int], metrics: Sequence[str], *,
                 with_histogram: bool = False) -> Sequence[tuple[Cell, Any]]:
     """(cell, run row) of every completed run on these trails; only the named metric columns."""
-    columns = [*_POINT_COLUMNS, *metrics, *(("histogram",) if with_histogram else ())]
+    columns = [*_POINT_COLUMNS, *metrics, *(("histogram", "repetitions", "extra") if with_histogram else ())]
     stmt = (select(Cell, *_RUN_COLUMNS).join(Run, Run.id == Cell.run_id)
             .options(load_only(*(getattr(Cell, c) for c in dict.fromkeys(columns))))
             .where(Cell.trail_id.in_(list(trail_ids)), Run.status == "completed"))

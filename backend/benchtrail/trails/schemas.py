@@ -75,27 +75,61 @@ class TrailDetail(BaseModel):
                                                  "alerted run and each bucket's extremes kept)")
 
 
-class AbOut(BaseModel):
-    """Variant (or run b) minus reference (or run a); intervals are 95%, of the difference."""
+class RepetitionValues(BaseModel):
+    """The statistic of every repetition behind a result, in the run's execution order."""
 
-    statistic: str
-    reference: float
-    variant: float
-    abs_diff: float
-    rel_diff: float | None
-    ci_low: float | None
+    reference: list[float | None] = Field(default_factory=list,
+                                          description="The reference (or run a) cell's value per repetition")
+    variant: list[float | None] = Field(default_factory=list,
+                                        description="The variant (or run b) cell's value per repetition")
+    reference_positions: list[int | None] = Field(
+        default_factory=list, description="Each reference repetition's place in the run's execution order "
+                                          "(its file's position); pairs are matched by it when `paired`")
+    variant_positions: list[int | None] = Field(default_factory=list,
+                                                description="Each variant repetition's place in execution order")
+
+
+class AbOut(BaseModel):
+    """Variant (or run b) minus reference (or run a); intervals are 95%, of the difference. The unit
+    of evidence is the repetition: see `method`."""
+
+    statistic: str = Field(description="'mean' or the percentile compared ('p75', 'p99.9', ...)")
+    reference: float = Field(description="The reference's statistic: the mean of its per-repetition values")
+    variant: float = Field(description="The variant's statistic: the mean of its per-repetition values")
+    abs_diff: float = Field(description="variant - reference, in the metric's unit")
+    rel_diff: float | None = Field(description="abs_diff / |reference|")
+    ci_low: float | None = Field(description="95% interval of abs_diff, low end (None: no interval)")
     ci_high: float | None
-    ci_low_rel: float | None
+    ci_low_rel: float | None = Field(description="The interval relative to |reference|")
     ci_high_rel: float | None
-    mw_p: float | None
-    cliffs_delta: float | None
-    verdict: str
+    mw_p: float | None = Field(description="Mann-Whitney two-sided p over the per-repetition values "
+                                           "(None with fewer than 2 repetitions a side)")
+    cliffs_delta: float | None = Field(description="Cliff's delta P(variant > reference) - P(variant < reference) "
+                                                   "over the per-repetition values (over the samples, "
+                                                   "descriptively, with one repetition a side)")
+    verdict: str = Field(description="no difference | small | medium | large | too noisy to tell")
     worse: bool | None
-    mde: float | None
+    mde: float | None = Field(description="Minimum detectable effect: the smallest |abs_diff| this evidence "
+                                          "finds with 80% power at the 5% level")
     mde_rel: float | None
-    n_ref: int
-    n_var: int
-    method: str
+    n_ref: int = Field(description="Repetitions of the reference (time intervals for block-bootstrap-time)")
+    n_var: int = Field(description="Repetitions of the variant (time intervals for block-bootstrap-time)")
+    method: str = Field(description=(
+        "How the interval was computed. t-repetitions: Student t over the per-repetition values (pooled "
+        "variance, equal repetitions a side); welch-t-repetitions: Welch t (unequal repetitions); "
+        "paired-t-repetitions: paired t over repetitions matched by execution order (interleaved, 5+ "
+        "pairs); block-bootstrap-time: one repetition a side, stationary block bootstrap over its "
+        "time-ordered intervals (within-run noise only; 'too noisy to tell' when effective_n < 10); "
+        "no-time-order: one histogram a side, no interval; bootstrap-replicates: bootstrap over JMH "
+        "iterations; welch-score-error: from JMH score errors; point: values only"))
+    p_value: float | None = Field(default=None, description="p-value of the test the interval comes from")
+    paired: bool = Field(default=False, description="Repetitions were paired by execution order")
+    repetitions: RepetitionValues = Field(default_factory=RepetitionValues,
+                                          description="The per-repetition values behind this result")
+    block_length: float | None = Field(default=None, description="block-bootstrap-time: mean block length "
+                                                                 "(intervals) from the measured autocorrelation")
+    effective_n: float | None = Field(default=None, description="block-bootstrap-time: intervals / block "
+                                                                "length, the smaller of the two sides")
 
 
 class OverheadPoint(BaseModel):

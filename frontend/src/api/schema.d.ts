@@ -686,42 +686,108 @@ export interface components {
     schemas: {
         /**
          * AbOut
-         * @description Variant (or run b) minus reference (or run a); intervals are 95%, of the difference.
+         * @description Variant (or run b) minus reference (or run a); intervals are 95%, of the difference. The unit
+         *     of evidence is the repetition: see `method`.
          */
         AbOut: {
-            /** Abs Diff */
+            /**
+             * Abs Diff
+             * @description variant - reference, in the metric's unit
+             */
             abs_diff: number;
+            /**
+             * Block Length
+             * @description block-bootstrap-time: mean block length (intervals) from the measured autocorrelation
+             */
+            block_length?: number | null;
             /** Ci High */
             ci_high: number | null;
             /** Ci High Rel */
             ci_high_rel: number | null;
-            /** Ci Low */
+            /**
+             * Ci Low
+             * @description 95% interval of abs_diff, low end (None: no interval)
+             */
             ci_low: number | null;
-            /** Ci Low Rel */
+            /**
+             * Ci Low Rel
+             * @description The interval relative to |reference|
+             */
             ci_low_rel: number | null;
-            /** Cliffs Delta */
+            /**
+             * Cliffs Delta
+             * @description Cliff's delta P(variant > reference) - P(variant < reference) over the per-repetition values (over the samples, descriptively, with one repetition a side)
+             */
             cliffs_delta: number | null;
-            /** Mde */
+            /**
+             * Effective N
+             * @description block-bootstrap-time: intervals / block length, the smaller of the two sides
+             */
+            effective_n?: number | null;
+            /**
+             * Mde
+             * @description Minimum detectable effect: the smallest |abs_diff| this evidence finds with 80% power at the 5% level
+             */
             mde: number | null;
             /** Mde Rel */
             mde_rel: number | null;
-            /** Method */
+            /**
+             * Method
+             * @description How the interval was computed. t-repetitions: Student t over the per-repetition values (pooled variance, equal repetitions a side); welch-t-repetitions: Welch t (unequal repetitions); paired-t-repetitions: paired t over repetitions matched by execution order (interleaved, 5+ pairs); block-bootstrap-time: one repetition a side, stationary block bootstrap over its time-ordered intervals (within-run noise only; 'too noisy to tell' when effective_n < 10); no-time-order: one histogram a side, no interval; bootstrap-replicates: bootstrap over JMH iterations; welch-score-error: from JMH score errors; point: values only
+             */
             method: string;
-            /** Mw P */
+            /**
+             * Mw P
+             * @description Mann-Whitney two-sided p over the per-repetition values (None with fewer than 2 repetitions a side)
+             */
             mw_p: number | null;
-            /** N Ref */
+            /**
+             * N Ref
+             * @description Repetitions of the reference (time intervals for block-bootstrap-time)
+             */
             n_ref: number;
-            /** N Var */
+            /**
+             * N Var
+             * @description Repetitions of the variant (time intervals for block-bootstrap-time)
+             */
             n_var: number;
-            /** Reference */
+            /**
+             * P Value
+             * @description p-value of the test the interval comes from
+             */
+            p_value?: number | null;
+            /**
+             * Paired
+             * @description Repetitions were paired by execution order
+             * @default false
+             */
+            paired: boolean;
+            /**
+             * Reference
+             * @description The reference's statistic: the mean of its per-repetition values
+             */
             reference: number;
-            /** Rel Diff */
+            /**
+             * Rel Diff
+             * @description abs_diff / |reference|
+             */
             rel_diff: number | null;
-            /** Statistic */
+            /** @description The per-repetition values behind this result */
+            repetitions?: components["schemas"]["RepetitionValues"];
+            /**
+             * Statistic
+             * @description 'mean' or the percentile compared ('p75', 'p99.9', ...)
+             */
             statistic: string;
-            /** Variant */
+            /**
+             * Variant
+             * @description The variant's statistic: the mean of its per-repetition values
+             */
             variant: number;
-            /** Verdict */
+            /**
+             * Verdict
+             * @description no difference | small | medium | large | too noisy to tell
+             */
             verdict: string;
             /** Worse */
             worse: boolean | null;
@@ -1459,6 +1525,32 @@ export interface components {
             run_count: number;
             /** Slug */
             slug: string;
+        };
+        /**
+         * RepetitionValues
+         * @description The statistic of every repetition behind a result, in the run's execution order.
+         */
+        RepetitionValues: {
+            /**
+             * Reference
+             * @description The reference (or run a) cell's value per repetition
+             */
+            reference?: (number | null)[];
+            /**
+             * Reference Positions
+             * @description Each reference repetition's place in the run's execution order (its file's position); pairs are matched by it when `paired`
+             */
+            reference_positions?: (number | null)[];
+            /**
+             * Variant
+             * @description The variant (or run b) cell's value per repetition
+             */
+            variant?: (number | null)[];
+            /**
+             * Variant Positions
+             * @description Each variant repetition's place in execution order
+             */
+            variant_positions?: (number | null)[];
         };
         /** RunAlert */
         RunAlert: {

@@ -1,0 +1,101 @@
+"""Honest A/B verdicts through the real API and worker: a run of three interleaved repetitions per
+variant (JMeter CSV files made here with numpy: AR(1) lognormal latency, 2% run-to-run offsets), one
+variant with the reference's distribution (A/A) and one 8% slower. The per-repetition values and
+intervals the API shows are checked against numpy and scipy on the raw files."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.signal import lfilter
+
+from tests.integration.test_trails_xray import wait_analysed
+from tests.integration.test_upload_ingest import upload
+from tests.support.jtl import HEADER
+
+SAMPLES = 20_000
+T0 = 1_700_000_000_000
+
+
+def write_repetition(path: Path, rng: np.random.Generator, *, start_ms: int, slowdown: float) -> np.ndarray:
+    """One repetition: 20,000 requests of 10 threads over 40 s, latency 100 ms · exp(0.3·AR(1) + offset)
+    in whole ms as JMeter writes it (at 10 ms the 1 ms resolution alone would be 8%)."""
+    e = rng.standard_normal(SAMPLES) * math.sqrt(1 - 0.9 ** 2)
+    e[0] = rng.standard_normal()
+    elapsed = np.maximum(1, np.round(100 * np.exp(0.3 * lfilter([1.0], [1.0, -0.9], e)
+                                                 + rng.normal(0, 0.02)) * slowdown)).astype(int)
+    starts = start_ms + np.arange(SAMPLES) * 2
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(HEADER)
+        for i, (ts, el) in enumerate(zip(starts, elapsed)):
+            w.writerow([int(ts), int(el), "GET /api", "200", "OK", f"TG 10 1-{i % 10 + 1}", "text", "true", "",
+                        512, 120, 10, 10, "http://127.0.0.1:8080/api", int(el), 0, 0])
+    return elapsed.astype(float)
+
+
+def p75(x: np.ndarray) -> float:
+    return float(np.percentile(x, 75, method="inverted_cdf"))
+
+
+def test_a_a_is_not_a_difference_and_8_percent_slower_is_flagged(client, worker, make_project, scratch):
+    slug, token = make_project()
+    rng = np.random.default_rng(909)
+    files, raw = [], {"baseline": [], "same": [], "slower": []}
+    for rep in range(3):                                   # interleaved: baseline, same, slower, baseline, ...
+        for i, (variant, slowdown) in enumerate((("baseline", 1.0), ("same", 1.0), ("slower", 1.08))):
+            path = scratch / f"{variant}-{rep + 1}.jtl"
+            start = T0 + (rep * 3 + i) * 60_000
+            raw[variant].append(write_repetition(path, rng, start_ms=start, slowdown=slowdown))
+            files.append((variant, path))
+    r = upload(client, slug, token, files, {"agent_version": "1.0.0", "reference": "baseline"})
+    assert r.status_code == 202, r.text
+    run = wait_analysed(client, r.json()["run"], timeout=120)
+
+    body = client.get(f"/api/v1/runs/{run['slug']}/overheads", params={"metric": "latency_p75"}).json()
+    items = {(i["variant"], i["cell"]["scenario"]): i["result"] for i in body["items"]}
+    ref_values = [p75(x) for x in raw["baseline"]]
+    for variant in ("same", "slower"):
+        res = items[(variant, "GET /api")]
+        values = [p75(x) for x in raw[variant]]
+        # The per-repetition values behind the verdict, in execution order, equal numpy on each file.
+        assert res["repetitions"]["reference"] == pytest.approx(ref_values, rel=1e-3)
+        assert res["repetitions"]["variant"] == pytest.approx(values, rel=1e-3)
+        offset = {"same": 1, "slower": 2}[variant]
+        assert res["repetitions"]["reference_positions"] == [0, 3, 6]
+        assert res["repetitions"]["variant_positions"] == [offset, 3 + offset, 6 + offset]
+        # The interval is Student's t over those values (3 + 3 repetitions), as scipy computes it.
+        t = stats.ttest_ind(values, ref_values)
+        ci = t.confidence_interval(0.95)
+        width = ci.high - ci.low
+        assert res["method"] == "t-repetitions" and res["paired"] is False
+        assert res["ci_low"] == pytest.approx(ci.low, abs=0.02 * width + 0.2)    # HDR: values within 0.1%
+        assert res["ci_high"] == pytest.approx(ci.high, abs=0.02 * width + 0.2)
+        assert res["p_value"] == pytest.approx(t.pvalue, abs=0.02)
+        assert (res["n_ref"], res["n_var"]) == (3, 3)
+
+    same, slower = items[("same", "GET /api")], items[("slower", "GET /api")]
+    assert same["verdict"] in ("no difference", "too noisy to tell")
+    assert same["ci_low"] <= 0 <= same["ci_high"] and same["worse"] is None
+    assert slower["verdict"] not in ("no difference", "too noisy to tell") and slower["worse"] is True
+    assert slower["ci_low"] > 0
+    assert 0.04 < slower["rel_diff"] < 0.12
+
+    # The mean goes through the same path: exact per-repetition means.
+    mean = client.get(f"/api/v1/runs/{run['slug']}/overheads", params={"metric": "latency_mean"}).json()
+    res = next(i["result"] for i in mean["items"] if i["variant"] == "slower" and i["cell"]["scenario"] == "GET /api")
+    assert res["repetitions"]["variant"] == pytest.approx([x.mean() for x in raw["slower"]], rel=1e-9)
+    ci = stats.ttest_ind([x.mean() for x in raw["slower"]], [x.mean() for x in raw["baseline"]]).confidence_interval()
+    assert (res["ci_low"], res["ci_high"]) == (pytest.approx(ci.low, rel=1e-6), pytest.approx(ci.high, rel=1e-6))
+
+    # /compare between two variants shows the same evidence.
+    cmp = client.get("/api/v1/compare", params={"a": run["slug"], "b": run["slug"], "a_variant": "baseline",
+                                                 "b_variant": "slower", "metric": "latency_p75"}).json()
+    row = next(i for i in cmp["items"] if i["cell"]["scenario"] == "GET /api")
+    assert row["result"]["repetitions"]["variant"] == pytest.approx([p75(x) for x in raw["slower"]], rel=1e-3)
+    assert row["result"]["method"] == "t-repetitions" and row["result"]["ci_low"] > 0
