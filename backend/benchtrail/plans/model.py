@@ -18,6 +18,7 @@ import jsonschema
 import yaml
 from benchtrail.ingest.model import LoadSpec
 from pydantic import BaseModel, ConfigDict, Field
+from benchtrail.validation import SafeModel
 
 Tool = Literal["jmeter", "hey", "constant-rate"]
 Order = Literal["simultaneous", "interleaved"]
@@ -34,7 +35,7 @@ class PlanError(ValueError):
         super().__init__("; ".join(f"{path or '<plan>'}: {reason}" for path, reason in problems))
 
 
-class _Model(BaseModel):
+class _Model(SafeModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 

@@ -20,7 +20,8 @@ from sqlalchemy.orm import Session
 from benchtrail import jobs, storage
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
-from benchtrail.errors import InvalidRequest, InvalidResultFile
+from benchtrail import logging as applog
+from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile
 from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.models import Blob, Project, Run, RunFile
@@ -99,6 +100,12 @@ def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:
         parsed = parse_file(rf.data_path, format=fmt, options=options_for(spec))
     except ParseError as exc:
         raise InvalidResultFile(rf.filename, exc.reason, line=exc.line, field=exc.field) from None
+    except (AppError, MemoryError):
+        raise
+    except Exception as exc:  # a parser bug on an odd file is still a refused file, never a 500
+        applog.log.exception("parser failed unexpectedly", file=rf.filename, format=fmt)
+        raise InvalidResultFile(rf.filename, f"the file could not be read ({type(exc).__name__}: "
+                                             f"{str(exc)[:200]})") from None
     return parsed.format
 
 
