@@ -94,6 +94,7 @@ def _install_middleware(app: FastAPI) -> None:
 
 def _install_edge_error_handlers(app: FastAPI) -> None:
     """A lost database/broker connection is 503 + Retry-After; a value the database refuses is 400."""
+    import psycopg
     import sqlalchemy.exc as sa_exc
 
     async def unavailable_or_invalid(_: Request, exc: Exception) -> JSONResponse:
@@ -103,6 +104,11 @@ def _install_edge_error_handlers(app: FastAPI) -> None:
             return JSONResponse({"error": "ServiceUnavailable", "detail": f"the {kind} is unavailable, retry later"},
                                 status_code=503, headers={"Retry-After": str(get_settings().outage_retry_after_s)})
         orig = getattr(exc, "orig", None)
+        if isinstance(exc, sa_exc.IntegrityError) and isinstance(orig, psycopg.errors.UniqueViolation):
+            # A concurrent request wrote the same row first (e.g. one Idempotency-Key sent twice at once).
+            detail = ("a request with this Idempotency-Key is being processed; retry to get its run"
+                      if "idempotency_key" in str(orig) else "a concurrent request wrote the same record; retry")
+            return JSONResponse({"error": "Conflict", "detail": detail}, status_code=409, headers={"Retry-After": "1"})
         if isinstance(exc, sa_exc.DataError) or isinstance(orig, (UnicodeError, ValueError)):
             # A value the database refuses (out of range, unencodable): the input's fault, not ours.
             reason = str(getattr(getattr(orig, "diag", None), "message_primary", None) or orig or exc)
@@ -110,11 +116,11 @@ def _install_edge_error_handlers(app: FastAPI) -> None:
                                                                       f"{reason[:300]}"}, status_code=400)
         raise exc
 
-    import psycopg
     import redis.exceptions
     from kombu.exceptions import OperationalError as KombuOperationalError
 
-    for cls in (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.DataError, sa_exc.StatementError,
+    for cls in (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.DataError, sa_exc.IntegrityError,
+                sa_exc.StatementError,
                 sa_exc.TimeoutError, psycopg.OperationalError, psycopg.InterfaceError,
                 redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, KombuOperationalError):
         app.add_exception_handler(cls, unavailable_or_invalid)

@@ -63,7 +63,7 @@ NON_FINITE = st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999"])
 
 
 def _mutate_bytes(data: bytes, draw: Any) -> bytes:
-    kind = draw(st.sampled_from(["none", "truncate", "insert", "latin1", "nul", "flip", "utf16", "crlf",
+    kind = draw(st.sampled_from(["none"] * 8 + ["truncate", "insert", "latin1", "nul", "flip", "utf16", "crlf",
                                  "empty", "garbage"]))
     if kind == "none":
         return data
@@ -137,7 +137,7 @@ def uploads(draw: Any) -> tuple[bytes, list[tuple[str, bytes]], dict[str, str]]:
     entries: list[dict[str, Any]] = [{"variant": v} for v in draw(st.lists(st.sampled_from(["base", "agent"]),
                                                                           min_size=n, max_size=n))]
     meta: dict[str, Any] = {"files": entries}
-    for _ in range(draw(st.integers(0, 3))):
+    for _ in range(draw(st.sampled_from([0, 0, 0, 0, 1, 2, 3]))):
         target = draw(st.sampled_from(["variant", "scenario", "format", "label", "label-key", "env", "env-num",
                                        "load", "warmup", "version", "reference", "files-count", "unknown",
                                        "started_at"]))
@@ -209,19 +209,19 @@ def project(fuzz_client, admin_token):  # type: ignore[no-untyped-def]
 
 
 def _footprint(project_slug: str) -> tuple[int, int, int, int]:
-    from benchtrail.config import get_settings
-    from benchtrail.db_boundary import unit_of_work
-    from benchtrail.models import Blob, Project, Run, RunFile
+    """(runs and run files of the project, blob rows, blob files on disk), in one round trip."""
+    from sqlalchemy import text
 
-    with unit_of_work() as session:
-        pid = select(Project.id).where(Project.slug == project_slug).scalar_subquery()
-        runs = session.scalar(select(func.count()).select_from(Run).where(Run.project_id == pid))
-        files = session.scalar(select(func.count()).select_from(RunFile).join(Run, Run.id == RunFile.run_id)
-                               .where(Run.project_id == pid))
-        blobs = session.scalar(select(func.count()).select_from(Blob))
-    blob_dir = get_settings().blob_dir
-    on_disk = sum(len(f) for _, _, f in _walk(blob_dir))
-    return runs or 0, files or 0, blobs or 0, on_disk
+    from benchtrail.config import get_settings
+    from benchtrail.db import get_engine
+
+    with get_engine().connect() as conn:
+        row = conn.execute(text(
+            "SELECT (SELECT count(*) FROM runs r JOIN projects p ON p.id = r.project_id WHERE p.slug = :s),"
+            " (SELECT count(*) FROM run_files f JOIN runs r ON r.id = f.run_id JOIN projects p"
+            "  ON p.id = r.project_id WHERE p.slug = :s), (SELECT count(*) FROM blobs)"), {"s": project_slug}).one()
+    on_disk = sum(len(f) for _, _, f in _walk(get_settings().blob_dir))
+    return row[0], row[1], row[2], on_disk
 
 
 def _walk(path: Path):  # type: ignore[no-untyped-def]
@@ -234,13 +234,14 @@ def test_fuzzed_uploads_never_5xx_and_leave_nothing_when_refused(fuzz_client, pr
     slug, token = project
     auth = {"Authorization": f"Bearer {token}"}
     statuses: dict[int, int] = {}
+    last = [_footprint(slug)]
 
     @settings(max_examples=UPLOAD_CASES, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(uploads())
     def case(upload: tuple[bytes, list[tuple[str, bytes]], dict[str, str]]) -> None:
         metadata, files, headers = upload
-        before = _footprint(slug)
+        before = last[0]
         r = fuzz_client.post(f"/api/v1/projects/{slug}/runs", headers={**auth, **headers},
                              data={"metadata": metadata},
                              files=[("files", (name, data, "application/octet-stream")) for name, data in files])
@@ -248,7 +249,7 @@ def test_fuzzed_uploads_never_5xx_and_leave_nothing_when_refused(fuzz_client, pr
         assert r.status_code < 500, (r.status_code, r.text[:500], metadata[:300], [(n, d[:80]) for n, d in files])
         assert r.headers["content-type"].startswith("application/json"), r.text[:200]
         body = r.json()
-        after = _footprint(slug)
+        after = last[0] = _footprint(slug)  # nothing else writes to this project meanwhile
         if r.status_code >= 400:
             assert set(body) >= {"error", "detail"}, body
             assert after == before, (f"refused ({r.status_code} {body}) but left rows/blobs behind: "
@@ -263,7 +264,7 @@ def test_fuzzed_uploads_never_5xx_and_leave_nothing_when_refused(fuzz_client, pr
     accepted = sum(n for s, n in statuses.items() if s < 300)
     refused = sum(n for s, n in statuses.items() if 400 <= s < 500)
     total = sum(statuses.values())
-    assert accepted >= total // 20 and refused >= total // 4, statuses
+    assert accepted >= total // 25 and refused >= total // 4, statuses
 
 
 def _json_targets(client, slug: str, token: str) -> list[tuple[str, str, dict[str, Any] | str]]:  # type: ignore[no-untyped-def]
