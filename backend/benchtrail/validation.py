@@ -87,7 +87,8 @@ class SafeModel(BaseModel):
 
 def unsafe_text_errors(errors: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The validation errors that are about unstorable text (answered 400, not 422)."""
-    return [e for e in errors if e.get("type") == ERROR_TYPE]
+    # pydantic's own `string_unicode`: a str field given an unpaired surrogate.
+    return [e for e in errors if e.get("type") in (ERROR_TYPE, "string_unicode")]
 
 
 def format_errors(errors: Iterable[dict[str, Any]], root: str = "body") -> str:

@@ -6,6 +6,7 @@ anything is stored; the `ingest` worker parses again to build cells in its own t
 
 from __future__ import annotations
 
+import json
 import secrets
 from datetime import datetime, timezone
 import shutil
@@ -21,7 +22,7 @@ from benchtrail import jobs, storage
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
 from benchtrail import logging as applog
-from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile
+from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile, InvalidText
 from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.models import Blob, Project, Run, RunFile
@@ -29,6 +30,7 @@ from benchtrail.projects import service as projects
 from benchtrail.runs import environments
 from benchtrail.uploads.files import ReceivedFile, receive
 from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
+from benchtrail.validation import unsafe_text_errors
 
 
 def new_slug() -> str:
@@ -36,11 +38,20 @@ def new_slug() -> str:
 
 
 def parse_metadata(raw: str) -> UploadMetadata:
+    # Python's json keeps an escaped unpaired surrogate ("\ud800") as it is, so that the check below
+    # can name the field that holds it.
     try:
-        return UploadMetadata.model_validate_json(raw)
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidRequest(f"metadata: not valid JSON ({str(exc)[:200]})") from None
+    try:
+        return UploadMetadata.model_validate(data)
     except ValidationError as exc:
+        unsafe = unsafe_text_errors(exc.errors())
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'metadata'}: {e['msg']}"
-                             for e in exc.errors())
+                             for e in unsafe or exc.errors())
+        if unsafe:
+            raise InvalidText(f"metadata: {problems}") from None
         raise InvalidRequest(f"metadata: {problems}") from None
 
 
