@@ -68,7 +68,8 @@ def find_unsafe(value: Any, path: tuple[str | int, ...] = ()) -> tuple[tuple[str
 
 
 def describe(path: Iterable[str | int]) -> str:
-    return ".".join(str(p) for p in path)
+    """A dotted path; a key that is itself unstorable is shown escaped (e.g. k\\ud800)."""
+    return ".".join(ascii(p)[1:-1] if isinstance(p, str) and text_problem(p) else str(p) for p in path)
 
 
 class SafeModel(BaseModel):
