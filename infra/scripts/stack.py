@@ -206,6 +206,10 @@ def cmd_ephemeral(args: argparse.Namespace) -> int:
     from tests.harness import free_port
 
     state = Path(tempfile.mkdtemp(prefix="bt-stack-"))
+    # All test traffic comes from one address with a few tokens: raise the abuse limits.
+    for key in ("BENCHTRAIL_RATE_LIMIT_WRITES_PER_TOKEN", "BENCHTRAIL_RATE_LIMIT_WRITES_PER_ADDRESS",
+                "BENCHTRAIL_RATE_LIMIT_FAILED_AUTH_PER_ADDRESS"):
+        os.environ.setdefault(key, "1000000/minute")
     os.environ.pop("BENCHTRAIL_DATABASE_URL", None)
     os.environ.pop("BENCHTRAIL_REDIS_URL", None)
     stack = Stack(state, api_port=free_port(), pg_port=free_port(), redis_port=free_port())
