@@ -230,6 +230,7 @@ def _walk(path: Path):  # type: ignore[no-untyped-def]
     return os.walk(path) if path.is_dir() else iter(())
 
 
+@pytest.mark.timeout(900)
 def test_fuzzed_uploads_never_5xx_and_leave_nothing_when_refused(fuzz_client, project) -> None:
     slug, token = project
     auth = {"Authorization": f"Bearer {token}"}
@@ -323,6 +324,7 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
     return copy
 
 
+@pytest.mark.timeout(600)
 def test_fuzzed_json_writes_never_5xx(fuzz_client, project) -> None:
     slug, token = project
     auth = {"Authorization": f"Bearer {token}"}
