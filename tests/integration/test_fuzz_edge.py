@@ -35,13 +35,19 @@ FORMATS = ["jmeter-csv", "jmeter-xml", "hey-text", "hey-csv", "wrk", "k6-json", 
            "gatling-log", "gatling-stats", "jmh-json", "jmh-text", "benchtrail-json", "no-such-format"]
 
 
+GROUPS: dict[str, list[tuple[str, bytes]]] = {}  # by format folder: drawn folder first, then a file
+
+
 def _corpus() -> list[tuple[str, bytes]]:
-    files = []
-    for root in (SHARED_FIXTURES / "real", REPO / "tests" / "fixtures"):
+    files: list[tuple[str, bytes]] = []
+    shared = Path(os.environ.get("BENCHTRAIL_SHARED_FIXTURES", SHARED_FIXTURES))
+    for root in (shared / "real", REPO / "tests" / "fixtures"):
         for path in sorted(root.rglob("*")):
             if path.is_file() and path.suffix != ".md" and 0 < path.stat().st_size <= MAX_FILE_BYTES:
                 files.append((path.name, path.read_bytes()))
+                GROUPS.setdefault(path.parent.name, []).append((path.name, path.read_bytes()))
     return files
+
 
 
 CORPUS = _corpus()
@@ -125,12 +131,20 @@ def _compress(data: bytes, draw: Any) -> bytes:
     return gzip.compress(b"0" * 400_000, compresslevel=9)
 
 
+def test_corpus_has_every_format() -> None:
+    """The fuzz starts from real files of every format (shared/fixtures/real beside the repository)."""
+    assert len(CORPUS) >= 60, f"only {len(CORPUS)} seed files: is shared/fixtures/real beside the repo?"
+    names = " ".join(name for name, _ in CORPUS).lower()
+    for hint in ("jtl", "wrk", "hey", "locust", "k6", "gatling", "jmh", "benchtrail"):
+        assert hint in names, hint
+
+
 @st.composite
 def uploads(draw: Any) -> tuple[bytes, list[tuple[str, bytes]], dict[str, str]]:
     n = draw(st.integers(1, 2))
     files = []
     for _ in range(n):
-        name, data = draw(st.sampled_from(CORPUS))
+        name, data = draw(st.sampled_from(GROUPS[draw(st.sampled_from(sorted(GROUPS)))]))
         data = _compress(_mutate_bytes(data, draw), draw)
         name = draw(st.sampled_from([name, name + ".gz", "x\x00y.jtl", "résumé.csv", "", "a/../b.csv", name]))
         files.append((name, data))
