@@ -27,8 +27,8 @@ from sqlalchemy import func, select
 from tests.conftest import SHARED_FIXTURES
 from tests.harness import REPO
 
-UPLOAD_CASES = int(os.environ.get("BT_FUZZ_UPLOADS", 1600))
-JSON_CASES = int(os.environ.get("BT_FUZZ_JSON", 700))
+UPLOAD_CASES = int(os.environ.get("BT_FUZZ_UPLOADS", 1400))
+JSON_CASES = int(os.environ.get("BT_FUZZ_JSON", 900))
 MAX_FILE_BYTES = 16 * 1024
 
 FORMATS = ["jmeter-csv", "jmeter-xml", "hey-text", "hey-csv", "wrk", "k6-json", "k6-summary", "locust-csv",
