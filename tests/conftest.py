@@ -38,6 +38,10 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         # Short enough that a vanished runner is noticed within a test, long enough for 1 s reports.
         "BENCHTRAIL_RUN_HEARTBEAT_TIMEOUT_S": "5",
         "BENCHTRAIL_SWEEPER_INTERVAL_S": "2",
+        # The suite's heavy writers (fuzz, e2e) must not be throttled; tests of the limits lower them.
+        "BENCHTRAIL_RATE_LIMIT_WRITES_PER_TOKEN": "1000000/minute",
+        "BENCHTRAIL_RATE_LIMIT_WRITES_PER_ADDRESS": "1000000/minute",
+        "BENCHTRAIL_RATE_LIMIT_FAILED_AUTH_PER_ADDRESS": "100000/minute",
     }
     os.environ.update(env)
     _reset_caches()

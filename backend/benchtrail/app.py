@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from benchtrail import logging as applog
 from benchtrail.config import get_settings
-from benchtrail.errors import AppError, PayloadTooLarge
+from benchtrail.errors import AppError, InvalidText, outage_kind
 
 REQUESTS = Counter("benchtrail_http_requests_total", "HTTP requests", ["method", "route", "status"])
 LATENCY = Histogram("benchtrail_http_request_seconds", "HTTP request latency", ["method", "route"])
@@ -57,8 +57,15 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        from benchtrail.validation import unsafe_text_errors
+
+        unsafe = unsafe_text_errors(exc.errors())
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in unsafe or exc.errors())
+        if unsafe:
+            return JSONResponse(InvalidText(problems).to_dict(), status_code=InvalidText.status)
         return JSONResponse({"error": "ValidationError", "detail": problems}, status_code=422)
+
+    _install_edge_error_handlers(app)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -67,15 +74,8 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 
 def _install_middleware(app: FastAPI) -> None:
-    max_bytes = get_settings().max_upload_mb * 1024 * 1024
-
     @app.middleware("http")
     async def observe(request: Request, call_next):  # type: ignore[no-untyped-def]
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > max_bytes:
-            err = PayloadTooLarge(f"request body of {int(length)} bytes exceeds the limit of "
-                                  f"{max_bytes} bytes (BENCHTRAIL_MAX_UPLOAD_MB)")
-            return JSONResponse(err.to_dict(), status_code=err.status)
         started = time.perf_counter()
         response = await call_next(request)
         route = getattr(request.scope.get("route"), "path", "unmatched")
@@ -86,6 +86,45 @@ def _install_middleware(app: FastAPI) -> None:
             applog.log.info("request", method=request.method, route=route, status=response.status_code,
                             ms=round(elapsed * 1000, 1))
         return response
+
+    from benchtrail.edge import EdgeMiddleware
+
+    # Outermost: security headers, 413 before the body is read, rate limits, 503 on outages.
+    app.add_middleware(EdgeMiddleware, settings=get_settings())
+
+
+def _install_edge_error_handlers(app: FastAPI) -> None:
+    """A lost database/broker connection is 503 + Retry-After; a value the database refuses is 400."""
+    import psycopg
+    import sqlalchemy.exc as sa_exc
+
+    async def unavailable_or_invalid(_: Request, exc: Exception) -> JSONResponse:
+        kind = outage_kind(exc)
+        if kind is not None:
+            applog.log.warning("unavailable", component=kind, error=str(exc)[:300])
+            return JSONResponse({"error": "ServiceUnavailable", "detail": f"the {kind} is unavailable, retry later"},
+                                status_code=503, headers={"Retry-After": str(get_settings().outage_retry_after_s)})
+        orig = getattr(exc, "orig", None)
+        if isinstance(exc, sa_exc.IntegrityError) and isinstance(orig, psycopg.errors.UniqueViolation):
+            # A concurrent request wrote the same row first (e.g. one Idempotency-Key sent twice at once).
+            detail = ("a request with this Idempotency-Key is being processed; retry to get its run"
+                      if "idempotency_key" in str(orig) else "a concurrent request wrote the same record; retry")
+            return JSONResponse({"error": "Conflict", "detail": detail}, status_code=409, headers={"Retry-After": "1"})
+        if isinstance(exc, sa_exc.DataError) or isinstance(orig, (UnicodeError, ValueError)):
+            # A value the database refuses (out of range, unencodable): the input's fault, not ours.
+            reason = str(getattr(getattr(orig, "diag", None), "message_primary", None) or orig or exc)
+            return JSONResponse({"error": "InvalidRequest", "detail": f"a value was refused by the database: "
+                                                                      f"{reason[:300]}"}, status_code=400)
+        raise exc
+
+    import redis.exceptions
+    from kombu.exceptions import OperationalError as KombuOperationalError
+
+    for cls in (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.DataError, sa_exc.IntegrityError,
+                sa_exc.StatementError,
+                sa_exc.TimeoutError, psycopg.OperationalError, psycopg.InterfaceError,
+                redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, KombuOperationalError):
+        app.add_exception_handler(cls, unavailable_or_invalid)
 
 
 def _mount_frontend(app: FastAPI, dist: Path | None) -> None:

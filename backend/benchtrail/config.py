@@ -27,6 +27,17 @@ class Settings(BaseSettings):
     max_uncompressed_mb: int = 2048
     max_compression_ratio: int = 200
 
+    # Abuse limits (the `limits` library's notation, e.g. "600/minute"; counted in Redis, shared by
+    # every API process). Writes = POST/PUT/PATCH/DELETE under /api; failed authentications = answers
+    # 401 to a request that carried an Authorization header. When Redis is unreachable the limits are
+    # not enforced (writes must keep working through a broker outage).
+    rate_limit_enabled: bool = True
+    rate_limit_writes_per_token: str = "600/minute"
+    rate_limit_writes_per_address: str = "1200/minute"
+    rate_limit_failed_auth_per_address: str = "30/minute"
+    # Seconds a client is told to wait (Retry-After) when the database or the broker is unreachable.
+    outage_retry_after_s: int = 5
+
     # Runs stuck in a live state longer than this are failed by the sweeper.
     run_heartbeat_timeout_s: int = 60
     sweeper_interval_s: int = 15

@@ -61,3 +61,53 @@ class InvalidRequest(AppError):
 
 class ServiceUnavailable(AppError):
     status, kind = 503, "ServiceUnavailable"
+
+
+class InvalidText(AppError):
+    """A string that cannot be stored (NUL, unpaired surrogate, control character); names the field."""
+
+    status, kind = 400, "InvalidText"
+
+
+class TooManyRequests(AppError):
+    status, kind = 429, "TooManyRequests"
+
+
+# Statuses any /api operation can answer from the edge (benchtrail.edge and the handlers in app.py),
+# whatever the operation: declare them on every operation of the OpenAPI document. Each body is
+# {"error": <kind>, "detail": <why>}; 429 and 503 carry a Retry-After header (seconds).
+EDGE_RESPONSES: dict[int, str] = {
+    400: "Invalid input: unstorable text (NUL, unpaired surrogate, control character) naming the field, "
+         "or a value the database refuses",
+    413: "Request body larger than BENCHTRAIL_MAX_UPLOAD_MB (refused before the body is read)",
+    429: "Rate limit exceeded (writes per token/address, or failed authentications); see Retry-After",
+    503: "Database or broker unavailable; retry after Retry-After seconds",
+}
+RETRY_AFTER_STATUSES = frozenset({429, 503})
+
+
+def outage_kind(exc: BaseException) -> str | None:
+    """'database' or 'broker' when `exc` (or what it wraps) is a lost connection to PostgreSQL or
+    Redis; None for anything else. Such errors are answered 503 with Retry-After, never 500."""
+    import psycopg
+    import sqlalchemy.exc as sa_exc
+    from kombu.exceptions import OperationalError as KombuOperationalError
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (sa_exc.OperationalError, sa_exc.InterfaceError)):
+            return "database"
+        if isinstance(current, sa_exc.DBAPIError) and current.connection_invalidated:
+            return "database"
+        if isinstance(current, (psycopg.OperationalError, psycopg.InterfaceError)):
+            return "database"
+        if isinstance(current, sa_exc.TimeoutError):  # connection pool exhausted while reconnecting
+            return "database"
+        if isinstance(current, (RedisConnectionError, RedisTimeoutError, KombuOperationalError)):
+            return "broker"
+        current = current.__cause__ or current.__context__
+    return None

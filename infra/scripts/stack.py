@@ -314,6 +314,10 @@ def cmd_ephemeral(args: argparse.Namespace) -> int:
 
     state = Path(tempfile.mkdtemp(prefix="bt-stack-"))
     state.chmod(0o711)  # our own temp folder: the postgres user may pass through it to its data folder
+    # All test traffic comes from one address with a few tokens: raise the abuse limits.
+    for key in ("BENCHTRAIL_RATE_LIMIT_WRITES_PER_TOKEN", "BENCHTRAIL_RATE_LIMIT_WRITES_PER_ADDRESS",
+                "BENCHTRAIL_RATE_LIMIT_FAILED_AUTH_PER_ADDRESS"):
+        os.environ.setdefault(key, "1000000/minute")
     os.environ.pop("BENCHTRAIL_DATABASE_URL", None)
     os.environ.pop("BENCHTRAIL_REDIS_URL", None)
     stack = Stack(state, api_port=free_port(), pg_port=free_port(), redis_port=free_port(), fast=True)

@@ -4,6 +4,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from benchtrail.validation import SafeModel
 
 State = Literal["new", "acknowledged", "investigating", "fixed", "invalid", "wontfix"]
 
@@ -66,7 +67,7 @@ class AlertDetail(AlertOut):
     events: list[AlertEventOut]
 
 
-class AlertPatch(BaseModel):
+class AlertPatch(SafeModel):
     model_config = ConfigDict(extra="forbid")
     state: State | None = None
     assignee: str | None = Field(default=None, max_length=200, description="'' clears it")
@@ -74,7 +75,7 @@ class AlertPatch(BaseModel):
     note: str | None = Field(default=None, description="A comment recorded with this change only")
 
 
-class AnnotationIn(BaseModel):
+class AnnotationIn(SafeModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["release", "jdk", "infra", "other"] = "other"
     title: str = Field(min_length=1, max_length=300)
@@ -97,7 +98,7 @@ class AnnotationList(BaseModel):
     items: list[AnnotationOut]
 
 
-class WebhookIn(BaseModel):
+class WebhookIn(SafeModel):
     model_config = ConfigDict(extra="forbid")
     url: str = Field(min_length=8, max_length=1000)
     style: Literal["generic", "slack"] = "generic"

@@ -3,6 +3,7 @@
 Exit codes (stable, documented in README.md):
   0 success · 2 usage error · 3 upload rejected (bad file, auth, limits) · 4 ingestion failed ·
   5 an alert was raised (with --fail-on-alert) · 6 server unreachable, server error or timeout
+  (after retrying 503/429/502/504, connection errors and timeouts for --retry-timeout seconds)
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import time
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
-from benchtrail.cli.client import ApiError, Client
+from benchtrail.cli.client import ApiError, Client, new_idempotency_key
 from benchtrail.cli.format import compare_rows, print_run
 
 EXIT_USAGE, EXIT_REJECTED, EXIT_INGEST_FAILED, EXIT_ALERT, EXIT_SERVER = 2, 3, 4, 5, 6
@@ -38,6 +38,17 @@ err = Console(stderr=True)
 UrlOpt = Annotated[str, typer.Option("--url", envvar="BENCHTRAIL_URL", help="API base URL")]
 TokenOpt = Annotated[str | None, typer.Option("--token", envvar="BENCHTRAIL_TOKEN", help="API token")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines")]
+RetryOpt = Annotated[float, typer.Option(
+    "--retry-timeout", envvar="BENCHTRAIL_RETRY_TIMEOUT",
+    help="Seconds to keep retrying while the server answers 503/429/502/504 or cannot be reached "
+         "(exponential backoff with jitter); 0 = no retries")]
+
+
+def retrying_client(url: str, token: str | None, retry_timeout: float) -> Client:
+    def on_wait(message: str) -> None:
+        err.print(f"[yellow]waiting:[/] {message}", highlight=False)
+
+    return Client(url, token, retry_timeout=max(0.0, retry_timeout), on_wait=on_wait)
 
 
 def fail(code: int, message: str) -> NoReturn:
@@ -113,10 +124,12 @@ def upload(
     label: Annotated[list[str], typer.Option(help="key=value label; repeat")] = [],  # noqa: B006
     reference: Annotated[str | None, typer.Option(help="Reference variant (default: the first)")] = None,
     format: Annotated[str | None, typer.Option(help="Force the format of every file")] = None,
-    idempotency_key: Annotated[str | None, typer.Option(help="Same key twice makes one run")] = None,
+    idempotency_key: Annotated[str | None, typer.Option(
+        help="Same key twice makes one run; default: a new key, reused by this command's retries")] = None,
     wait: Annotated[bool, typer.Option(help="Wait for ingestion and print the run")] = False,
     wait_timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait")] = 600,
     fail_on_alert: Annotated[bool, typer.Option(help="With --wait: exit 5 when the run raised an alert")] = False,
+    retry_timeout: RetryOpt = 300,
     json_out: JsonOpt = False,
 ) -> None:
     """Upload result files as one run (one file or more per variant)."""
@@ -137,7 +150,8 @@ def upload(
                                    os=os_name, runtime=runtime).items() if v is not None}
     metadata = {"files": entries, "labels": labels, "agent_version": agent_version, "app_version": app_version,
                 "commit": commit, "branch": branch, "reference": reference, "environment": env or None}
-    client = Client(url, token)
+    client = retrying_client(url, token, retry_timeout)
+    idempotency_key = idempotency_key or new_idempotency_key()
     total = sum(p.stat().st_size for p in paths)
     show_progress = not json_out and sys.stderr.isatty() and total > 5 * 1024 * 1024
     if show_progress:
@@ -188,15 +202,20 @@ def run_plan(
     branch: Annotated[str | None, typer.Option(help="Branch")] = None,
     wait: Annotated[bool, typer.Option(help="Follow progress until the run ends, then print it")] = False,
     wait_timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait")] = 6 * 3600,
+    idempotency_key: Annotated[str | None, typer.Option(
+        help="Same key twice starts one run; default: a new key, reused by this command's retries")] = None,
+    retry_timeout: RetryOpt = 300,
     json_out: JsonOpt = False,
 ) -> None:
     """Store a plan (a new version if it changed) and run it on its runner pool."""
-    client = Client(url, token)
+    client = retrying_client(url, token, retry_timeout)
     text = plan_file.read_text()
-    stored = call(lambda: client._check(client.http.post(
-        f"/api/v1/projects/{project}/plans", content=text, headers={"Content-Type": "application/yaml"})))
+    # Storing an unchanged plan stores nothing new, so this POST is safe to retry as it is.
+    stored = call(lambda: client._check(client.request(
+        "POST", f"/api/v1/projects/{project}/plans", content=text, headers={"Content-Type": "application/yaml"})))
     started = call(client.post, f"/api/v1/projects/{project}/plans/{stored['name']}/runs",
-                   {"agent_version": agent_version, "commit": commit, "branch": branch})
+                   {"agent_version": agent_version, "commit": commit, "branch": branch},
+                   headers={"Idempotency-Key": idempotency_key or new_idempotency_key()})
     slug = started["slug"]
     if not json_out:
         err.print(f"plan '{stored['name']}' v{stored['version']}: run {slug} queued on pool "
@@ -224,17 +243,21 @@ def _follow(client: Client, slug: str, timeout: float, show_progress: bool) -> d
     with Progress("[progress.description]{task.description}", BarColumn(), "{task.percentage:>5.1f}%",
                   "{task.fields[rate]}", console=err, disable=not show_progress) as bar:
         task = bar.add_task("queued", total=100, rate="")
-        with client.http.stream("GET", f"/api/v1/runs/{slug}/events", timeout=None) as stream:
-            for line in stream.iter_lines():
-                if not line.startswith("data: "):
-                    continue
-                event = json.loads(line[6:])
-                p = event.get("progress") or {}
-                rate = f"{p['achieved_rate']:.0f} req/s" if p.get("achieved_rate") else ""
-                bar.update(task, completed=p.get("percent") or 0, rate=rate,
-                           description=f"{event['status']}: {p.get('step', '')}"[:60])
-                if event["status"] in ("ingesting", "completed", "failed", "cancelled") or time.monotonic() > deadline:
-                    break
+        try:
+            with client.http.stream("GET", f"/api/v1/runs/{slug}/events", timeout=None) as stream:
+                for line in stream.iter_lines():
+                    if not line.startswith("data: "):
+                        continue
+                    event = json.loads(line[6:])
+                    p = event.get("progress") or {}
+                    rate = f"{p['achieved_rate']:.0f} req/s" if p.get("achieved_rate") else ""
+                    bar.update(task, completed=p.get("percent") or 0, rate=rate,
+                               description=f"{event['status']}: {p.get('step', '')}"[:60])
+                    if event["status"] in ("ingesting", "completed", "failed", "cancelled") or time.monotonic() > deadline:
+                        break
+        except httpx.TransportError as exc:
+            # The live stream broke (server restart, outage): poll instead, with the client's retries.
+            client.on_wait(f"progress stream lost ({type(exc).__name__}); polling the run instead")
     return client.wait_for_run(slug, max(1.0, deadline - time.monotonic()))
 
 

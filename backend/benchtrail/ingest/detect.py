@@ -55,7 +55,12 @@ def get_parser(fmt: str) -> Parser:
 def parse_file(path: Path, *, format: str | None = None,  # noqa: A002 - the API's word
                options: ParseOptions | None = None) -> ParsedFile:
     fmt = format or detect_format(path)
-    return get_parser(fmt)(Path(path), options)
+    try:
+        return get_parser(fmt)(Path(path), options)
+    except UnicodeError as exc:
+        # A parser that reads bytes itself met text in no encoding we read (e.g. inside XML).
+        raise ParseError(f"{Path(path).name} holds bytes that are not valid text ({exc.reason}, "
+                         f"{getattr(exc, 'encoding', 'text')} at byte {getattr(exc, 'start', '?')})") from None
 
 
 def detect_format(path: Path) -> str:

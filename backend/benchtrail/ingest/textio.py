@@ -27,7 +27,11 @@ def decode(data: bytes, *, partial: bool = False) -> tuple[str, str]:
     `partial` tolerates a multi-byte character cut at the end of a head read."""
     for bom, enc in _BOMS:
         if data.startswith(bom):
-            text = data[len(bom):].decode(enc, errors="replace" if partial else "strict")
+            body = data[len(bom):]
+            try:
+                text = body.decode(enc, errors="replace" if partial else "strict")
+            except UnicodeDecodeError as exc:
+                raise undecodable(body, exc, enc) from None
             return normalise_newlines(text), enc
     # gb18030 is a superset of GBK/GB2312; latin-1 never fails, so it is the last resort.
     for enc in ("utf-8", "gb18030"):
@@ -38,6 +42,18 @@ def decode(data: bytes, *, partial: bool = False) -> tuple[str, str]:
             if partial and enc == "utf-8" and exc.start >= len(data) - 3:
                 return normalise_newlines(data[: exc.start].decode(enc)), enc
     return normalise_newlines(data.decode("latin-1")), "latin-1"
+
+
+def undecodable(data: bytes, exc: UnicodeDecodeError, encoding: str) -> ParseError:
+    """A refusal naming the line of the first byte that is not `encoding` (the file starts with its
+    byte-order mark, so no other encoding can be guessed)."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    return ParseError(f"the file starts with a {encoding} byte-order mark but byte {exc.start} is not valid "
+                      f"{encoding} ({data[exc.start:exc.start + 4]!r})", line=line)
+
+
+def line_of_offset(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, max(0, offset)) + 1
 
 
 def normalise_newlines(text: str) -> str:

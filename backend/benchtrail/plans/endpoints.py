@@ -1,11 +1,13 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Header, Request
+from sqlalchemy import select
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
+from benchtrail.models import Run
 from benchtrail.plans import repository, service
 from benchtrail.plans.schemas import (PlanList, PlanOut, ScheduleIn, ScheduleList, ScheduleOut, SchedulePatch,
                                       StartRun)
@@ -49,11 +51,19 @@ def plan_versions(slug: str, name: str, session: Session = SessionDep,
 
 @router.post("/projects/{slug}/plans/{name}/runs", response_model=RunSummary, status_code=202)
 def start_run(slug: str, name: str, body: StartRun, session: Session = SessionDep,
-              principal: Principal = Depends(get_principal)) -> RunSummary:
+              principal: Principal = Depends(get_principal),
+              idempotency_key: str | None = Header(default=None, max_length=200, pattern=r"^[\x21-\x7e]+$",
+                                                   description="Same key twice starts one run")) -> RunSummary:
     project = get_visible(session, principal, slug)
     principal.require(project, "uploader")
+    if idempotency_key:
+        existing = session.scalar(select(Run).where(Run.project_id == project.id,
+                                                    Run.idempotency_key == idempotency_key))
+        if existing is not None:
+            return summary(existing, project, None)
     plan = service.get_plan(session, project, name, body.version)
     run = service.start_run(session, project, plan, body, source="manual")
+    run.idempotency_key = idempotency_key
     return summary(run, project, None)
 
 

@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 import jsonschema
 import yaml
 from benchtrail.ingest.model import LoadSpec
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from benchtrail.validation import SafeModel
 
 Tool = Literal["jmeter", "hey", "constant-rate"]
 Order = Literal["simultaneous", "interleaved"]
@@ -34,7 +35,7 @@ class PlanError(ValueError):
         super().__init__("; ".join(f"{path or '<plan>'}: {reason}" for path, reason in problems))
 
 
-class _Model(BaseModel):
+class _Model(SafeModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -250,7 +251,10 @@ def parse_plan_data(data: Any) -> Plan:
     problems = _schema_problems(data)
     if problems:
         raise PlanError(problems)
-    plan = Plan.model_validate(data)
+    try:
+        plan = Plan.model_validate(data)
+    except ValidationError as exc:  # what the schema cannot say, e.g. a NUL byte in a name
+        raise PlanError([(".".join(str(p) for p in e["loc"]), e["msg"]) for e in exc.errors()]) from None
     problems = _rule_problems(plan)
     if problems:
         raise PlanError(problems)

@@ -4,6 +4,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
+from benchtrail.validation import SafeModel
 
 
 class PlanOut(BaseModel):
@@ -19,7 +20,7 @@ class PlanList(BaseModel):
     items: list[PlanOut]
 
 
-class StartRun(BaseModel):
+class StartRun(SafeModel):
     agent_version: str | None = None
     app_version: str | None = None
     commit: str | None = None
@@ -28,13 +29,13 @@ class StartRun(BaseModel):
     version: int | None = Field(default=None, description="Plan version; default: the latest")
 
 
-class ScheduleIn(BaseModel):
+class ScheduleIn(SafeModel):
     plan: str = Field(description="Plan name (the latest version runs at each firing)")
     cron: str = Field(examples=["0 2 * * *"])
     enabled: bool = True
 
 
-class SchedulePatch(BaseModel):
+class SchedulePatch(SafeModel):
     cron: str | None = None
     enabled: bool | None = None
 
@@ -52,7 +53,7 @@ class ScheduleList(BaseModel):
     items: list[ScheduleOut]
 
 
-class ProgressIn(BaseModel):
+class ProgressIn(SafeModel):
     step: str | None = None
     step_index: int | None = None
     steps_total: int | None = None
@@ -67,6 +68,6 @@ class ProgressAck(BaseModel):
     cancel_requested: bool
 
 
-class FinishIn(BaseModel):
+class FinishIn(SafeModel):
     status: str = Field(pattern="^(failed|cancelled)$")
     reason: str

@@ -4,9 +4,10 @@ from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
+from benchtrail.validation import SafeModel
 
 
-class ProjectCreate(BaseModel):
+class ProjectCreate(SafeModel):
     slug: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$", examples=["easeagent"])
     name: str | None = Field(default=None, max_length=200)
     description: str = ""
@@ -28,7 +29,7 @@ class ProjectList(BaseModel):
     items: list[ProjectOut]
 
 
-class TokenCreate(BaseModel):
+class TokenCreate(SafeModel):
     name: str = Field(min_length=1, max_length=200)
     role: Literal["viewer", "uploader", "admin"]
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from benchtrail.validation import SafeModel
 
 from benchtrail import metrics
 from benchtrail.analysis import Settings
@@ -26,7 +27,7 @@ DEFAULT_MIN_MAGNITUDE_PCT = 1.0
 TRAIL_METRICS = frozenset(m for m in metrics.CATALOG if m not in ("error_rate",))
 
 
-class DetectionIn(BaseModel):
+class DetectionIn(SafeModel):
     model_config = ConfigDict(extra="forbid")
     direction: Literal["lower", "higher"] | None = Field(
         default=None, description="Which way is better; default: the metric's own direction")
@@ -37,7 +38,7 @@ class DetectionIn(BaseModel):
     window: int | None = Field(default=None, ge=4, le=1000)
 
 
-class AnalysisSettings(BaseModel):
+class AnalysisSettings(SafeModel):
     model_config = ConfigDict(extra="forbid")
     metrics: list[str] = Field(default_factory=lambda: list(DEFAULT_METRICS),
                                description="Metrics whose trails and overheads are analysed")

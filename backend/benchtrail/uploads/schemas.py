@@ -4,28 +4,29 @@ from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from benchtrail.validation import SafeModel
 
 
-class EnvironmentIn(BaseModel):
+class EnvironmentIn(SafeModel):
     model_config = ConfigDict(extra="forbid")
     name: str | None = None
-    cpus: float | None = None
-    memory_mb: int | None = None
+    cpus: float | None = Field(default=None, ge=0, le=1_000_000, allow_inf_nan=False)
+    memory_mb: int | None = Field(default=None, ge=0, le=2**31 - 1)
     instance_type: str | None = None
     os: str | None = None
     runtime: str | None = None
     attributes: dict[str, str] = Field(default_factory=dict)
 
 
-class LoadIn(BaseModel):
+class LoadIn(SafeModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["threads", "concurrency", "rate", "requests", "duration", "none"]
-    value: float | None = None
-    requests: int | None = None
-    duration_s: float | None = None
+    value: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    requests: int | None = Field(default=None, ge=0, le=2**63 - 1)
+    duration_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
-class FileIn(BaseModel):
+class FileIn(SafeModel):
     """How to read one uploaded file; files are matched to parts by position."""
 
     model_config = ConfigDict(extra="forbid")
@@ -33,11 +34,11 @@ class FileIn(BaseModel):
     format: str | None = Field(default=None, description="Overrides auto-detection, e.g. jmeter-csv")
     scenario: str | None = Field(default=None, description="Scenario name for single-scenario summaries")
     load: LoadIn | None = Field(default=None, description="Load level, when the tool output lacks it")
-    warmup_s: float = Field(default=0, ge=0, description="Leading seconds left out of cells, kept in series")
+    warmup_s: float = Field(default=0, ge=0, allow_inf_nan=False, description="Leading seconds left out of cells, kept in series")
     series_only: bool = Field(default=False, description="A warm-up output: kept in series, never in cells")
 
 
-class UploadMetadata(BaseModel):
+class UploadMetadata(SafeModel):
     model_config = ConfigDict(extra="forbid")
     environment: EnvironmentIn | None = None
     tool: str | None = None

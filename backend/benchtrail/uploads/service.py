@@ -6,6 +6,7 @@ anything is stored; the `ingest` worker parses again to build cells in its own t
 
 from __future__ import annotations
 
+import json
 import secrets
 from datetime import datetime, timezone
 import shutil
@@ -20,7 +21,8 @@ from sqlalchemy.orm import Session
 from benchtrail import jobs, storage
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
-from benchtrail.errors import InvalidRequest, InvalidResultFile
+from benchtrail import logging as applog
+from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile, InvalidText
 from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.models import Blob, Project, Run, RunFile
@@ -29,6 +31,7 @@ from benchtrail.runs import environments, lifecycle
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.uploads.files import ReceivedFile, receive
 from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
+from benchtrail.validation import unsafe_text_errors
 
 
 def new_slug() -> str:
@@ -36,11 +39,20 @@ def new_slug() -> str:
 
 
 def parse_metadata(raw: str) -> UploadMetadata:
+    # Python's json keeps an escaped unpaired surrogate ("\ud800") as it is, so that the check below
+    # can name the field that holds it.
     try:
-        return UploadMetadata.model_validate_json(raw)
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidRequest(f"metadata: not valid JSON ({str(exc)[:200]})") from None
+    try:
+        return UploadMetadata.model_validate(data)
     except ValidationError as exc:
+        unsafe = unsafe_text_errors(exc.errors())
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'metadata'}: {e['msg']}"
-                             for e in exc.errors())
+                             for e in unsafe or exc.errors())
+        if unsafe:
+            raise InvalidText(f"metadata: {problems}") from None
         raise InvalidRequest(f"metadata: {problems}") from None
 
 
@@ -102,6 +114,12 @@ def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:
         parsed = parse_file(rf.data_path, format=fmt, options=options_for(spec))
     except ParseError as exc:
         raise InvalidResultFile(rf.filename, exc.reason, line=exc.line, field=exc.field) from None
+    except (AppError, MemoryError):
+        raise
+    except Exception as exc:  # a parser bug on an odd file is still a refused file, never a 500
+        applog.log.exception("parser failed unexpectedly", file=rf.filename, format=fmt)
+        raise InvalidResultFile(rf.filename, f"the file could not be read ({type(exc).__name__}: "
+                                             f"{str(exc)[:200]})") from None
     return parsed.format
 
 

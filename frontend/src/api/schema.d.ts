@@ -2557,7 +2557,10 @@ export interface operations {
     start_run_api_v1_projects__slug__plans__name__runs_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Same key twice starts one run */
+                "idempotency-key"?: string | null;
+            };
             path: {
                 slug: string;
                 name: string;

@@ -1,0 +1,251 @@
+"""The API's edge: unstorable text refused naming the field, security headers on every response,
+413 before the body is read, rate limits with Retry-After, 503 + Retry-After while PostgreSQL is down,
+and the CLI riding out a database outage with exactly one run stored."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.harness import REPO, VENV_BIN, wait_until
+
+
+@contextlib.contextmanager
+def app_with(**env: str) -> Iterator[object]:
+    """A separate app instance whose edge reads these BENCHTRAIL_* settings (others unchanged)."""
+    from benchtrail.app import create_app
+    from benchtrail.config import get_settings
+
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    get_settings.cache_clear()
+    try:
+        app = create_app()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        get_settings.cache_clear()
+    yield app
+
+
+def test_unstorable_text_is_400_naming_the_field(client, make_project, admin_token) -> None:
+    slug, token = make_project(role="admin")
+    auth = {"Authorization": f"Bearer {admin_token}"}
+    # A token name with a NUL byte, then one with an unpaired surrogate (sent as a JSON escape).
+    r = client.post(f"/api/v1/projects/{slug}/tokens", content='{"name": "ci\\u0000bot", "role": "viewer"}',
+                    headers={**auth, "Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"] == "InvalidText" and "name" in r.json()["detail"] and "NUL" in r.json()["detail"]
+    r = client.post(f"/api/v1/projects/{slug}/tokens", content='{"name": "ci\\ud800bot", "role": "viewer"}',
+                    headers={**auth, "Content-Type": "application/json"})
+    assert r.status_code == 400 and "body.name" in r.json()["detail"], r.text
+    r = client.post(f"/api/v1/projects/{slug}/annotations", json={"title": "release\x1b[31m"}, headers=auth)
+    assert r.status_code == 400 and "title" in r.json()["detail"] and "U+001B" in r.json()["detail"], r.text
+    # Tabs and new lines are text.
+    r = client.post(f"/api/v1/projects/{slug}/annotations", json={"title": "two\tlines\nok", "agent_version": "1.0"}, headers=auth)
+    assert r.status_code == 201, r.text
+
+
+def test_upload_metadata_with_nul_or_mixed_encoding_file(client, make_project, scratch) -> None:
+    slug, token = make_project()
+    auth = {"Authorization": f"Bearer {token}"}
+    jtl = (b"timeStamp,elapsed,label,responseCode,success\n"
+           b"1700000000000,12,GET /a,200,true\n1700000000010,14,GET /a,200,true\n")
+    meta = json.dumps({"files": [{"variant": "base\x00line"}], "labels": {"k\ud800": "v"}})
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, data={"metadata": meta},
+                    files=[("files", ("a.jtl", jtl, "text/csv"))])
+    assert r.status_code == 400, r.text
+    assert r.json()["error"] == "InvalidText" and "files.0.variant" in r.json()["detail"], r.text
+    # The head is UTF-8, a later label is Latin-1: read (not a 500), the label decoded.
+    mixed = jtl + b"1700000000020,16,GET /caf\xe9,200,true\n"
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth,
+                    data={"metadata": json.dumps({"files": [{"variant": "base"}]})},
+                    files=[("files", ("mixed.jtl", mixed, "text/csv"))])
+    assert r.status_code == 202, r.text
+    # A UTF-16 file (byte-order mark) cut in the middle of a character: refused with its line.
+    utf16 = b"\xff\xfe" + jtl.decode().encode("utf-16-le") + b"\x00"
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth,
+                    data={"metadata": json.dumps({"files": [{"variant": "base"}]})},
+                    files=[("files", ("u16.jtl", utf16, "text/csv"))])
+    assert r.status_code == 400 and r.json()["file"] == "u16.jtl" and r.json()["line"] == 4, r.text
+
+
+def test_security_headers_on_every_response(client) -> None:
+    for path in ("/api/health", "/api/v1/projects", "/api/v1/nope", "/", "/r/some-run"):
+        r = client.get(path)
+        csp = r.headers.get("content-security-policy", "")
+        assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp, (path, r.headers)
+        assert "script-src 'self'" in csp and "unsafe-eval" not in csp
+        assert r.headers.get("x-content-type-options") == "nosniff", path
+        assert r.headers.get("referrer-policy") == "strict-origin-when-cross-origin", path
+
+
+def test_oversized_content_length_is_413_before_the_body_is_read(live_api: str) -> None:
+    """Only headers are sent, announcing 10 GB: the answer must come without waiting for the body."""
+    parts = urlsplit(live_api)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(b"POST /api/v1/projects/any/runs HTTP/1.1\r\nHost: x\r\n"
+                     b"Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 10000000000\r\n\r\n")
+        started = time.monotonic()
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:300]
+    assert time.monotonic() - started < 5
+    assert b"content-security-policy" in answer.lower()
+
+
+def test_chunked_body_counted_as_it_streams(infra, make_project) -> None:
+    from fastapi.testclient import TestClient
+
+    slug, token = make_project()
+    sent = {"bytes": 0}
+
+    def body() -> Iterator[bytes]:  # no Content-Length: a chunked multipart request of 3 MB
+        yield (b'--b\r\nContent-Disposition: form-data; name="files"; filename="a.jtl"\r\n'
+               b"Content-Type: text/csv\r\n\r\n")
+        for _ in range(48):
+            sent["bytes"] += 65536
+            yield b"x" * 65536
+
+    with app_with(BENCHTRAIL_MAX_UPLOAD_MB="1") as app, TestClient(app) as c:
+        r = c.post(f"/api/v1/projects/{slug}/runs", content=body(),
+                   headers={"Authorization": f"Bearer {token}",
+                            "Content-Type": "multipart/form-data; boundary=b"})
+    assert r.status_code == 413, r.text
+    assert r.json()["error"] == "PayloadTooLarge"
+
+
+def test_failed_authentications_are_limited_per_address(infra, admin_token) -> None:
+    from fastapi.testclient import TestClient
+
+    address = f"198.51.100.{uuid.uuid4().int % 250}-{uuid.uuid4().hex[:6]}"
+    with app_with(BENCHTRAIL_RATE_LIMIT_FAILED_AUTH_PER_ADDRESS="5/minute") as app, \
+            TestClient(app, client=(address, 40000)) as c:
+        for i in range(5):
+            r = c.get("/api/v1/projects", headers={"Authorization": f"Bearer wrong-{i}"})
+            assert r.status_code == 401, (i, r.text)
+        r = c.get("/api/v1/projects", headers={"Authorization": "Bearer wrong-again"})
+        assert r.status_code == 429, r.text
+        assert 1 <= int(r.headers["retry-after"]) <= 60
+        assert r.json()["error"] == "TooManyRequests" and "failed authentications" in r.json()["detail"]
+        # Even a valid token is refused from that address until the window passes ...
+        assert c.get("/api/v1/projects", headers={"Authorization": f"Bearer {admin_token}"}).status_code == 429
+        # ... while anonymous reads still work.
+        assert c.get("/api/v1/projects").status_code == 200
+    with TestClient(app, client=(address + "-other", 40000)) as other:
+        assert other.get("/api/v1/projects", headers={"Authorization": f"Bearer {admin_token}"}).status_code == 200
+
+
+def test_writes_are_limited_per_token_and_per_address(infra, make_project) -> None:
+    from fastapi.testclient import TestClient
+
+    slug, token = make_project(role="admin")
+    _, token2 = make_project(role="admin")
+    address = f"203.0.113.{uuid.uuid4().hex[:8]}"
+    with app_with(BENCHTRAIL_RATE_LIMIT_WRITES_PER_TOKEN="3/minute",
+                  BENCHTRAIL_RATE_LIMIT_WRITES_PER_ADDRESS="4/minute") as app, \
+            TestClient(app, client=(address, 40000)) as c:
+        auth = {"Authorization": f"Bearer {token}"}
+        codes = [c.post(f"/api/v1/projects/{slug}/annotations", json={"title": f"a{i}", "agent_version": "1"}, headers=auth).status_code
+                 for i in range(4)]
+        assert codes == [201, 201, 201, 429], codes
+        # Reads are not writes.
+        assert c.get(f"/api/v1/projects/{slug}/annotations", headers=auth).status_code == 200
+        # Another token from the same address has its own 3, but the address allows 4 writes in all
+        # (3 counted so far: a write refused for its token is not counted against the address).
+        r = c.post(f"/api/v1/projects/{slug}/annotations", json={"title": "b", "agent_version": "1"}, headers={"Authorization": f"Bearer {token2}"})
+        assert r.status_code in (201, 403, 404), r.text  # token2 belongs to another project
+        r = c.post(f"/api/v1/projects/{slug}/annotations", json={"title": "c", "agent_version": "1"}, headers={"Authorization": f"Bearer {token2}"})
+        assert r.status_code == 429 and "from " in r.json()["detail"], r.text
+        assert int(r.headers["retry-after"]) >= 1
+
+
+@contextlib.contextmanager
+def postgres_down(infra: dict[str, str]) -> Iterator[None]:
+    script = str(REPO / "infra/scripts/postgres.sh")
+    subprocess.run([script, "stop", infra["_pg_dir"], infra["_pg_port"]], check=True)
+    try:
+        yield
+    finally:
+        start_postgres(infra)
+
+
+def start_postgres(infra: dict[str, str]) -> None:
+    subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "start", infra["_pg_dir"], infra["_pg_port"]],
+                   check=True)
+
+
+def test_database_down_is_503_with_retry_after(infra, make_project, live_api) -> None:
+    import httpx
+
+    slug, token = make_project()
+    auth = {"Authorization": f"Bearer {token}"}
+    with postgres_down(infra):
+        for method, path, kwargs in (
+                ("GET", f"/api/v1/projects/{slug}/runs", {}),
+                ("POST", f"/api/v1/projects/{slug}/runs",
+                 {"data": {"metadata": json.dumps({"files": [{"variant": "a"}]})},
+                  "files": [("files", ("a.jtl", b"timeStamp,elapsed,success\n1,2,true\n", "text/csv"))]}),
+                ("POST", f"/api/v1/projects/{slug}/annotations", {"json": {"title": "x"}})):
+            r = httpx.request(method, live_api + path, headers=auth, timeout=30, **kwargs)
+            assert r.status_code == 503, (path, r.status_code, r.text)
+            assert r.headers["content-type"].startswith("application/json")
+            assert int(r.headers["retry-after"]) >= 1
+            assert r.json()["error"] == "ServiceUnavailable" and "database" in r.json()["detail"]
+    r = httpx.get(f"{live_api}/api/v1/projects/{slug}/runs", headers=auth, timeout=30)
+    assert r.status_code == 200, r.text
+
+
+def test_cli_upload_rides_out_a_database_outage(infra, make_project, live_api, worker, scratch: Path) -> None:
+    from sqlalchemy import select
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Project, Run
+
+    slug, token = make_project()
+    jtl = scratch / "base.jtl"
+    rows = "\n".join(f"{1700000000000 + i * 10},{10 + i % 7},GET /a,200,true" for i in range(200))
+    jtl.write_text("timeStamp,elapsed,label,responseCode,success\n" + rows + "\n")
+    env = {**os.environ, "BENCHTRAIL_URL": live_api, "BENCHTRAIL_TOKEN": token}
+    script = str(REPO / "infra/scripts/postgres.sh")
+    subprocess.run([script, "stop", infra["_pg_dir"], infra["_pg_port"]], check=True)
+    try:
+        log = scratch / "cli.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen([str(VENV_BIN / "benchtrail"), "upload", "--project", slug,
+                                     "--variant", f"base={jtl}", "--wait", "--wait-timeout", "120",
+                                     "--retry-timeout", "120", "--json"],
+                                    env=env, stdout=subprocess.PIPE, stderr=out)
+            # The CLI is waiting on 503s (it says so) before the database comes back.
+            wait_until(lambda: log.read_text().count("waiting") >= 2, 60, "the CLI to report its retries")
+            assert proc.poll() is None, log.read_text()
+    finally:
+        start_postgres(infra)
+    stdout, _ = proc.communicate(timeout=180)
+    assert proc.returncode == 0, (proc.returncode, stdout, log.read_text())
+    printed = json.loads(stdout)
+    assert printed["status"] == "completed"
+    assert "503" in log.read_text() and "ServiceUnavailable" in log.read_text()
+    with unit_of_work() as session:
+        runs = session.scalars(select(Run).join(Project, Project.id == Run.project_id)
+                               .where(Project.slug == slug)).all()
+    assert [(r.slug, r.status) for r in runs] == [(printed["run"], "completed")]
+    assert runs[0].idempotency_key and runs[0].idempotency_key.startswith("cli-")
