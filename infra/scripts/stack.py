@@ -158,7 +158,7 @@ class Stack:
         self._spawn("beat", celery + ["beat", "-s", str(self.run_dir / "beat-schedule"), "--loglevel", "INFO"], env)
         self._spawn("runner", celery + ["worker", "-Q", "runner.local", "-c", "1", "-n", "runner-local@%h",
                                         "--loglevel", "INFO"], runner_env)
-        self._wait(lambda: self._health() == 200, 60, "the API health check")
+        self._wait(lambda: self._health() == 200, 180, "the API health check")
 
     def start_demo_targets(self) -> None:
         """The Java demo service without and with the OpenTelemetry agent (ports 18081/18082)."""

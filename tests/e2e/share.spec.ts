@@ -6,8 +6,8 @@ const state = loadState();
 
 test('a run view is frozen under its own permalink, with Markdown tables and server-drawn charts', async ({ page, request }) => {
   const slug = state.jtlRuns[0];
-  await setToken(page, adminToken());
   await page.goto(`/r/${slug}?p=p75`);
+  await setToken(page, adminToken());
   await page.getByRole('button', { name: 'Freeze this view' }).click();
   const link = page.getByRole('status').getByRole('link', { name: /\/s\// });
   await expect(link).toBeVisible();

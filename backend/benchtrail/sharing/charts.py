@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from xml.sax.saxutils import escape
 
-import matplotlib
+from benchtrail import metrics as catalog
+from benchtrail.sharing.numbers import fmt
+from benchtrail.sharing.tables import cell_index, scenario_name
 
-matplotlib.use("Agg")  # no display; must precede pyplot
-
-from matplotlib.figure import Figure  # noqa: E402
-
-from benchtrail import metrics as catalog  # noqa: E402
-from benchtrail.sharing.numbers import fmt  # noqa: E402
-from benchtrail.sharing.tables import cell_index, scenario_name  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 Format = Literal["svg", "png"]
 # Okabe-Ito: distinguishable with every common colour-vision deficiency; variant i always gets colour i.
@@ -44,6 +41,8 @@ def run_chart(run: Mapping[str, Any], metric: str, fmt_: Format) -> bytes:
                     rows.append((label, values))
     if not rows:
         raise NoData(f"run '{run['slug']}' has no {metric} values")
+    from matplotlib.figure import Figure  # imported when first drawing: it adds a second to start-up
+
     unit = _unit(run, metric)
     bar_h = 0.8 / len(variants)
     fig = Figure(figsize=(9, 0.9 + 0.32 * len(rows) * len(variants) + 0.4), dpi=100)
@@ -108,6 +107,8 @@ def _unit(run: Mapping[str, Any], metric: str) -> str:
 
 
 def _save(fig: Figure, fmt_: Format) -> bytes:
+    import matplotlib
+
     buf = io.BytesIO()
     # Text stays text in SVG (searchable, readable by screen readers); a fixed hash salt and no date
     # make the same data give the same bytes, so ETags are stable.
