@@ -5,8 +5,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from benchtrail.validation import SafeModel
 
-class SnapshotCreate(BaseModel):
+
+class SnapshotCreate(SafeModel):
     run: str = Field(description="Slug of the run whose view is frozen", min_length=1, max_length=16)
     view: dict[str, Any] = Field(default_factory=dict,
                                  description="The view's state, e.g. {\"path\": \"/r/abc\", \"query\": \"load=50\"}: "
