@@ -35,6 +35,9 @@ def create_app() -> FastAPI:
     app.include_router(projects_router)
     for module in _domain_routers():
         app.include_router(module)
+    from benchtrail import openapi
+
+    openapi.install(app)  # the error body and the statuses every operation shares
     _mount_frontend(app, settings.frontend_dist)
     return app
 

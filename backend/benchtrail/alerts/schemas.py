@@ -5,6 +5,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# An http(s) URL with a host and an optional port (what the server can call).
+WEBHOOK_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#:@\[\]\s]+(:[0-9]{1,4})?([/?#]\S*)?$"
 State = Literal["new", "acknowledged", "investigating", "fixed", "invalid", "wontfix"]
 
 
@@ -75,7 +77,11 @@ class AlertPatch(BaseModel):
 
 
 class AnnotationIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """An annotation is placed on the axis by agent_version or by at (a time): one of them is required."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"anyOf": [
+        {"required": ["agent_version"], "properties": {"agent_version": {"type": "string"}}},
+        {"required": ["at"], "properties": {"at": {"type": "string", "format": "date-time"}}}]})
     kind: Literal["release", "jdk", "infra", "other"] = "other"
     title: str = Field(min_length=1, max_length=300)
     agent_version: str | None = Field(default=None, max_length=100)
@@ -99,7 +105,9 @@ class AnnotationList(BaseModel):
 
 class WebhookIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    url: str = Field(min_length=8, max_length=1000)
+    url: str = Field(min_length=8, max_length=1000, pattern=WEBHOOK_URL,
+                     description="An http(s) URL whose host[:port] matches BENCHTRAIL_WEBHOOK_ALLOWLIST (set by "
+                                 "the site admin); any other destination is refused with 422")
     style: Literal["generic", "slack"] = "generic"
     secret: str | None = Field(default=None, min_length=16, max_length=200,
                                description="HMAC-SHA256 key; generated when omitted")

@@ -6,6 +6,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
+from benchtrail.openapi import errors
 from benchtrail.plans import repository, service
 from benchtrail.plans.schemas import (PlanList, PlanOut, ScheduleIn, ScheduleList, ScheduleOut, SchedulePatch,
                                       StartRun)
@@ -25,7 +26,8 @@ def list_plans(slug: str, session: Session = SessionDep, principal: Principal = 
     return PlanList(items=[service.plan_out(p) for p in repository.list_latest(session, project.id)])
 
 
-@router.post("/projects/{slug}/plans", response_model=PlanOut, status_code=201, openapi_extra=PLAN_BODY)
+@router.post("/projects/{slug}/plans", response_model=PlanOut, status_code=201, openapi_extra=PLAN_BODY,
+             responses=errors(403))
 async def save_plan(slug: str, request: Request, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> PlanOut:
     """Store a plan given as YAML or JSON; a changed plan becomes a new version."""
@@ -47,7 +49,8 @@ def plan_versions(slug: str, name: str, session: Session = SessionDep,
     return PlanList(items=[service.plan_out(p) for p in repository.versions(session, project.id, name)])
 
 
-@router.post("/projects/{slug}/plans/{name}/runs", response_model=RunSummary, status_code=202)
+@router.post("/projects/{slug}/plans/{name}/runs", response_model=RunSummary, status_code=202,
+             responses=errors(403))
 def start_run(slug: str, name: str, body: StartRun, session: Session = SessionDep,
               principal: Principal = Depends(get_principal)) -> RunSummary:
     project = get_visible(session, principal, slug)
@@ -64,7 +67,7 @@ def list_schedules(slug: str, session: Session = SessionDep,
     return ScheduleList(items=[service.schedule_out(s) for s in repository.schedules(session, project.id)])
 
 
-@router.post("/projects/{slug}/schedules", response_model=ScheduleOut, status_code=201)
+@router.post("/projects/{slug}/schedules", response_model=ScheduleOut, status_code=201, responses=errors(403))
 def create_schedule(slug: str, body: ScheduleIn, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> ScheduleOut:
     project = get_visible(session, principal, slug)
@@ -72,7 +75,7 @@ def create_schedule(slug: str, body: ScheduleIn, session: Session = SessionDep,
     return service.schedule_out(service.create_schedule(session, project, body))
 
 
-@router.patch("/projects/{slug}/schedules/{schedule_id}", response_model=ScheduleOut)
+@router.patch("/projects/{slug}/schedules/{schedule_id}", response_model=ScheduleOut, responses=errors(403))
 def update_schedule(slug: str, schedule_id: int, body: SchedulePatch, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> ScheduleOut:
     project = get_visible(session, principal, slug)
