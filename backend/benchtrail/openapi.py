@@ -19,13 +19,16 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Path
 from fastapi.routing import APIRoute, iter_route_contexts
 from pydantic import BaseModel, ConfigDict, Field
 
 REF = "#/components/schemas/"
+INT4_MAX = 2**31 - 1
+# A row id in a path: ids are PostgreSQL integers, so a larger number is refused (422), not sent to the database.
+ID = Annotated[int, Path(ge=1, le=INT4_MAX, description="Row id (1..2^31-1)")]
 
 
 class ErrorBody(BaseModel):

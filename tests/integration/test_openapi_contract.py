@@ -40,7 +40,8 @@ OPAQUE_BODIES = {("POST", "/api/v1/projects/{slug}/runs"), ("POST", "/api/v1/run
                  ("POST", "/api/v1/projects/{slug}/plans")}
 
 CONFIG = SchemathesisConfig.from_dict({
-    "generation": {"mode": "all", "max-examples": EXAMPLES, "deterministic": True},
+    # A NUL is refused (400 naming the field: PostgreSQL cannot store it), so valid data has none.
+    "generation": {"mode": "all", "max-examples": EXAMPLES, "deterministic": True, "allow-x00": False},
     "phases": {"examples": {"enabled": True}, "coverage": {"enabled": True}, "fuzzing": {"enabled": True},
                "stateful": {"enabled": False}},
     "request-timeout": 20,

@@ -9,7 +9,7 @@ from benchtrail.alerts.schemas import (AlertDetail, AlertEventOut, AlertGroup, A
                                        DeliveryOut, WebhookCreated, WebhookIn, WebhookList, WebhookOut)
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
-from benchtrail.openapi import errors
+from benchtrail.openapi import ID, errors
 from benchtrail.models import Alert, Run, Trail, Webhook
 
 router = APIRouter(prefix="/api/v1", tags=["alerts"])
@@ -51,13 +51,13 @@ def _detail(session: Session, principal: Principal, alert_id: int) -> AlertDetai
 
 
 @router.get("/alerts/{alert_id}", response_model=AlertDetail)
-def get_alert(alert_id: int, session: Session = SessionDep,
+def get_alert(alert_id: ID, session: Session = SessionDep,
               principal: Principal = Depends(get_principal)) -> AlertDetail:
     return _detail(session, principal, alert_id)
 
 
 @router.patch("/alerts/{alert_id}", response_model=AlertDetail, responses=errors(403))
-def patch_alert(alert_id: int, body: AlertPatch, session: Session = SessionDep,
+def patch_alert(alert_id: ID, body: AlertPatch, session: Session = SessionDep,
                 principal: Principal = Depends(get_principal)) -> AlertDetail:
     service.update_alert(session, principal, alert_id, state=body.state, assignee=body.assignee, notes=body.notes,
                          note=body.note)
@@ -101,7 +101,7 @@ def create_webhook(slug: str, body: WebhookIn, session: Session = SessionDep,
 
 
 @router.get("/webhooks/{webhook_id}/deliveries", response_model=DeliveryList, responses=errors(403))
-def list_deliveries(webhook_id: int, limit: int = Query(default=100, ge=1, le=1000), session: Session = SessionDep,
+def list_deliveries(webhook_id: ID, limit: int = Query(default=100, ge=1, le=1000), session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> DeliveryList:
     return DeliveryList(items=[DeliveryOut.model_validate(d, from_attributes=True)
                                for d in webhooks.deliveries(session, principal, webhook_id, limit)])

@@ -19,6 +19,13 @@ from benchtrail.plans.schemas import FinishIn, ProgressAck, ProgressIn
 from benchtrail.runs.service import get_visible_run
 
 router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
+# One server-sent event: `data` is the run's state as JSON (keep-alive comments carry no event).
+RUN_EVENT = {"type": "object", "required": ["data"], "properties": {
+    "event": {"type": "string", "enum": ["message"]},
+    "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": {
+        "type": "object", "required": ["slug", "status", "progress", "status_detail", "is_valid"], "properties": {
+            "slug": {"type": "string"}, "status": {"type": "string"}, "progress": {"type": "object"},
+            "status_detail": {"type": ["object", "null"]}, "is_valid": {"type": "boolean"}}}}}}
 SessionDep = Depends(request_session, scope="function")
 
 
@@ -59,7 +66,7 @@ def cancel(slug: str, session: Session = SessionDep, principal: Principal = Depe
 
 
 @router.get("/{slug}/events", response_class=StreamingResponse,
-            responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
+            responses={200: {"content": {"text/event-stream": {"schema": RUN_EVENT}},
                              "description": "run state, then every change"}} | errors(401))
 async def events(slug: str, request: Request) -> StreamingResponse:
     """Server-sent events: the run's status and progress now, then on every change, until it ends."""

@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
-from benchtrail.openapi import errors
+from benchtrail.openapi import ID, errors
 from benchtrail.plans import repository, service
 from benchtrail.plans.schemas import (PlanList, PlanOut, ScheduleIn, ScheduleList, ScheduleOut, SchedulePatch,
                                       StartRun)
@@ -76,7 +76,7 @@ def create_schedule(slug: str, body: ScheduleIn, session: Session = SessionDep,
 
 
 @router.patch("/projects/{slug}/schedules/{schedule_id}", response_model=ScheduleOut, responses=errors(403))
-def update_schedule(slug: str, schedule_id: int, body: SchedulePatch, session: Session = SessionDep,
+def update_schedule(slug: str, schedule_id: ID, body: SchedulePatch, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> ScheduleOut:
     project = get_visible(session, principal, slug)
     principal.require(project, "admin")

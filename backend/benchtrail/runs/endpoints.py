@@ -11,6 +11,7 @@ from benchtrail import storage
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.errors import NotFound
+from benchtrail.openapi import ID
 from benchtrail.runs import repository, service
 from benchtrail.runs.schemas import PercentilesOut, RunDetail, RunPage, SeriesList
 
@@ -24,7 +25,7 @@ def list_runs(slug: str, environment: str | None = None, agent_version: str | No
               branch: str | None = None, status: str | None = None,
               label: list[Annotated[str, StringConstraints(pattern=LABEL)]] = Query(
                   default=[], description="key:value (the first colon splits), repeatable; every one must match"),
-              page: int = Query(default=1, ge=1), per_page: int = Query(default=50, ge=1, le=500),
+              page: int = Query(default=1, ge=1, le=1_000_000), per_page: int = Query(default=50, ge=1, le=500),
               session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> RunPage:
     return service.list_runs(session, principal, slug, environment=environment, agent_version=agent_version,
                              branch=branch, status=status, labels=label, page=page, per_page=per_page)
@@ -51,7 +52,7 @@ def get_percentiles(slug: str, p: list[Annotated[float, Field(ge=0, le=100)]] = 
 @router.get("/runs/{slug}/files/{file_id}/raw", response_class=FileResponse, responses={200: {
     "description": "The file as uploaded", "content": {"application/octet-stream": {"schema": {"type": "string",
                                                                                          "format": "binary"}}}}})
-def download_raw(slug: str, file_id: int, session: Session = SessionDep,
+def download_raw(slug: str, file_id: ID, session: Session = SessionDep,
                  principal: Principal = Depends(get_principal)) -> FileResponse:
     run, _ = service.get_visible_run(session, principal, slug)
     found = repository.run_file(session, run.id, file_id)

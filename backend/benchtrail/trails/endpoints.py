@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 from benchtrail.alerts.endpoints import router as alerts_router
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
-from benchtrail.openapi import errors
+from benchtrail.openapi import ID, errors
 from benchtrail.projects import service as projects
 from benchtrail.trails import service
 from benchtrail.trails.schemas import CompareOut, OverheadTrail, RunOverheads, SettingsOut, TrailDetail, TrailList
@@ -29,13 +29,13 @@ def list_trails(slug: str, scenario: str | None = None, variant: str | None = No
 
 
 @_trails.get("/trails/{trail_id}", response_model=TrailDetail)
-def get_trail(trail_id: int, metric: str = Query(default="latency_p75", **METRIC), session: Session = SessionDep,
+def get_trail(trail_id: ID, metric: str = Query(default="latency_p75", **METRIC), session: Session = SessionDep,
               principal: Principal = Depends(get_principal)) -> TrailDetail:
     return service.trail_detail(session, principal, trail_id, metric)
 
 
 @_trails.get("/trails/{trail_id}/overhead", response_model=OverheadTrail)
-def get_overhead_trail(trail_id: int, metric: str = Query(default="latency_p75", **METRIC), session: Session = SessionDep,
+def get_overhead_trail(trail_id: ID, metric: str = Query(default="latency_p75", **METRIC), session: Session = SessionDep,
                        principal: Principal = Depends(get_principal)) -> OverheadTrail:
     return service.overhead_trail(session, principal, trail_id, metric)
 

@@ -1922,6 +1922,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Row id (1..2^31-1) */
                 alert_id: number;
             };
             cookie?: never;
@@ -2002,6 +2003,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Row id (1..2^31-1) */
                 alert_id: number;
             };
             cookie?: never;
@@ -3439,6 +3441,7 @@ export interface operations {
             header?: never;
             path: {
                 slug: string;
+                /** @description Row id (1..2^31-1) */
                 schedule_id: number;
             };
             cookie?: never;
@@ -4395,7 +4398,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        data: string;
+                        /** @enum {string} */
+                        event?: "message";
+                    };
                 };
             };
             /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
@@ -4464,6 +4471,7 @@ export interface operations {
             header?: never;
             path: {
                 slug: string;
+                /** @description Row id (1..2^31-1) */
                 file_id: number;
             };
             cookie?: never;
@@ -5123,6 +5131,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description Row id (1..2^31-1) */
                 trail_id: number;
             };
             cookie?: never;
@@ -5206,6 +5215,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description Row id (1..2^31-1) */
                 trail_id: number;
             };
             cookie?: never;
@@ -5288,6 +5298,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description Row id (1..2^31-1) */
                 webhook_id: number;
             };
             cookie?: never;
