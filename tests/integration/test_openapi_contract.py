@@ -68,7 +68,15 @@ def mostly_real_resources(context, strategy):  # type: ignore[no-untyped-def]
             real[name] = KNOWN[name]
     if not real:
         return strategy
-    return st.one_of(strategy, strategy.map(lambda params: {**params, **real}))
+
+    def merge(params):  # type: ignore[no-untyped-def]
+        if isinstance(params, dict):
+            return {**params, **real}
+        if getattr(params, "meta", True) is None:  # a generated value that is not a mutation (negative data)
+            return params.map_value(lambda p: {**p, **real})
+        return params
+
+    return st.one_of(strategy, strategy.map(merge))
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +89,7 @@ def contract_api(infra: dict[str, str], worker, logdir: Path) -> Iterator[str]: 
            "BENCHTRAIL_PUBLIC_URL": url, "BENCHTRAIL_WEBHOOK_ALLOWLIST": "*"}
     proc = Process("api-contract", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory",
                                     "--host", "127.0.0.1", "--port", str(port)], env, logdir)
-    wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=1).status == 200, 30, "the API")
+    wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=1).status == 200, 120, "the API")
     yield url
     proc.stop()
 
