@@ -5,8 +5,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# An http(s) URL with a host and an optional port (what the server can call).
-WEBHOOK_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#:@\[\]\s]+(:[0-9]{1,4})?([/?#]\S*)?$"
+# An http(s) URL with a host (a name, an IPv4 address or a bracketed IPv6 address) and an optional port.
+WEBHOOK_URL = (r"^[Hh][Tt][Tt][Pp][Ss]?://([^/?#@\s\[\]]+@)?(\[[0-9A-Fa-f:.]+\]|[^/?#:@\[\]\s]+)"
+               r"(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?([/?#]\S*)?$")
 State = Literal["new", "acknowledged", "investigating", "fixed", "invalid", "wontfix"]
 
 

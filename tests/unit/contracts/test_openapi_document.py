@@ -80,3 +80,12 @@ def test_constraints_the_server_enforces_are_declared(doc):
     settings = doc["components"]["schemas"]["AnalysisSettings"]["properties"]
     assert settings["metrics"]["items"]["enum"] == trail_metrics
     assert settings["per_metric"]["propertyNames"]["enum"] == trail_metrics
+
+
+def test_webhook_url_pattern_takes_what_the_server_can_call(doc):
+    pattern = re.compile(doc["components"]["schemas"]["WebhookIn"]["properties"]["url"]["pattern"])
+    for url in ("http://127.0.0.1:8080/hook", "https://hooks.slack.com/services/T0/B0/x", "http://[::1]:18081/h",
+                "http://user:secret@example.org:65535/x?y=1"):
+        assert pattern.search(url), url
+    for url in ("ftp://example.org/", "http://[::1/", "http://example.org:65536/", "http:///path", "mailto:x@y"):
+        assert not pattern.search(url), url
