@@ -5,9 +5,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# An http(s) URL with a host (a name, an IPv4 address or a bracketed IPv6 address) and an optional port.
-WEBHOOK_URL = (r"^[Hh][Tt][Tt][Pp][Ss]?://([^/?#@\s\[\]]+@)?(\[[0-9A-Fa-f:.]+\]|[^/?#:@\[\]\s]+)"
-               r"(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?([/?#]\S*)?$")
+# An http(s) URL the server can call: a host name (RFC 3986 reg-name), an IPv4 address or a bracketed IPv6
+# address, and an optional port 0..65535.
+_H16, _OCTET = "[0-9A-Fa-f]{1,4}", "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_LS32 = f"({_H16}:{_H16}|{_OCTET}(\\.{_OCTET}){{3}})"
+_IPV6 = "|".join([f"({_H16}:){{6}}{_LS32}", f"::({_H16}:){{5}}{_LS32}", f"({_H16})?::({_H16}:){{4}}{_LS32}",
+                  *(f"(({_H16}:){{0,{n}}}{_H16})?::({_H16}:){{{4 - n}}}{_LS32}" for n in (1, 2)),
+                  f"(({_H16}:){{0,3}}{_H16})?::{_H16}:{_LS32}", f"(({_H16}:){{0,4}}{_H16})?::{_LS32}",
+                  f"(({_H16}:){{0,5}}{_H16})?::{_H16}", f"(({_H16}:){{0,6}}{_H16})?::"])
+_PORT = "([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+WEBHOOK_URL = (f"^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9._~%!$&'()*+,;=:-]*@)?"
+               f"(\\[({_IPV6})\\]|[A-Za-z0-9._~%!$&'()*+,;=-]+)(:{_PORT})?([/?#]\\S*)?$")
 State = Literal["new", "acknowledged", "investigating", "fixed", "invalid", "wontfix"]
 
 

@@ -7,8 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchtrail import metrics
+from benchtrail.alerts.schemas import WEBHOOK_URL
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +92,12 @@ def test_webhook_url_pattern_takes_what_the_server_can_call(doc):
         assert pattern.search(url), url
     for url in ("ftp://example.org/", "http://[::1/", "http://example.org:65536/", "http:///path", "mailto:x@y"):
         assert not pattern.search(url), url
+
+
+@settings(max_examples=500, deadline=None)
+@given(url=st.from_regex(WEBHOOK_URL, fullmatch=True))
+def test_every_url_the_document_allows_is_one_the_server_can_parse(url):
+    from benchtrail.alerts.webhooks import _host_port
+
+    host, port = _host_port(url)  # raises InvalidRequest (422) for a URL it cannot call
+    assert host and 0 <= port <= 65535
