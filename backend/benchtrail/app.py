@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -24,7 +25,7 @@ def create_app() -> FastAPI:
     settings = get_settings()
     applog.configure(json=settings.log_json)
     app = FastAPI(title="Benchtrail", version="0.1.0", openapi_url="/api/openapi.json",
-                  docs_url="/api/docs", redoc_url=None)
+                  docs_url="/api/docs", redoc_url=None, dependencies=[Depends(_refuse_nul_in_parameters)])
     _install_error_handlers(app)
     _install_middleware(app)
 
@@ -35,8 +36,39 @@ def create_app() -> FastAPI:
     app.include_router(projects_router)
     for module in _domain_routers():
         app.include_router(module)
+    from benchtrail import openapi
+
+    openapi.install(app)  # the error body and the statuses every operation shares
     _mount_frontend(app, settings.frontend_dist)
     return app
+
+
+async def _refuse_nul_in_parameters(request: Request) -> None:
+    """PostgreSQL cannot take a NUL in a text value: a path or query parameter or a JSON body string with
+    one is a 400 naming it (was a 500, found by the contract test)."""
+    from benchtrail.errors import AppError
+
+    for where, items in (("path", request.path_params.items()), ("query", request.query_params.multi_items())):
+        for name, value in items:
+            if isinstance(value, str) and "\x00" in value:
+                raise AppError(f"{where} parameter '{name}': contains a NUL character")
+    if request.headers.get("content-type", "").startswith("application/json"):
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return  # the endpoint answers 422 for a body that is not JSON
+        stack: list[tuple[str, object]] = [("body", body)]
+        while stack:
+            path, value = stack.pop()
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if "\x00" in key:
+                        raise AppError(f"{path}: a key contains a NUL character")
+                    stack.append((f"{path}.{key}", item))
+            elif isinstance(value, list):
+                stack.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
+            elif isinstance(value, str) and "\x00" in value:
+                raise AppError(f"{path}: contains a NUL character")
 
 
 def _domain_routers() -> list:

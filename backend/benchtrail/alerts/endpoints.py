@@ -5,10 +5,11 @@ from sqlalchemy.orm import Session
 
 from benchtrail.alerts import service, webhooks
 from benchtrail.alerts.schemas import (AlertDetail, AlertEventOut, AlertGroup, AlertList, AlertOut, AlertPatch,
-                                       AlertTrail, AnnotationIn, AnnotationList, AnnotationOut, DeliveryList,
+                                       AlertTrail, AnnotationIn, AnnotationList, AnnotationOut, DeliveryList, State,
                                        DeliveryOut, WebhookCreated, WebhookIn, WebhookList, WebhookOut)
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
+from benchtrail.openapi import ID, errors
 from benchtrail.models import Alert, Run, Trail, Webhook
 
 router = APIRouter(prefix="/api/v1", tags=["alerts"])
@@ -28,7 +29,7 @@ def alert_out(a: Alert, trail: Trail, culprit: Run, detected: Run | None, projec
 
 
 @router.get("/projects/{slug}/alerts", response_model=AlertList)
-def list_alerts(slug: str, state: str | None = None, metric: str | None = None, direction: str | None = None,
+def list_alerts(slug: str, state: State | None = None, metric: str | None = None, direction: str | None = None,
                 kind: str | None = None, session: Session = SessionDep,
                 principal: Principal = Depends(get_principal)) -> AlertList:
     project, rows = service.list_alerts(session, principal, slug, state=state, metric=metric, direction=direction,
@@ -50,13 +51,13 @@ def _detail(session: Session, principal: Principal, alert_id: int) -> AlertDetai
 
 
 @router.get("/alerts/{alert_id}", response_model=AlertDetail)
-def get_alert(alert_id: int, session: Session = SessionDep,
+def get_alert(alert_id: ID, session: Session = SessionDep,
               principal: Principal = Depends(get_principal)) -> AlertDetail:
     return _detail(session, principal, alert_id)
 
 
-@router.patch("/alerts/{alert_id}", response_model=AlertDetail)
-def patch_alert(alert_id: int, body: AlertPatch, session: Session = SessionDep,
+@router.patch("/alerts/{alert_id}", response_model=AlertDetail, responses=errors(403))
+def patch_alert(alert_id: ID, body: AlertPatch, session: Session = SessionDep,
                 principal: Principal = Depends(get_principal)) -> AlertDetail:
     service.update_alert(session, principal, alert_id, state=body.state, assignee=body.assignee, notes=body.notes,
                          note=body.note)
@@ -72,7 +73,7 @@ def list_annotations(slug: str, session: Session = SessionDep,
                                  for a in service.list_annotations(session, principal, slug)])
 
 
-@router.post("/projects/{slug}/annotations", response_model=AnnotationOut, status_code=201)
+@router.post("/projects/{slug}/annotations", response_model=AnnotationOut, status_code=201, responses=errors(403))
 def add_annotation(slug: str, body: AnnotationIn, session: Session = SessionDep,
                    principal: Principal = Depends(get_principal)) -> AnnotationOut:
     row = service.add_annotation(session, principal, slug, **body.model_dump())
@@ -85,13 +86,13 @@ def webhook_out(h: Webhook) -> WebhookOut:
                       created_at=h.created_at)
 
 
-@router.get("/projects/{slug}/webhooks", response_model=WebhookList)
+@router.get("/projects/{slug}/webhooks", response_model=WebhookList, responses=errors(403))
 def list_webhooks(slug: str, session: Session = SessionDep,
                   principal: Principal = Depends(get_principal)) -> WebhookList:
     return WebhookList(items=[webhook_out(h) for h in webhooks.list_for(session, principal, slug)])
 
 
-@router.post("/projects/{slug}/webhooks", response_model=WebhookCreated, status_code=201)
+@router.post("/projects/{slug}/webhooks", response_model=WebhookCreated, status_code=201, responses=errors(403))
 def create_webhook(slug: str, body: WebhookIn, session: Session = SessionDep,
                    principal: Principal = Depends(get_principal)) -> WebhookCreated:
     hook, secret = webhooks.create(session, principal, slug, url=body.url, style=body.style, secret=body.secret)
@@ -99,8 +100,8 @@ def create_webhook(slug: str, body: WebhookIn, session: Session = SessionDep,
     return WebhookCreated(**webhook_out(hook).model_dump(), secret=secret)
 
 
-@router.get("/webhooks/{webhook_id}/deliveries", response_model=DeliveryList)
-def list_deliveries(webhook_id: int, limit: int = Query(default=100, ge=1, le=1000), session: Session = SessionDep,
+@router.get("/webhooks/{webhook_id}/deliveries", response_model=DeliveryList, responses=errors(403))
+def list_deliveries(webhook_id: ID, limit: int = Query(default=100, ge=1, le=1000), session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> DeliveryList:
     return DeliveryList(items=[DeliveryOut.model_validate(d, from_attributes=True)
                                for d in webhooks.deliveries(session, principal, webhook_id, limit)])

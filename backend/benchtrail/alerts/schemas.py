@@ -6,6 +6,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from benchtrail.validation import SafeModel
 
+# An http(s) URL the server can call: a host name (RFC 3986 reg-name), an IPv4 address or a bracketed IPv6
+# address, and an optional port 0..65535.
+_H16, _OCTET = "[0-9A-Fa-f]{1,4}", "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_LS32 = f"({_H16}:{_H16}|{_OCTET}(\\.{_OCTET}){{3}})"
+_IPV6 = "|".join([f"({_H16}:){{6}}{_LS32}", f"::({_H16}:){{5}}{_LS32}", f"({_H16})?::({_H16}:){{4}}{_LS32}",
+                  *(f"(({_H16}:){{0,{n}}}{_H16})?::({_H16}:){{{4 - n}}}{_LS32}" for n in (1, 2)),
+                  f"(({_H16}:){{0,3}}{_H16})?::{_H16}:{_LS32}", f"(({_H16}:){{0,4}}{_H16})?::{_LS32}",
+                  f"(({_H16}:){{0,5}}{_H16})?::{_H16}", f"(({_H16}:){{0,6}}{_H16})?::"])
+_PORT = "([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+WEBHOOK_URL = (f"^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9._~%!$&'()*+,;=:-]*@)?"
+               f"(\\[({_IPV6})\\]|[A-Za-z0-9._~%!$&'()*+,;=-]+)(:{_PORT})?([/?#]\\S*)?$")
 State = Literal["new", "acknowledged", "investigating", "fixed", "invalid", "wontfix"]
 
 
@@ -76,7 +87,11 @@ class AlertPatch(SafeModel):
 
 
 class AnnotationIn(SafeModel):
-    model_config = ConfigDict(extra="forbid")
+    """An annotation is placed on the axis by agent_version or by at (a time): one of them is required."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"anyOf": [
+        {"required": ["agent_version"], "properties": {"agent_version": {"type": "string"}}},
+        {"required": ["at"], "properties": {"at": {"type": "string", "format": "date-time"}}}]})
     kind: Literal["release", "jdk", "infra", "other"] = "other"
     title: str = Field(min_length=1, max_length=300)
     agent_version: str | None = Field(default=None, max_length=100)
@@ -100,7 +115,9 @@ class AnnotationList(BaseModel):
 
 class WebhookIn(SafeModel):
     model_config = ConfigDict(extra="forbid")
-    url: str = Field(min_length=8, max_length=1000)
+    url: str = Field(min_length=8, max_length=1000, pattern=WEBHOOK_URL,
+                     description="An http(s) URL whose host[:port] matches BENCHTRAIL_WEBHOOK_ALLOWLIST (set by "
+                                 "the site admin); any other destination is refused with 422")
     style: Literal["generic", "slack"] = "generic"
     secret: str | None = Field(default=None, min_length=16, max_length=200,
                                description="HMAC-SHA256 key; generated when omitted")

@@ -36,7 +36,10 @@ def allowlist() -> list[str]:
 
 
 def _host_port(url: str) -> tuple[str, int]:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # e.g. a bracketed host that is not an IPv6 address
+        raise InvalidRequest(f"webhook url '{url}' is not a valid URL: {exc}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidRequest(f"webhook url '{url}' must be an http(s) URL with a host")
     try:

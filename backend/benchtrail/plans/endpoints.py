@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.models import Run
+from benchtrail.openapi import ID, errors
 from benchtrail.plans import repository, service
 from benchtrail.plans.schemas import (PlanList, PlanOut, ScheduleIn, ScheduleList, ScheduleOut, SchedulePatch,
                                       StartRun)
@@ -27,7 +28,8 @@ def list_plans(slug: str, session: Session = SessionDep, principal: Principal = 
     return PlanList(items=[service.plan_out(p) for p in repository.list_latest(session, project.id)])
 
 
-@router.post("/projects/{slug}/plans", response_model=PlanOut, status_code=201, openapi_extra=PLAN_BODY)
+@router.post("/projects/{slug}/plans", response_model=PlanOut, status_code=201, openapi_extra=PLAN_BODY,
+             responses=errors(403))
 async def save_plan(slug: str, request: Request, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> PlanOut:
     """Store a plan given as YAML or JSON; a changed plan becomes a new version."""
@@ -49,7 +51,8 @@ def plan_versions(slug: str, name: str, session: Session = SessionDep,
     return PlanList(items=[service.plan_out(p) for p in repository.versions(session, project.id, name)])
 
 
-@router.post("/projects/{slug}/plans/{name}/runs", response_model=RunSummary, status_code=202)
+@router.post("/projects/{slug}/plans/{name}/runs", response_model=RunSummary, status_code=202,
+             responses=errors(403))
 def start_run(slug: str, name: str, body: StartRun, session: Session = SessionDep,
               principal: Principal = Depends(get_principal),
               idempotency_key: str | None = Header(default=None, max_length=200, pattern=r"^[\x21-\x7e]+$",
@@ -74,7 +77,7 @@ def list_schedules(slug: str, session: Session = SessionDep,
     return ScheduleList(items=[service.schedule_out(s) for s in repository.schedules(session, project.id)])
 
 
-@router.post("/projects/{slug}/schedules", response_model=ScheduleOut, status_code=201)
+@router.post("/projects/{slug}/schedules", response_model=ScheduleOut, status_code=201, responses=errors(403))
 def create_schedule(slug: str, body: ScheduleIn, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> ScheduleOut:
     project = get_visible(session, principal, slug)
@@ -82,8 +85,8 @@ def create_schedule(slug: str, body: ScheduleIn, session: Session = SessionDep,
     return service.schedule_out(service.create_schedule(session, project, body))
 
 
-@router.patch("/projects/{slug}/schedules/{schedule_id}", response_model=ScheduleOut)
-def update_schedule(slug: str, schedule_id: int, body: SchedulePatch, session: Session = SessionDep,
+@router.patch("/projects/{slug}/schedules/{schedule_id}", response_model=ScheduleOut, responses=errors(403))
+def update_schedule(slug: str, schedule_id: ID, body: SchedulePatch, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> ScheduleOut:
     project = get_visible(session, principal, slug)
     principal.require(project, "admin")

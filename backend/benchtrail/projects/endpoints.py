@@ -5,6 +5,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
+from benchtrail.openapi import errors
 from benchtrail.projects import service
 from benchtrail.projects.schemas import ProjectCreate, ProjectList, ProjectOut, TokenCreate, TokenCreated
 
@@ -17,7 +18,8 @@ def list_projects(session: Session = SessionDep, principal: Principal = Depends(
     return ProjectList(items=service.list_projects(session, principal))
 
 
-@router.post("", response_model=ProjectOut, status_code=201)
+@router.post("", response_model=ProjectOut, status_code=201,
+             responses=errors(403, 409, e403="Needs a site admin token", e409="The slug is taken"))
 def create_project(body: ProjectCreate, session: Session = SessionDep,
                    principal: Principal = Depends(get_principal)) -> ProjectOut:
     principal.require_site_admin()
@@ -30,7 +32,7 @@ def get_project(slug: str, session: Session = SessionDep,
     return service.project_out(session, service.get_visible(session, principal, slug))
 
 
-@router.post("/{slug}/tokens", response_model=TokenCreated, status_code=201)
+@router.post("/{slug}/tokens", response_model=TokenCreated, status_code=201, responses=errors(403))
 def create_token(slug: str, body: TokenCreate, session: Session = SessionDep,
                  principal: Principal = Depends(get_principal)) -> TokenCreated:
     project = service.get_visible(session, principal, slug)

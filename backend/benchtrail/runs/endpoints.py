@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import FileResponse
+from pydantic import Field, StringConstraints
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
@@ -9,21 +12,24 @@ from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.errors import NotFound
 from benchtrail.http_cache import cached_json
+from benchtrail.openapi import ID
 from benchtrail.runs import repository, service
 from benchtrail.runs.schemas import PercentilesOut, RunDetail, RunPage, SeriesList
 
 router = APIRouter(prefix="/api/v1", tags=["runs"])
+LABEL = r"^[^:]*:"  # key:value; the key is what precedes the first colon
 SessionDep = Depends(request_session, scope="function")
 
 
 @router.get("/projects/{slug}/runs", response_model=RunPage)
 def list_runs(slug: str, environment: str | None = None, agent_version: str | None = None,
               branch: str | None = None, status: str | None = None,
-              label: list[str] = Query(default=[], description="key:value, repeatable"),
-              page: int = Query(default=1, ge=1), per_page: int = Query(default=50, ge=1, le=500),
-              cursor: str | None = Query(default=None, description="`next_cursor` of the previous page: "
-                                         "keyset pagination, as fast at the 100th page as at the first "
-                                         "(`page` is then ignored)"),
+              label: list[Annotated[str, StringConstraints(pattern=LABEL)]] = Query(
+                  default=[], description="key:value (the first colon splits), repeatable; every one must match"),
+              page: int = Query(default=1, ge=1, le=1_000_000), per_page: int = Query(default=50, ge=1, le=500),
+              cursor: str | None = Query(default=None, max_length=200,
+                                         description="`next_cursor` of the previous page: keyset pagination, as "
+                                                     "fast at the 100th page as at the first (`page` is then ignored)"),
               session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> RunPage:
     """Runs, newest first."""
     return service.list_runs(session, principal, slug, environment=environment, agent_version=agent_version,
@@ -50,13 +56,16 @@ def get_series(slug: str, request: Request, metric: str | None = None, session: 
 
 
 @router.get("/runs/{slug}/percentiles", response_model=PercentilesOut)
-def get_percentiles(slug: str, p: list[float] = Query(default=[]), session: Session = SessionDep,
+def get_percentiles(slug: str, p: list[Annotated[float, Field(ge=0, le=100)]] = Query(
+                        default=[], description="Percentiles, 0..100, repeatable; default: a spectrum"), session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> PercentilesOut:
     return PercentilesOut(items=service.percentiles(session, principal, slug, p))
 
 
-@router.get("/runs/{slug}/files/{file_id}/raw", response_class=FileResponse)
-def download_raw(slug: str, file_id: int, session: Session = SessionDep,
+@router.get("/runs/{slug}/files/{file_id}/raw", response_class=FileResponse, responses={200: {
+    "description": "The file as uploaded", "content": {"application/octet-stream": {"schema": {"type": "string",
+                                                                                         "format": "binary"}}}}})
+def download_raw(slug: str, file_id: ID, session: Session = SessionDep,
                  principal: Principal = Depends(get_principal)) -> FileResponse:
     run, _ = service.get_visible_run(session, principal, slug)
     found = repository.run_file(session, run.id, file_id)

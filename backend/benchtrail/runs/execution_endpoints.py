@@ -13,15 +13,23 @@ from sqlalchemy.orm import Session
 from benchtrail.auth.principal import Principal, bearer_token, get_principal, resolve
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
+from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
 from benchtrail.runs import execution as service
 from benchtrail.plans.schemas import FinishIn, ProgressAck, ProgressIn
 from benchtrail.runs.service import get_visible_run
 
 router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
+# One server-sent event: `data` is the run's state as JSON (keep-alive comments carry no event).
+RUN_EVENT = {"type": "object", "required": ["data"], "properties": {
+    "event": {"type": "string", "enum": ["message"]},
+    "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": {
+        "type": "object", "required": ["slug", "status", "progress", "status_detail", "is_valid"], "properties": {
+            "slug": {"type": "string"}, "status": {"type": "string"}, "progress": {"type": "object"},
+            "status_detail": {"type": ["object", "null"]}, "is_valid": {"type": "boolean"}}}}}}
 SessionDep = Depends(request_session, scope="function")
 
 
-@router.post("/{slug}/claim", response_model=ProgressAck)
+@router.post("/{slug}/claim", response_model=ProgressAck, responses=errors(403, 409))
 def claim(slug: str, runner: str = "runner", session: Session = SessionDep,
           principal: Principal = Depends(get_principal)) -> ProgressAck:
     """A runner takes a queued run; 409 if it is not queued any more (never started twice)."""
@@ -29,13 +37,14 @@ def claim(slug: str, runner: str = "runner", session: Session = SessionDep,
     return ProgressAck(cancel_requested=False)
 
 
-@router.post("/{slug}/progress", response_model=ProgressAck)
+@router.post("/{slug}/progress", response_model=ProgressAck, responses=errors(403))
 def report_progress(slug: str, body: ProgressIn, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> ProgressAck:
     return ProgressAck(cancel_requested=service.progress(session, principal, slug, body))
 
 
-@router.post("/{slug}/results", status_code=202)
+@router.post("/{slug}/results", status_code=202,
+             responses=errors(400, model=ResultFileError, e400=RESULT_FILE_400) | errors(403, 409))
 def upload_results(slug: str, metadata: str = Form(), files: list[UploadFile] = File(),
                    session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
     run = service.attach_results(session, principal, slug, metadata,
@@ -43,21 +52,22 @@ def upload_results(slug: str, metadata: str = Form(), files: list[UploadFile] = 
     return {"run": run.slug, "status": run.status}
 
 
-@router.post("/{slug}/finish")
+@router.post("/{slug}/finish", responses=errors(403, 409))
 def finish(slug: str, body: FinishIn, session: Session = SessionDep,
            principal: Principal = Depends(get_principal)) -> dict[str, str]:
     run = service.finish(session, principal, slug, body)
     return {"run": run.slug, "status": run.status}
 
 
-@router.post("/{slug}/cancel")
+@router.post("/{slug}/cancel", responses=errors(403, 409))
 def cancel(slug: str, session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
     run = service.cancel(session, principal, slug)
     return {"run": run.slug, "status": run.status}
 
 
 @router.get("/{slug}/events", response_class=StreamingResponse,
-            responses={200: {"content": {"text/event-stream": {}}, "description": "run state, then every change"}})
+            responses={200: {"content": {"text/event-stream": {"schema": RUN_EVENT}},
+                             "description": "run state, then every change"}} | errors(401))
 async def events(slug: str, request: Request) -> StreamingResponse:
     """Server-sent events: the run's status and progress now, then on every change, until it ends."""
     token = bearer_token(request)

@@ -6,12 +6,16 @@ from sqlalchemy.orm import Session
 from benchtrail.alerts.endpoints import router as alerts_router
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
+from benchtrail.openapi import ID, errors
 from benchtrail.projects import service as projects
 from benchtrail.trails import service, window
 from benchtrail.trails.schemas import CompareOut, OverheadTrail, RunOverheads, SettingsOut, TrailDetail, TrailList
-from benchtrail.trails.settings import AnalysisSettings, load
+from benchtrail.trails.settings import TRAIL_METRICS, AnalysisSettings, load
 
 _trails = APIRouter(prefix="/api/v1", tags=["trails"])
+# A metric a trail follows (422 for any other); the enum in the document is the server's own list.
+METRIC = {"description": "A metric of the catalog (benchtrail.metrics) that trails follow",
+          "json_schema_extra": {"enum": sorted(TRAIL_METRICS)}}
 SessionDep = Depends(request_session, scope="function")
 
 
@@ -25,7 +29,7 @@ def list_trails(slug: str, scenario: str | None = None, variant: str | None = No
 
 
 def trail_page(
-    before: str | None = Query(default=None, description="A run's slug: answer the points before it "
+    before: str | None = Query(default=None, max_length=16, description="A run's slug: answer the points before it "
                                                         "(the `earlier` of the previous answer)"),
     limit: int = Query(default=window.DEFAULT_LIMIT, ge=1, le=window.MAX_LIMIT,
                        description="Points in the window: the newest ones, or those just before `before`"),
@@ -37,27 +41,30 @@ def trail_page(
 
 
 @_trails.get("/trails/{trail_id}", response_model=TrailDetail)
-def get_trail(trail_id: int, metric: str = "latency_p75", page: service.Page = Depends(trail_page),
-              session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> TrailDetail:
+def get_trail(trail_id: ID, metric: str = Query(default="latency_p75", **METRIC),
+              page: service.Page = Depends(trail_page), session: Session = SessionDep,
+              principal: Principal = Depends(get_principal)) -> TrailDetail:
     """A trail in version order, one window at a time (`before`, `limit`), optionally thinned for a chart."""
     return service.trail_detail(session, principal, trail_id, metric, page)
 
 
 @_trails.get("/trails/{trail_id}/overhead", response_model=OverheadTrail)
-def get_overhead_trail(trail_id: int, metric: str = "latency_p75", page: service.Page = Depends(trail_page),
-                       session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> OverheadTrail:
+def get_overhead_trail(trail_id: ID, metric: str = Query(default="latency_p75", **METRIC),
+                       page: service.Page = Depends(trail_page), session: Session = SessionDep,
+                       principal: Principal = Depends(get_principal)) -> OverheadTrail:
     """The overhead trail in version order, windowed and thinned like the trail."""
     return service.overhead_trail(session, principal, trail_id, metric, page)
 
 
 @_trails.get("/runs/{slug}/overheads", response_model=RunOverheads)
-def get_run_overheads(slug: str, metric: str = "latency_p75", session: Session = SessionDep,
+def get_run_overheads(slug: str, metric: str = Query(default="latency_p75", **METRIC), session: Session = SessionDep,
                       principal: Principal = Depends(get_principal)) -> RunOverheads:
     return service.run_overheads(session, principal, slug, metric)
 
 
-@_trails.get("/compare", response_model=CompareOut)
-def compare(a: str, b: str, a_variant: str | None = None, b_variant: str | None = None, metric: str | None = None,
+@_trails.get("/compare", response_model=CompareOut, responses=errors(404, e404="Run a or b not found, or it has no such variant"))
+def compare(a: str, b: str, a_variant: str | None = None, b_variant: str | None = None,
+            metric: str | None = Query(default=None, **METRIC),
             session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> CompareOut:
     return service.compare_runs(session, principal, a, b, a_variant=a_variant, b_variant=b_variant, metric=metric)
 
@@ -69,7 +76,7 @@ def get_settings(slug: str, session: Session = SessionDep,
     return SettingsOut(analysis=load(project.settings).model_dump())
 
 
-@_trails.patch("/projects/{slug}/settings", response_model=SettingsOut)
+@_trails.patch("/projects/{slug}/settings", response_model=SettingsOut, responses=errors(403))
 def patch_settings(slug: str, body: AnalysisSettings, session: Session = SessionDep,
                    principal: Principal = Depends(get_principal)) -> SettingsOut:
     """Replace the project's analysis settings (admin). Trails are re-analysed from scratch with the

@@ -226,7 +226,7 @@ def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: st
     parts_a, parts_b = _cell_keys(session, run_a.id), _cell_keys(session, run_b.id)
     for name, parts, slug in ((a_variant, parts_a, a_slug), (b_variant, parts_b, b_slug)):
         if name is not None and name not in {v.name for v in parts[0].values()}:
-            raise InvalidRequest(f"run '{slug}' has no variant '{name}'")
+            raise NotFound(f"run '{slug}' has no variant '{name}'")
 
     def index(run_id: int, parts: Any, only: str | None) -> dict[tuple[str, str, str, str], Cell]:
         variants, scenarios, loads = parts

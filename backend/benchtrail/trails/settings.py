@@ -41,12 +41,14 @@ class DetectionIn(SafeModel):
 class AnalysisSettings(SafeModel):
     model_config = ConfigDict(extra="forbid")
     metrics: list[str] = Field(default_factory=lambda: list(DEFAULT_METRICS),
-                               description="Metrics whose trails and overheads are analysed")
+                               description="Metrics whose trails and overheads are analysed",
+                               json_schema_extra={"items": {"type": "string", "enum": sorted(TRAIL_METRICS)}})
     confirm_scheduled: bool = Field(
         default=False, description="Scheduled runs that suspect a regression are re-run once; "
                                    "the alert is raised only if the re-run confirms it")
     detection: DetectionIn = Field(default_factory=DetectionIn, description="Defaults for every metric")
-    per_metric: dict[str, DetectionIn] = Field(default_factory=dict)
+    per_metric: dict[str, DetectionIn] = Field(default_factory=dict,
+                                               json_schema_extra={"propertyNames": {"enum": sorted(TRAIL_METRICS)}})
 
     @field_validator("metrics")
     @classmethod

@@ -6,6 +6,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
+from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
 from benchtrail.uploads import service
 from benchtrail.uploads.schemas import UploadAccepted
 
@@ -14,8 +15,8 @@ router = APIRouter(prefix="/api/v1", tags=["uploads"])
 
 @router.post("/projects/{slug}/runs", response_model=UploadAccepted, status_code=202,
              responses={200: {"model": UploadAccepted, "description": "Same Idempotency-Key: the existing run"},
-                        400: {"description": "A result file is invalid (file, line, field, reason)"},
-                        413: {"description": "Upload too large or decompression bomb"}})
+                        **errors(400, model=ResultFileError, e400=RESULT_FILE_400), **errors(403),
+                        **errors(413, e413="Upload too large (checked before it is read) or a decompression bomb")})
 def upload_run(slug: str,
                metadata: str = Form(description="UploadMetadata as JSON; files[i] describes the i-th file"),
                files: list[UploadFile] = File(description="Raw result files (may be gzip/zstd/zip)"),

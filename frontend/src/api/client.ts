@@ -42,6 +42,20 @@ export type StartRun = Schemas['StartRun'];
 
 export type ApiClient = ReturnType<typeof createClient<paths>>;
 
+/** The error body every non-2xx answer carries (declared for every status in the OpenAPI document). */
+export type ErrorBody = Schemas['ErrorBody'];
+
+/** A metric a trail follows: the enum the server declares (and enforces with 422) for `metric`. */
+export type TrailMetric = NonNullable<
+  NonNullable<paths['/api/v1/trails/{trail_id}']['get']['parameters']['query']>['metric']
+>;
+
+/** A metric name from the UI (URL state, the catalog) as the API's type; the server refuses any
+ *  name outside its enum with 422, which surfaces as an ApiError. */
+export function trailMetric(name: string): TrailMetric {
+  return name as TrailMetric;
+}
+
 /** Every request carries the token set for this tab, if any: it unlocks private projects for reads
  *  and is required for writes. Public projects need none. */
 const bearerToken: Middleware = {

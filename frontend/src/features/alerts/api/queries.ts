@@ -5,7 +5,7 @@ export const ALERT_STATES = ['new', 'acknowledged', 'investigating', 'fixed', 'i
 export type AlertState = (typeof ALERT_STATES)[number];
 
 export interface AlertFilters {
-  state?: string;
+  state?: AlertState;
   metric?: string;
   direction?: string;
   kind?: string;

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { api, unwrap } from '@/api/client';
+import { api, trailMetric, unwrap } from '@/api/client';
 import { fromOverhead, fromTrail, type HistoryKind, type HistorySeries } from '@/lib/historyModel';
 
 export function trailsQuery(slug: string) {
@@ -15,7 +15,7 @@ export function historySeriesQuery(trailId: number, metric: string, kind: Histor
   return queryOptions({
     queryKey: ['trail', trailId, kind, metric],
     queryFn: async ({ signal }): Promise<HistorySeries> => {
-      const params = { path: { trail_id: trailId }, query: { metric } };
+      const params = { path: { trail_id: trailId }, query: { metric: trailMetric(metric) } };
       if (kind === 'overhead') {
         return fromOverhead(await unwrap(api().GET('/api/v1/trails/{trail_id}/overhead', { params, signal })));
       }
