@@ -4,7 +4,7 @@ import { Link } from 'react-router';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
-import { buildRunComparison } from '@/lib/compareModel';
+import { buildRunComparison } from '../compareModel';
 import { metricInfo } from '@/lib/metrics';
 import { stringCodec, type Schema } from '@/lib/urlState';
 import { useUrlState } from '@/lib/useUrlState';

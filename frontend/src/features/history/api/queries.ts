@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { api, unwrap } from '@/api/client';
-import { fromOverhead, fromTrail, type HistoryKind, type HistorySeries } from '@/lib/historyModel';
+import { fromOverhead, fromTrail, type HistoryKind, type HistorySeries } from '../historyModel';
 
 export function trailsQuery(slug: string) {
   return queryOptions({

@@ -5,7 +5,7 @@ import { preloadCharts } from '@/components/charts/Chart';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { ProjectTabs } from '@/components/ProjectTabs';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
-import { resolveSelection, selectTrails, trailChoices } from '@/lib/historyModel';
+import { resolveSelection, selectTrails, trailChoices } from '../historyModel';
 import { metricInfo } from '@/lib/metrics';
 import { useUrlState } from '@/lib/useUrlState';
 import { annotationsQuery, trailsQuery } from '../api/queries';

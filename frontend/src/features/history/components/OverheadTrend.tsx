@@ -3,7 +3,7 @@ import type { ReactElement } from 'react';
 import { Link, useParams } from 'react-router';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { ErrorState, Loading } from '@/components/StateViews';
-import { overviewMetric, overviewTrails, pointLabel, trailTitle } from '@/lib/historyModel';
+import { overviewMetric, overviewTrails, pointLabel, trailTitle } from '../historyModel';
 import { metricInfo } from '@/lib/metrics';
 import type { Column, Row, TableModel } from '@/lib/table';
 import { analysisSettingsQuery, historySeriesQuery, trailsQuery } from '../api/queries';

@@ -15,7 +15,7 @@ import {
   trailTitle,
   type HistoryAxis,
   type HistoryKind,
-} from '@/lib/historyModel';
+} from '../historyModel';
 import { historySeriesQuery } from '../api/queries';
 
 /** One trail (or its overhead) across runs; change points, alerts and annotations marked; a point opens its run. */

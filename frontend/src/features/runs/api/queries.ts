@@ -45,3 +45,14 @@ export function percentilesQuery(slug: string, percentiles: readonly number[] = 
       ),
   });
 }
+
+/** The API's A/B statistics of every cell of a run against its reference variant, for one metric. */
+export function overheadsQuery(slug: string, metric: string, enabled = true) {
+  return queryOptions({
+    queryKey: ['run', slug, 'overheads', metric],
+    queryFn: ({ signal }) =>
+      unwrap(api().GET('/api/v1/runs/{slug}/overheads', { params: { path: { slug }, query: { metric } }, signal })),
+    enabled,
+    staleTime: 60_000,
+  });
+}

@@ -1,8 +1,8 @@
 /** Pure: two runs side by side, cells matched by variant, scenario, load level and mode. */
 import type { RunDetail } from '@/api/client';
-import { metricInfo } from './metrics';
-import { cellValue, compare, scenarioLabel, sortLoads } from './runModel';
-import type { Column, Row, TableModel } from './table';
+import { metricInfo } from '@/lib/metrics';
+import { cellValue, compare, scenarioLabel, sortLoads } from '@/lib/cells';
+import type { Column, Row, TableModel } from '@/lib/table';
 
 export function buildRunComparison(a: RunDetail, b: RunDetail, metric: string): TableModel {
   const info = metricInfo(metric);

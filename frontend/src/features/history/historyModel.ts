@@ -12,9 +12,9 @@ import type {
   TrailOut,
   TrailPoint,
 } from '@/api/client';
-import { formatDateTime } from './format';
-import { metricInfo } from './metrics';
-import type { Column, Row, TableModel } from './table';
+import { formatDateTime } from '@/lib/format';
+import { metricInfo } from '@/lib/metrics';
+import type { Column, Row, TableModel } from '@/lib/table';
 
 export type HistoryAxis = 'version' | 'commit' | 'time';
 export type HistoryKind = 'trail' | 'overhead';
