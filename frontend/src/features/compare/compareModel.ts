@@ -1,17 +1,47 @@
 /** Pure: two runs side by side, cells matched by variant, scenario, load level and mode. */
-import type { RunDetail } from '@/api/client';
-import { metricInfo } from '@/lib/metrics';
+import type { CompareOut, RunDetail } from '@/api/client';
 import { cellValue, compare, scenarioLabel, sortLoads } from '@/lib/cells';
-import type { Column, Row, TableModel } from '@/lib/table';
+import { metricInfo } from '@/lib/metrics';
+import type { Column, DiffStats, Row, TableModel } from '@/lib/table';
 
-export function buildRunComparison(a: RunDetail, b: RunDetail, metric: string): TableModel {
+function key(variant: string, scenario: string, load: string, mode: string): string {
+  return [variant, scenario, load, mode].join('\u0000');
+}
+
+/** GET /compare's items as a lookup by (variant, scenario, load key, mode). */
+export function compareStats(out: CompareOut | undefined): Map<string, DiffStats> {
+  const byKey = new Map<string, DiffStats>();
+  for (const item of out?.items ?? []) {
+    const r = item.result;
+    byKey.set(key(item.a_variant, item.cell.scenario, item.cell.load_key, item.cell.mode), {
+      low: r.ci_low,
+      high: r.ci_high,
+      verdict: r.verdict,
+      mde: r.mde,
+      worse: r.worse,
+      pValue: r.mw_p,
+      method: r.method,
+    });
+  }
+  return byKey;
+}
+
+export function buildRunComparison(
+  a: RunDetail,
+  b: RunDetail,
+  metric: string,
+  stats: Map<string, DiffStats> = new Map(),
+): TableModel {
   const info = metricInfo(metric);
   const unit = info.unit === 'samples' ? '' : info.unit;
+  const parts = (run: RunDetail, c: RunDetail['cells'][number]) => ({
+    v: run.variants.find((x) => x.id === c.variant_id)?.name,
+    s: run.scenarios.find((x) => x.id === c.scenario_id),
+    l: run.loads.find((x) => x.id === c.load_id),
+  });
   const keyOf = (run: RunDetail, c: RunDetail['cells'][number]): string | null => {
-    const v = run.variants.find((x) => x.id === c.variant_id)?.name;
-    const s = run.scenarios.find((x) => x.id === c.scenario_id)?.name;
-    const l = run.loads.find((x) => x.id === c.load_id)?.key;
-    return v === undefined || s === undefined || l === undefined ? null : `${v}\u0000${s}\u0000${l}\u0000${c.mode}`;
+    const { v, s, l } = parts(run, c);
+    return v === undefined || s === undefined || l === undefined ? null : key(v, s.name, l.key, c.mode);
   };
   const inB = new Map<string, RunDetail['cells'][number]>();
   for (const c of b.cells) {
@@ -27,10 +57,7 @@ export function buildRunComparison(a: RunDetail, b: RunDetail, metric: string): 
     { key: 'variant', label: 'Variant', role: 'label' },
     { key: 'scenario', label: 'Scenario', role: 'label' },
     { key: 'load', label: 'Load', role: 'label' },
-    { key: 'a', label: `run ${a.slug}${a.agent_version ? ` (${a.agent_version})` : ''}`, role: 'reference', unit, group: info.title },
-    { key: 'b', label: `run ${b.slug}${b.agent_version ? ` (${b.agent_version})` : ''}`, role: 'variant', unit, group: info.title },
-    { key: 'diff', label: 'diff', role: 'diff', unit, group: info.title, direction: info.direction },
-    { key: 'pct', label: 'Δ%', role: 'percent', group: info.title, direction: info.direction },
+    { key: 'cmp', label: info.title, role: 'comparison', unit, direction: info.direction },
   ];
   const rows: Row[] = [];
   for (const c of ordered) {
@@ -39,19 +66,22 @@ export function buildRunComparison(a: RunDetail, b: RunDetail, metric: string): 
     if (!k || !other) continue;
     const cmp = compare(cellValue(c, metric), cellValue(other, metric));
     if (cmp.reference === null && cmp.variant === null) continue;
-    const scenario = a.scenarios.find((s) => s.id === c.scenario_id);
+    const { v, s, l } = parts(a, c);
     rows.push({
       id: k,
       values: {
-        variant: a.variants.find((v) => v.id === c.variant_id)?.name ?? '',
-        scenario: scenario ? scenarioLabel(scenario) : '',
-        load: (a.loads.find((l) => l.id === c.load_id)?.label ?? '') + (c.mode ? ` ${c.mode}` : ''),
-        a: cmp.reference,
-        b: cmp.variant,
-        diff: cmp.diff,
-        pct: cmp.pct,
+        variant: v ?? '',
+        scenario: s ? scenarioLabel(s) : '',
+        load: (l?.label ?? '') + (c.mode ? ` ${c.mode}` : ''),
+        cmp: { kind: 'comparison', ...cmp, stats: stats.get(k) ?? null },
       },
     });
   }
-  return { title: `${info.title}: run ${a.slug} → run ${b.slug}`, columns, rows };
+  const name = (r: RunDetail): string => `run ${r.slug}${r.agent_version ? ` (${r.agent_version})` : ''}`;
+  return {
+    title: `${info.title}: run ${a.slug} → run ${b.slug}`,
+    columns,
+    rows,
+    sides: { reference: name(a), variant: name(b) },
+  };
 }

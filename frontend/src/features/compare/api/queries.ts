@@ -9,3 +9,13 @@ export function compareRunQuery(slug: string) {
     enabled: slug.length > 0,
   });
 }
+
+/** The API's A/B statistics of run b − run a, cell by cell, for one metric. */
+export function compareStatsQuery(a: string, b: string, metric: string) {
+  return queryOptions({
+    queryKey: ['compare', a, b, metric],
+    queryFn: ({ signal }) => unwrap(api().GET('/api/v1/compare', { params: { query: { a, b, metric } }, signal })),
+    enabled: a.length > 0 && b.length > 0,
+    staleTime: 60_000,
+  });
+}
