@@ -126,6 +126,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{slug}/annotations/{annotation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Annotation */
+        delete: operations["delete_annotation_api_v1_projects__slug__annotations__annotation_id__delete"];
+        options?: never;
+        head?: never;
+        /** Edit Annotation */
+        patch: operations["edit_annotation_api_v1_projects__slug__annotations__annotation_id__patch"];
+        trace?: never;
+    };
     "/api/v1/projects/{slug}/plans": {
         parameters: {
             query?: never;
@@ -884,6 +902,22 @@ export interface components {
             /** Title */
             title: string;
         };
+        /**
+         * AnnotationPatch
+         * @description Fields to change; an omitted field keeps its value. The result still needs agent_version or at.
+         */
+        AnnotationPatch: {
+            /** Agent Version */
+            agent_version?: string | null;
+            /** At */
+            at?: string | null;
+            /** Kind */
+            kind?: ("release" | "jdk" | "infra" | "other") | null;
+            /** Known Change */
+            known_change?: boolean | null;
+            /** Title */
+            title?: string | null;
+        };
         /** Body_upload_results_api_v1_runs__slug__results_post */
         Body_upload_results_api_v1_runs__slug__results_post: {
             /** Files */
@@ -1226,6 +1260,11 @@ export interface components {
             name: string;
             /** Pool */
             pool: string;
+            /**
+             * Source Yaml
+             * @description The YAML text the plan was saved from; null when saved as JSON
+             */
+            source_yaml?: string | null;
             /** Version */
             version: number;
         };
@@ -1700,6 +1739,11 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Error
+             * @description JMH score error (± at 99.9%), for the score metric
+             */
+            error?: number | null;
             /** Is Valid */
             is_valid: boolean;
             /** Run */
@@ -2110,6 +2154,72 @@ export interface operations {
         responses: {
             /** @description Successful Response */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_annotation_api_v1_projects__slug__annotations__annotation_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                annotation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    edit_annotation_api_v1_projects__slug__annotations__annotation_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                annotation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnnotationPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };

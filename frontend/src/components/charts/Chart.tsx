@@ -27,9 +27,12 @@ export function ChartWithTable({
   chart,
   table,
   stacked = false,
+  pageSize,
 }: {
   chart: ChartProps;
   table: TableModel;
+  /** Long tables (a history of thousands of runs) show a page of rows at a time. */
+  pageSize?: number;
   /** Wide tables go under the chart instead of beside it. */
   stacked?: boolean;
 }): ReactElement {
@@ -38,7 +41,7 @@ export function ChartWithTable({
       <Chart {...chart} />
       <div className="chart-table">
         <ExportButtons model={table} filename={chart.filename} />
-        <DataTable model={table} />
+        <DataTable model={table} pageSize={pageSize} />
       </div>
     </figure>
   );

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, type ReactElement } from 'react';
 import { Link, useParams } from 'react-router';
 import { preloadCharts } from '@/components/charts/Chart';
+import { variantColors } from '@/components/charts/colors';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { ProjectTabs } from '@/components/ProjectTabs';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
@@ -181,6 +182,7 @@ export function HistoryPage(): ReactElement {
               axis={state.x}
               annotations={annotations.data?.items ?? []}
               heading="History"
+              color={variantColors(choices.variants)(t.variant)}
             />
           ))}
         </div>
