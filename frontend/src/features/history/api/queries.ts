@@ -39,3 +39,31 @@ export function analysisSettingsQuery(slug: string) {
       unwrap(api().GET('/api/v1/projects/{slug}/settings', { params: { path: { slug } }, signal })),
   });
 }
+
+export type AnnotationFields = {
+  kind: 'release' | 'jdk' | 'infra' | 'other';
+  title: string;
+  agent_version: string | null;
+  at: string | null;
+  known_change: boolean;
+};
+
+export function createAnnotation(slug: string, body: AnnotationFields) {
+  return unwrap(api().POST('/api/v1/projects/{slug}/annotations', { params: { path: { slug } }, body }));
+}
+
+export function updateAnnotation(slug: string, id: number, body: Partial<AnnotationFields>) {
+  return unwrap(
+    api().PATCH('/api/v1/projects/{slug}/annotations/{annotation_id}', {
+      params: { path: { slug, annotation_id: id } },
+      body,
+    }),
+  );
+}
+
+export async function deleteAnnotation(slug: string, id: number): Promise<void> {
+  const { error, response } = await api().DELETE('/api/v1/projects/{slug}/annotations/{annotation_id}', {
+    params: { path: { slug, annotation_id: id } },
+  });
+  if (!response.ok) await unwrap(Promise.resolve({ data: undefined, error: error ?? {}, response }));
+}

@@ -11,6 +11,7 @@ import { metricInfo } from '@/lib/metrics';
 import { useUrlState } from '@/lib/useUrlState';
 import { annotationsQuery, trailsQuery } from '../api/queries';
 import { HISTORY_VIEW_SCHEMA, JMH_METRICS, LOAD_TEST_METRICS } from './historyViewState';
+import { AnnotationsPanel } from './AnnotationsPanel';
 import { TrailChart } from './TrailChart';
 
 export function HistoryPage(): ReactElement {
@@ -187,6 +188,7 @@ export function HistoryPage(): ReactElement {
           ))}
         </div>
       )}
+      <AnnotationsPanel slug={slug} annotations={annotations.data?.items ?? []} />
     </section>
   );
 }

@@ -71,10 +71,13 @@ export function TrailChart({
     const alerted = series.alerts.filter((a) => points.some((p) => p.run === a.run));
     const many = points.length > 300;
     const errors = kind === 'trail' && points.some((p) => p.error != null) ? points.map((p) => p.error ?? 0) : null;
+    // Beyond a thousand runs the line carries the points (hover and click still find the nearest run)
+    // and only invalid runs get a marker: thousands of SVG markers are most of the drawing time.
+    const lineOnly = points.length > 1000;
     const data: Data[] = [
       {
         type: 'scatter',
-        mode: 'lines+markers',
+        mode: lineOnly ? 'lines' : 'lines+markers',
         name: kind === 'overhead' ? `${trail.variant} − ${series.referenceVariant ?? 'reference'}` : trail.variant,
         x: placed.x,
         y: points.map((p) => p.value),
@@ -87,6 +90,19 @@ export function TrailChart({
         ...(errors ? { error_y: { type: 'data' as const, array: errors, visible: true, color, thickness: 1, width: 3 } } : {}),
       },
     ];
+    if (lineOnly && points.some((p) => !p.is_valid)) {
+      const invalid = points.map((p, i) => [p, i] as const).filter(([p]) => !p.is_valid);
+      data.push({
+        type: 'scatter',
+        mode: 'markers',
+        name: 'invalid run',
+        x: invalid.map(([, i]) => placed.x[i]),
+        y: invalid.map(([p]) => p.value),
+        customdata: invalid.map(([p]) => p.run),
+        hovertemplate: 'invalid run %{customdata}<br>%{y}<extra></extra>',
+        marker: { size: 6, color: '#b9c0cb' },
+      });
+    }
     if (kind === 'overhead' && points.some((p) => p.ci_low_pct != null)) {
       // The 95% interval of each overhead as a band (lower edge, then the upper edge filled down to it).
       const band = { type: 'scatter' as const, mode: 'lines' as const, x: placed.x, hoverinfo: 'skip' as const, line: { width: 0, color } };

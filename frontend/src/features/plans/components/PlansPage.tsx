@@ -5,10 +5,10 @@ import type { PlanOut } from '@/api/client';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { ProjectTabs } from '@/components/ProjectTabs';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
+import { planText } from '../planText';
 import { formatDateTime } from '@/lib/format';
 import { enumCodec, stringCodec, type Schema } from '@/lib/urlState';
 import { useUrlState } from '@/lib/useUrlState';
-import { toYaml } from '@/lib/yaml';
 import { plansQuery, planVersionsQuery } from '../api/queries';
 import { SchedulesSection } from './SchedulesSection';
 import { StartRunForm } from './StartRunForm';
@@ -34,7 +34,7 @@ function PlanDetail({ slug, latest, state, setState }: {
   const versions = useQuery(planVersionsQuery(slug, latest.name));
   const all = versions.data?.items ?? [latest];
   const plan = all.find((p) => String(p.version) === state.version) ?? all.find((p) => p.version === latest.version) ?? latest;
-  const body = state.format === 'json' ? JSON.stringify(plan.body, null, 2) + '\n' : toYaml(plan.body);
+  const body = planText(plan, state.format);
   return (
     <section aria-labelledby="plan-h">
       <h2 id="plan-h">
@@ -63,7 +63,14 @@ function PlanDetail({ slug, latest, state, setState }: {
           </label>
         </fieldset>
       </div>
-      <pre aria-label="Plan body">{body}</pre>
+      <p className="muted">
+        {state.format === 'json'
+          ? 'The stored body as JSON.'
+          : body.origin === 'saved'
+            ? 'The YAML as it was saved, comments and key order included.'
+            : 'This version was saved as JSON; shown here as YAML.'}
+      </p>
+      <pre aria-label="Plan body" tabIndex={0}>{body.text}</pre>
       <h3>Start a run</h3>
       <p className="muted">
         The run is queued for a runner on pool <code>{plan.pool}</code>; its page shows progress live.
