@@ -128,7 +128,8 @@ export function DataTable({
     }
   }
   return (
-    <div className={fit ? 'table-fit' : 'table-scroll'}>
+    // A scrolling container is focusable, so keyboard users can scroll it too.
+    <div className={fit ? 'table-fit' : 'table-scroll'} tabIndex={fit ? undefined : 0}>
       <table aria-label={model.title}>
         {caption ? <caption>{caption}</caption> : null}
         <thead>
