@@ -182,7 +182,7 @@ async function main() {
   // One warm-up visit takes the drawn charts' data and layout for the static page.
   const figures = await figuresOf(browser, runUrl);
   if (!figures.length) throw new Error(`run ${slug} draws no chart`);
-  const plotlyJs = readFileSync(join(root, 'node_modules/plotly.js-cartesian-dist-min/plotly-cartesian.min.js'));
+  const plotlyJs = readFileSync(join(root, 'node_modules/plotly.js-basic-dist-min/plotly-basic.min.js'));
   const { server, url: staticUrl } = await staticPage(figures, plotlyJs);
 
   const { project, trail } = await pickTrail(base);

@@ -2,7 +2,7 @@
  * The only module that imports Plotly. It is loaded on demand (see ./Chart.tsx), so pages without
  * charts, and the first paint of pages with them, do not pay for the ~540 kB gzip bundle.
  */
-import Plotly from 'plotly.js-cartesian-dist-min';
+import Plotly from 'plotly.js-basic-dist-min';
 import type { Data, Layout, PlotlyHTMLElement } from 'plotly.js';
 import createPlotlyComponent from 'react-plotly.js/factory';
 import { useCallback, useRef, type ReactElement } from 'react';
