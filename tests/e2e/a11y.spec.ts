@@ -62,3 +62,12 @@ test('the run page is usable from the keyboard: Tab reaches the view options and
   await page.keyboard.press('ArrowDown');
   await expect(page).toHaveURL(/[?&]p=p90/);
 });
+
+test('the check itself finds a serious violation when there is one', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+  // An unlabelled form control (axe "label", critical) injected into a real page.
+  await page.evaluate(() => document.querySelector('main')?.append(Object.assign(document.createElement('input'), { type: 'text' })));
+  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa']).analyze();
+  expect(results.violations.map((v) => v.id)).toContain('label');
+});

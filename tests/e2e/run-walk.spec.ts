@@ -192,6 +192,9 @@ test('N variants × scenario × load matrix shows ratios to the reference (hey)'
       await expectShownNumber(cell.locator('[data-part="ratio"]'), tps / refTps);
     }
   }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const box = (await table.boundingBox())!;
+  expect(box.x + box.width, 'right edge of the matrix').toBeLessThanOrEqual(1280);
   await shot(page, '06-hey-matrix');
 });
 
@@ -216,6 +219,12 @@ test('JMH modes show each variant minus no-instrumentation in the score unit', a
     const cell = row.locator(`td[data-col="${sdk.id}.cmp"]`);
     await expectShownNumber(cell.locator('[data-part="diff"]'), num(other, 'score') - num(sample, 'score'));
     await expectShownNumber(cell.locator('[data-part="reference"]'), num(sample, 'score'));
+  }
+  // At 1280 px every mode's table fits: right edge inside the viewport.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  for (const mode of modes) {
+    const box = (await page.getByRole('table', { name: new RegExp(`^JMH ${mode} `) }).boundingBox())!;
+    expect(box.x + box.width, `right edge of the ${mode} table`).toBeLessThanOrEqual(1280);
   }
   await shot(page, '07-jmh');
 });

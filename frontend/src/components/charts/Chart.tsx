@@ -28,11 +28,14 @@ export function ChartWithTable({
   table,
   stacked = false,
   pageSize,
+  fit = false,
 }: {
   chart: ChartProps;
   table: TableModel;
   /** Long tables (a history of thousands of runs) show a page of rows at a time. */
   pageSize?: number;
+  /** The table fits the page width (cells wrap), for the seeds' lead tables. */
+  fit?: boolean;
   /** Wide tables go under the chart instead of beside it. */
   stacked?: boolean;
 }): ReactElement {
@@ -41,7 +44,7 @@ export function ChartWithTable({
       <Chart {...chart} />
       <div className="chart-table" tabIndex={0} aria-label={`${table.title}: table`} role="group">
         <ExportButtons model={table} filename={chart.filename} />
-        <DataTable model={table} pageSize={pageSize} />
+        <DataTable model={table} pageSize={pageSize} fit={fit} />
       </div>
     </figure>
   );

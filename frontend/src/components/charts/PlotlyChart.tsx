@@ -58,7 +58,7 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
       props.yType === 'category'
         ? { type: 'category', automargin: true, title: { text: props.yTitle ?? '' } }
         : { title: { text: props.yTitle ?? '' }, rangemode: 'tozero', automargin: true },
-    legend: props.yType === 'category' ? { orientation: 'h', x: 0, y: 1.02, yanchor: 'bottom', traceorder: 'reversed' } : { orientation: 'h', y: -0.25 },
+    legend: { orientation: 'h', y: -0.25, ...(props.yType === 'category' ? { traceorder: 'reversed' as const } : {}) },
     hovermode: onPointClick ? 'closest' : props.yType === 'category' ? 'y unified' : 'x unified',
     shapes: markers.map((m) => ({
       type: 'line' as const,

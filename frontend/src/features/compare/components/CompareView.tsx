@@ -103,6 +103,7 @@ export function CompareView(): ReactElement {
           }}
           table={model}
           stacked
+          fit
         />
       )}
     </section>

@@ -5,6 +5,7 @@ import { useNavigate } from 'react-router';
 import type { AnnotationOut, TrailOut } from '@/api/client';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
+import { metricInfo } from '@/lib/metrics';
 import {
   annotationMarkers,
   changePointMarkers,
@@ -146,7 +147,7 @@ export function TrailChart({
           title,
           data,
           xTitle: axis === 'version' ? 'Agent version' : axis === 'commit' ? 'Commit' : 'Time',
-          yTitle: kind === 'overhead' ? '% of the reference' : `${metric}${series.unit ? ` (${series.unit})` : ''}`,
+          yTitle: kind === 'overhead' ? '% of the reference' : `${metric === 'score' ? 'score' : metricInfo(metric).title}${series.unit ? ` (${series.unit})` : ''}`,
           xType: placed.xType,
           xTicks: placed.ticks,
           height,

@@ -5,6 +5,7 @@ import type { PlanOut } from '@/api/client';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { ProjectTabs } from '@/components/ProjectTabs';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
+import { DataTable } from '@/components/DataTable';
 import { planText } from '../planText';
 import { formatDateTime } from '@/lib/format';
 import { enumCodec, stringCodec, type Schema } from '@/lib/urlState';
@@ -112,34 +113,31 @@ export function PlansPage(): ReactElement {
         </Empty>
       ) : (
         <>
-          <table aria-label="Plans">
-            <thead>
-              <tr>
-                <th scope="col">Plan</th>
-                <th scope="col">Latest version</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Pool</th>
-                <th scope="col">Variants</th>
-                <th scope="col">Saved</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((p) => (
-                <tr key={p.name} aria-current={p.name === selected?.name ? 'true' : undefined}>
-                  <th scope="row">
-                    <Link to={`?plan=${encodeURIComponent(p.name)}`} replace>
-                      {p.name}
-                    </Link>
-                  </th>
-                  <td>{p.version}</td>
-                  <td>{String(p.body.tool ?? '—')}</td>
-                  <td>{p.pool}</td>
-                  <td>{Array.isArray(p.body.variants) ? p.body.variants.length : '—'}</td>
-                  <td>{formatDateTime(p.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            model={{
+              title: 'Plans',
+              columns: [
+                { key: 'name', label: 'Plan', role: 'label' },
+                { key: 'version', label: 'Latest version', role: 'value' },
+                { key: 'tool', label: 'Tool', role: 'value' },
+                { key: 'pool', label: 'Pool', role: 'value' },
+                { key: 'variants', label: 'Variants', role: 'value' },
+                { key: 'saved', label: 'Saved', role: 'value' },
+              ],
+              rows: items.map((p) => ({
+                id: p.name,
+                href: `?plan=${encodeURIComponent(p.name)}`,
+                values: {
+                  name: p.name,
+                  version: p.version,
+                  tool: String(p.body.tool ?? '—'),
+                  pool: p.pool,
+                  variants: Array.isArray(p.body.variants) ? p.body.variants.length : null,
+                  saved: formatDateTime(p.created_at),
+                },
+              })),
+            }}
+          />
           <CopyLinkButton />
           {selected ? (
             <PlanDetail

@@ -68,6 +68,7 @@ export function JmhTables({
             }}
             table={table}
             stacked
+            fit
           />
         );
       })}

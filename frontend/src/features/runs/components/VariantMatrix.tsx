@@ -84,6 +84,7 @@ export function VariantMatrix({
         }}
         table={model}
         stacked
+        fit
       />
     </section>
   );
