@@ -42,7 +42,7 @@ export function ChartWithTable({
   return (
     <figure className={stacked ? 'chart-with-table stacked' : 'chart-with-table'} aria-label={chart.title}>
       <Chart {...chart} />
-      <div className="chart-table" tabIndex={0} aria-label={`${table.title}: table`} role="group">
+      <div className="chart-table" tabIndex={stacked ? undefined : 0} aria-label={`${table.title}: table`} role="group">
         <ExportButtons model={table} filename={chart.filename} />
         <DataTable model={table} pageSize={pageSize} fit={fit} />
       </div>

@@ -40,6 +40,8 @@ export function CompareView(): ReactElement {
   if (b.error) return <ErrorState error={b.error} what={`run '${state.b}'`} />;
   const model = buildRunComparison(a.data, b.data, state.metric, compareStats(stats.data));
   const info = metricInfo(state.metric);
+  // Plotly draws the first category at the bottom: reversed, the chart reads top-down like the table.
+  const bottomUp = [...model.rows].reverse();
   return (
     <section>
       <nav aria-label="Breadcrumb" className="crumbs">
@@ -78,18 +80,18 @@ export function CompareView(): ReactElement {
                 type: 'bar',
                 orientation: 'h',
                 name: 'Δ%',
-                y: model.rows.map((r) => `${r.values.variant} · ${r.values.scenario} · ${r.values.load}`),
-                x: model.rows.map((r) => (isComparison(r.values.cmp) ? r.values.cmp.pct : null)),
+                y: bottomUp.map((r) => `${r.values.variant} · ${r.values.scenario} · ${r.values.load}`),
+                x: bottomUp.map((r) => (isComparison(r.values.cmp) ? r.values.cmp.pct : null)),
                 error_x: {
                   type: 'data',
                   symmetric: false,
                   visible: true,
                   // The API's interval of the difference, in percent of run a's value.
-                  array: model.rows.map((r) => {
+                  array: bottomUp.map((r) => {
                     const c = r.values.cmp;
                     return isComparison(c) && c.stats?.high != null && c.reference ? ((c.stats.high - (c.diff ?? 0)) / Math.abs(c.reference)) * 100 : 0;
                   }),
-                  arrayminus: model.rows.map((r) => {
+                  arrayminus: bottomUp.map((r) => {
                     const c = r.values.cmp;
                     return isComparison(c) && c.stats?.low != null && c.reference ? (((c.diff ?? 0) - c.stats.low) / Math.abs(c.reference)) * 100 : 0;
                   }),
