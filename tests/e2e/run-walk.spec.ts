@@ -77,6 +77,8 @@ async function expectBreakdownMatches(page: Page, run: Run, metric: string): Pro
 }
 
 test('projects → project → run → breakdown → overlay → permalink → compare', async ({ page, browser }) => {
+  // Three metrics × three loads × two scenarios of values, intervals and verdicts checked against the API.
+  test.setTimeout(150_000);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   const [slugA, slugB] = state.jtlRuns;
