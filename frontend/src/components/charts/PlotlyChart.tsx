@@ -43,9 +43,10 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
   const markers = props.markers ?? [];
 
   const layout: Partial<Layout> = {
-    title: { text: props.title, font: { size: 14 } },
+    title: { text: props.title, font: { size: 14 }, y: 0.99, yanchor: 'top' },
     height: props.height ?? 320,
-    margin: { l: 60, r: 20, t: 40, b: 50 },
+    // Horizontal bars keep their legend between the title and the plot: below, it ran over the table.
+    margin: { l: 60, r: 20, t: props.yType === 'category' ? 75 : 40, b: 50 },
     barmode: 'group',
     xaxis: {
       title: { text: props.xTitle ?? '' },
@@ -58,7 +59,10 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
       props.yType === 'category'
         ? { type: 'category', automargin: true, title: { text: props.yTitle ?? '' } }
         : { title: { text: props.yTitle ?? '' }, rangemode: 'tozero', automargin: true },
-    legend: { orientation: 'h', y: -0.25, ...(props.yType === 'category' ? { traceorder: 'reversed' as const } : {}) },
+    legend:
+      props.yType === 'category'
+        ? { orientation: 'h', x: 0, y: 1, yanchor: 'bottom', traceorder: 'reversed' }
+        : { orientation: 'h', y: -0.25 },
     hovermode: onPointClick ? 'closest' : props.yType === 'category' ? 'y unified' : 'x unified',
     shapes: markers.map((m) => ({
       type: 'line' as const,
