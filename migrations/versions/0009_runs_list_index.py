@@ -1,13 +1,13 @@
 """runs list index: a project's runs newest first (the runs list and its keyset pagination)
 
 Revision ID: 0009
-Revises: 0005
+Revises: 0006
 """
 
 from alembic import op
 
 revision = '0009'
-down_revision = '0005'
+down_revision = '0006'
 branch_labels = None
 depends_on = None
 

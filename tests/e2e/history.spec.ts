@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { apiJson, loadState, REPO, XRAY_VERSIONS } from './support/api';
 import { expectShownNumber } from './support/numbers';
-import { shot } from './support/page';
+import { adminToken, setToken, shot } from './support/page';
 
 interface Trail { id: number; scenario: string; variant: string; mode: string; load_key: string }
 interface TrailDetail { points: { run: string; agent_version: string; value: number }[] }
@@ -149,4 +149,41 @@ test('project overview shows each key overhead as a small trend, with the same n
   }
   await expect(section.locator('.scatterlayer .trace')).toHaveCount(trails.length);
   await shot(page, '13-project-overview-trend');
+});
+
+test('annotations are added, edited and deleted on History with an uploader token', async ({ page }) => {
+  type Annotation = { id: number; title: string; agent_version: string | null; kind: string };
+  const list = async (): Promise<Annotation[]> =>
+    (await apiJson<{ items: Annotation[] }>(`/api/v1/projects/${state.alertProject}/annotations`)).items;
+  await page.goto(`/p/${state.alertProject}/history?scenario=*&variant=agent&loads=threads:50`);
+  const panel = page.getByRole('region', { name: 'Annotations' });
+  await expect(panel.getByRole('note')).toContainText('uploader');
+  await setToken(page, adminToken());
+
+  const form = panel.getByRole('form', { name: 'New annotation' });
+  await form.getByLabel('Kind').selectOption('infra');
+  await form.getByLabel('Title').fill('Load host moved to c6i');
+  await form.getByLabel('Agent version').fill('1.2.0');
+  await form.getByRole('button', { name: 'Add annotation' }).click();
+  const item = panel.getByRole('listitem', { name: 'Annotation Load host moved to c6i' });
+  await expect(item).toContainText('at version 1.2.0');
+  let created = (await list()).find((a) => a.title === 'Load host moved to c6i');
+  expect(created).toMatchObject({ kind: 'infra', agent_version: '1.2.0' });
+  // Drawn on the chart at its version.
+  const region = page.getByRole('region', { name: 'History 50 threads' });
+  await expect(region.locator('.annotation-text', { hasText: 'Load host moved to c6i' })).toBeVisible();
+  await shot(page, '14-history-annotations');
+
+  await item.getByRole('button', { name: 'Edit annotation Load host moved to c6i' }).click();
+  const edit = panel.getByRole('form', { name: 'Edit annotation Load host moved to c6i' });
+  await edit.getByLabel('Title').fill('Load host moved to c6i.xlarge');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await expect(panel.getByRole('listitem', { name: 'Annotation Load host moved to c6i.xlarge' })).toBeVisible();
+  created = (await list()).find((a) => a.id === created!.id);
+  expect(created?.title).toBe('Load host moved to c6i.xlarge');
+
+  page.once('dialog', (d) => void d.accept());
+  await panel.getByRole('button', { name: 'Delete annotation Load host moved to c6i.xlarge' }).click();
+  await expect(panel.getByRole('listitem', { name: 'Annotation Load host moved to c6i.xlarge' })).toHaveCount(0);
+  expect((await list()).some((a) => a.id === created!.id)).toBe(false);
 });

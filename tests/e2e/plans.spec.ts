@@ -136,3 +136,33 @@ test('schedules: create, disable, edit cron; read back from the API', async ({ p
   expect((await added()).cron).toBe('30 4 * * 1');
   await shot(page, '32-schedules');
 });
+
+test('a plan saved as YAML is shown as written, comments and key order kept', async ({ page }) => {
+  const yamlText = [
+    '# Smoke test of the local target: kept exactly as written.',
+    'version: 1',
+    'name: hey-yaml',
+    'tool: hey',
+    'pool: local',
+    'loads:',
+    '  - concurrency: 1',
+    '    requests: 20   # a handful is enough',
+    'scenarios:',
+    '  - name: ok',
+    '    path: /ok',
+    'variants:',
+    '  - name: target',
+    '    role: reference',
+    `    target: ${state.targetUrl}`,
+    '',
+  ].join('\n');
+  await apiJson(`/api/v1/projects/${state.planProject}/plans`, {
+    method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: yamlText,
+  }, adminToken());
+  await page.goto(`/p/${state.planProject}/plans?plan=hey-yaml`);
+  const body = page.getByLabel('Plan body');
+  await expect(body).toContainText('# a handful is enough');
+  expect((await body.innerText()).trimEnd()).toBe(yamlText.trimEnd());
+  await expect(page.getByText('The YAML as it was saved')).toBeVisible();
+  await shot(page, '32-plan-yaml');
+});

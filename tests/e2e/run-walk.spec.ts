@@ -1,26 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Locator, type Page } from '@playwright/test';
+import type { components } from '../../frontend/src/api/schema';
 import { apiJson, loadState, SCREENSHOTS } from './support/api';
 import { expectShownNumber } from './support/numbers';
 
-interface Cell {
-  id: number;
-  variant_id: number;
-  scenario_id: number;
-  load_id: number;
-  mode: string;
-  [metric: string]: unknown;
-}
-interface Run {
-  slug: string;
-  project: string;
-  agent_version: string | null;
-  variants: { id: number; name: string; is_reference: boolean }[];
-  scenarios: { id: number; name: string }[];
-  loads: { id: number; key: string; label: string; kind: string; value: number | null }[];
-  cells: Cell[];
-}
+type Schemas = components['schemas'];
+type Run = Schemas['RunDetail'];
+type Cell = Schemas['CellOut'];
+type AbResult = Schemas['AbOut'];
+type Overheads = Schemas['RunOverheads'];
+type Compared = Schemas['CompareOut'];
 
 const state = loadState();
 mkdirSync(SCREENSHOTS, { recursive: true });
@@ -39,29 +29,56 @@ function cellOf(run: Run, variant: string, scenario: string, loadKey: string): C
 }
 
 function num(c: Cell, metric: string): number {
-  const v = c[metric];
+  const v = (c as unknown as Record<string, unknown>)[metric];
   if (typeof v !== 'number') throw new Error(`cell ${c.id} has no ${metric}`);
   return v;
 }
 
+/** The shown "[low, high]" interval of a cell's detail line equals the API's, within its rounding. */
+async function expectInterval(detail: Locator, result: AbResult | undefined): Promise<void> {
+  const text = (await detail.innerText()).trim();
+  if (!result || result.ci_low === null || result.ci_high === null) return;
+  const m = /\[([^,\]]+), ([^\]]+)\]/.exec(text);
+  expect(m, `interval in '${text}'`).not.toBeNull();
+  for (const [shown, api] of [[m![1], result.ci_low], [m![2], result.ci_high]] as const) {
+    const decimals = (shown.replace(/[+]/g, '').split('.')[1] ?? '').length;
+    expect(Math.abs(Number(shown.replace('+', '')) - api)).toBeLessThanOrEqual(0.5 * 10 ** -decimals + 1e-9);
+  }
+  expect(text).toContain(result.verdict);
+  if (result.verdict === 'too noisy to tell' && result.mde !== null) expect(text).toMatch(/MDE ±/);
+}
+
 async function expectBreakdownMatches(page: Page, run: Run, metric: string): Promise<void> {
+  const overheads = await apiJson<Overheads>(`/api/v1/runs/${run.slug}/overheads?metric=${metric}`);
   for (const load of run.loads) {
     const section = page.getByRole('region', { name: `thread group ${load.label}` });
     const table = section.getByRole('table');
     await expect(table).toBeVisible();
     for (const scenario of ['API-URI-owner-3spans', 'API-URI-vets-10spans']) {
       const row = table.getByRole('row', { name: new RegExp(`^${scenario}`) });
+      const cell = row.locator(`td[data-col="${metric}"]`);
       const ref = num(cellOf(run, 'baseline', scenario, load.key), metric);
       const agent = num(cellOf(run, 'agent', scenario, load.key), metric);
-      await expectShownNumber(row.locator(`td[data-col="${metric}.ref"]`), ref);
-      await expectShownNumber(row.locator(`td[data-col="${metric}.var"]`), agent);
+      await expectShownNumber(cell.locator('[data-part="reference"]'), ref);
+      await expectShownNumber(cell.locator('[data-part="variant"]'), agent);
       // The difference is recomputed here from the API's two values, not read from the page's model.
-      await expectShownNumber(row.locator(`td[data-col="${metric}.diff"]`), agent - ref);
+      await expectShownNumber(cell.locator('[data-part="diff"]'), agent - ref);
+      const api = overheads.items.find(
+        (i) => i.variant === 'agent' && i.cell.scenario === scenario && i.cell.load_key === load.key,
+      )?.result;
+      expect(api, `overhead of ${scenario} at ${load.key}`).toBeDefined();
+      // The statistics arrive after the values: wait for the verdict, then compare the interval.
+      await expect(cell.locator('[data-part="detail"]')).toContainText(api!.verdict);
+      await expectInterval(cell.locator('[data-part="detail"]'), api);
+      const significant = api!.ci_low !== null && api!.ci_high !== null && (api!.ci_low > 0 || api!.ci_high < 0);
+      await expect(cell.getByRole('img', { name: 'interval excludes 0' })).toHaveCount(significant ? 1 : 0);
     }
   }
 }
 
 test('projects → project → run → breakdown → overlay → permalink → compare', async ({ page, browser }) => {
+  // Three metrics × three loads × two scenarios of values, intervals and verdicts checked against the API.
+  test.setTimeout(150_000);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   const [slugA, slugB] = state.jtlRuns;
@@ -85,6 +102,20 @@ test('projects → project → run → breakdown → overlay → permalink → c
   await expect(page.getByText('m5.xlarge 4 CPU 16 GB')).toBeVisible();
   await expectBreakdownMatches(page, run, 'latency_p75');
   await expectBreakdownMatches(page, run, 'throughput');
+  await expectBreakdownMatches(page, run, 'latency_mean');
+
+  // At 1280 px the whole lead table is on screen: no sideways scrolling, right edge inside the viewport.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  for (const load of run.loads) {
+    const table = page.getByRole('region', { name: `thread group ${load.label}` }).getByRole('table');
+    const box = (await table.boundingBox())!;
+    expect(box.x + box.width, `right edge of ${load.label}`).toBeLessThanOrEqual(1280);
+  }
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+  await page.getByRole('region', { name: `thread group ${run.loads[0].label}` }).screenshot({
+    path: resolve(SCREENSHOTS, '03a-run-lead-table-1280.png'),
+  });
+  await page.setViewportSize({ width: 1400, height: 900 });
 
   // Percentile choice goes into the URL and re-shapes every table.
   await page.getByRole('combobox', { name: 'Percentile', exact: true }).selectOption('p99');
@@ -131,9 +162,17 @@ test('projects → project → run → breakdown → overlay → permalink → c
   const row = table.getByRole('row', { name: new RegExp(`^agent API-URI-owner-3spans ${load.label}`) });
   const av = num(cellOf(run, 'agent', 'API-URI-owner-3spans', load.key), 'latency_p75');
   const bv = num(cellOf(b, 'agent', 'API-URI-owner-3spans', load.key), 'latency_p75');
-  await expectShownNumber(row.locator('td[data-col="a"]'), av);
-  await expectShownNumber(row.locator('td[data-col="b"]'), bv);
-  await expectShownNumber(row.locator('td[data-col="diff"]'), bv - av);
+  const cmp = row.locator('td[data-col="cmp"]');
+  await expectShownNumber(cmp.locator('[data-part="reference"]'), av);
+  await expectShownNumber(cmp.locator('[data-part="variant"]'), bv);
+  await expectShownNumber(cmp.locator('[data-part="diff"]'), bv - av);
+  const compared = await apiJson<Compared>(
+    `/api/v1/compare?a=${slugA}&b=${slugB}&metric=latency_p75`,
+  );
+  const stat = compared.items.find((i) => i.a_variant === 'agent' && i.cell.scenario === 'API-URI-owner-3spans' && i.cell.load_key === load.key);
+  expect(stat).toBeDefined();
+  await expect(cmp.locator('[data-part="detail"]')).toContainText(stat!.result.verdict);
+  await expectInterval(cmp.locator('[data-part="detail"]'), stat!.result);
   await shot(page, '05-compare');
   expect(errors).toEqual([]);
 });
@@ -150,10 +189,14 @@ test('N variants × scenario × load matrix shows ratios to the reference (hey)'
     await expectShownNumber(row.locator(`td[data-col="${ref.id}.value"]`), refTps);
     for (const v of run.variants.filter((x) => !x.is_reference)) {
       const tps = num(cellOf(run, v.name, 'static', load.key), 'throughput');
-      await expectShownNumber(row.locator(`td[data-col="${v.id}.value"]`), tps);
-      await expectShownNumber(row.locator(`td[data-col="${v.id}.ratio"]`), tps / refTps);
+      const cell = row.locator(`td[data-col="${v.id}.cmp"]`);
+      await expectShownNumber(cell.locator('[data-part="variant"]'), tps);
+      await expectShownNumber(cell.locator('[data-part="ratio"]'), tps / refTps);
     }
   }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const box = (await table.boundingBox())!;
+  expect(box.x + box.width, 'right edge of the matrix').toBeLessThanOrEqual(1280);
   await shot(page, '06-hey-matrix');
 });
 
@@ -175,7 +218,15 @@ test('JMH modes show each variant minus no-instrumentation in the score unit', a
     )!;
     const row = table.getByRole('row', { name: new RegExp(`^${scenario.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`) }).first();
     await expectShownNumber(row.locator(`td[data-col="${ref.id}.score"]`), num(sample, 'score'));
-    await expectShownNumber(row.locator(`td[data-col="${sdk.id}.diff"]`), num(other, 'score') - num(sample, 'score'));
+    const cell = row.locator(`td[data-col="${sdk.id}.cmp"]`);
+    await expectShownNumber(cell.locator('[data-part="diff"]'), num(other, 'score') - num(sample, 'score'));
+    await expectShownNumber(cell.locator('[data-part="reference"]'), num(sample, 'score'));
+  }
+  // At 1280 px every mode's table fits: right edge inside the viewport.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  for (const mode of modes) {
+    const box = (await page.getByRole('table', { name: new RegExp(`^JMH ${mode} `) }).boundingBox())!;
+    expect(box.x + box.width, `right edge of the ${mode} table`).toBeLessThanOrEqual(1280);
   }
   await shot(page, '07-jmh');
 });

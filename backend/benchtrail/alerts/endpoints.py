@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Response
 from sqlalchemy.orm import Session
 
 from benchtrail.alerts import service, webhooks
 from benchtrail.alerts.schemas import (AlertDetail, AlertEventOut, AlertGroup, AlertList, AlertOut, AlertPatch,
-                                       AlertTrail, AnnotationIn, AnnotationList, AnnotationOut, DeliveryList, State,
+                                       AlertTrail, AnnotationIn, AnnotationList, AnnotationOut, AnnotationPatch,
+                                       DeliveryList, State,
                                        DeliveryOut, WebhookCreated, WebhookIn, WebhookList, WebhookOut)
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
@@ -79,6 +80,21 @@ def add_annotation(slug: str, body: AnnotationIn, session: Session = SessionDep,
     row = service.add_annotation(session, principal, slug, **body.model_dump())
     session.refresh(row)
     return AnnotationOut.model_validate(row, from_attributes=True)
+
+
+@router.patch("/projects/{slug}/annotations/{annotation_id}", response_model=AnnotationOut)
+def edit_annotation(slug: str, annotation_id: int, body: AnnotationPatch, session: Session = SessionDep,
+                    principal: Principal = Depends(get_principal)) -> AnnotationOut:
+    row = service.update_annotation(session, principal, slug, annotation_id, body.model_dump(exclude_unset=True))
+    session.refresh(row)
+    return AnnotationOut.model_validate(row, from_attributes=True)
+
+
+@router.delete("/projects/{slug}/annotations/{annotation_id}", status_code=204)
+def delete_annotation(slug: str, annotation_id: int, session: Session = SessionDep,
+                      principal: Principal = Depends(get_principal)) -> Response:
+    service.delete_annotation(session, principal, slug, annotation_id)
+    return Response(status_code=204)
 
 
 def webhook_out(h: Webhook) -> WebhookOut:

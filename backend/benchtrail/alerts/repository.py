@@ -21,6 +21,11 @@ def alerts_on(session: Session, trail_ids: Sequence[int]) -> Sequence[Alert]:
     return session.scalars(select(Alert).where(Alert.trail_id.in_(list(trail_ids)))).all()
 
 
+def annotation(session: Session, project_id: int, annotation_id: int) -> Annotation | None:
+    return session.scalars(select(Annotation).where(Annotation.id == annotation_id,
+                                                    Annotation.project_id == project_id)).one_or_none()
+
+
 def annotations(session: Session, project_id: int, *, known_only: bool = False) -> Sequence[Annotation]:
     stmt = select(Annotation).where(Annotation.project_id == project_id)
     if known_only:

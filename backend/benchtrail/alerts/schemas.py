@@ -99,6 +99,17 @@ class AnnotationIn(SafeModel):
     known_change: bool = Field(default=False, description="Treat as a known change point: never alerted")
 
 
+class AnnotationPatch(BaseModel):
+    """Fields to change; an omitted field keeps its value. The result still needs agent_version or at."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["release", "jdk", "infra", "other"] | None = None
+    title: str | None = Field(default=None, min_length=1, max_length=300)
+    agent_version: str | None = Field(default=None, max_length=100)
+    at: datetime | None = None
+    known_change: bool | None = None
+
+
 class AnnotationOut(BaseModel):
     id: int
     kind: str

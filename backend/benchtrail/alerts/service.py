@@ -228,6 +228,36 @@ def add_annotation(session: Session, principal: Principal, slug: str, *, kind: s
                                               agent_version=agent_version, at=at, known_change=known_change))
 
 
+def _annotation(session: Session, principal: Principal, slug: str, annotation_id: int) -> Annotation:
+    project = projects.get_visible(session, principal, slug)
+    principal.require(project, "uploader")
+    row = repository.annotation(session, project.id, annotation_id)
+    if row is None:
+        raise NotFound(f"annotation {annotation_id} not found in '{slug}'")
+    return row
+
+
+def update_annotation(session: Session, principal: Principal, slug: str, annotation_id: int,
+                      changes: dict[str, Any]) -> Annotation:
+    """Change the given fields (uploader); null clears agent_version or at, as long as one remains."""
+    row = _annotation(session, principal, slug, annotation_id)
+    for field in ("kind", "title", "known_change"):
+        if changes.get(field) is not None:
+            setattr(row, field, changes[field])
+    for field in ("agent_version", "at"):
+        if field in changes:
+            setattr(row, field, changes[field])
+    if row.agent_version is None and row.at is None:
+        raise InvalidRequest("an annotation needs agent_version or at (a time), to place it on the axis")
+    session.flush()
+    return row
+
+
+def delete_annotation(session: Session, principal: Principal, slug: str, annotation_id: int) -> None:
+    session.delete(_annotation(session, principal, slug, annotation_id))
+    session.flush()
+
+
 def list_annotations(session: Session, principal: Principal, slug: str) -> list[Annotation]:
     project = projects.get_visible(session, principal, slug)
     return list(repository.annotations(session, project.id))

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -23,6 +23,8 @@ class Plan(Base):
     version: Mapped[int] = mapped_column(Integer, default=1)
     pool: Mapped[str] = mapped_column(String(64), default="default")
     body: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    # The YAML text the plan was saved from, comments and key order intact; None when saved as JSON.
+    source_yaml: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = created_at_column()
 
 

@@ -13,6 +13,7 @@ class PlanOut(BaseModel):
     version: int
     pool: str
     body: dict[str, Any]
+    source_yaml: str | None = Field(default=None, description="The YAML text the plan was saved from; null when saved as JSON")
     created_at: datetime
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from typing import Any
 
@@ -20,7 +21,8 @@ from benchtrail.uploads.service import new_slug
 
 
 def plan_out(p: Plan) -> PlanOut:
-    return PlanOut(id=p.id, name=p.name, version=p.version, pool=p.pool, body=p.body, created_at=p.created_at)
+    return PlanOut(id=p.id, name=p.name, version=p.version, pool=p.pool, body=p.body, source_yaml=p.source_yaml,
+                   created_at=p.created_at)
 
 
 def check_targets(body: dict[str, Any]) -> None:
@@ -31,6 +33,14 @@ def check_targets(body: dict[str, Any]) -> None:
                              f"{get_settings().target_allowlist}): {', '.join(bad)}")
 
 
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def save_plan(session: Session, project: Project, text: str) -> Plan:
     """Store a plan; an unchanged body keeps its version, a changed one becomes the next version."""
     body = spec.parse(text)
@@ -39,7 +49,7 @@ def save_plan(session: Session, project: Project, text: str) -> Plan:
     if current is not None and current.body == body:
         return current
     plan = Plan(project_id=project.id, name=body["name"], version=(current.version + 1) if current else 1,
-                pool=body.get("pool", "default"), body=body)
+                pool=body.get("pool", "default"), body=body, source_yaml=None if _is_json(text) else text)
     session.add(plan)
     session.flush()
     return plan

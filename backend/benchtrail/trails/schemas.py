@@ -44,6 +44,7 @@ class TrailPoint(BaseModel):
     commit: str | None
     created_at: datetime
     value: float
+    error: float | None = Field(default=None, description="JMH score error (± at 99.9%), for the score metric")
     is_valid: bool
 
 

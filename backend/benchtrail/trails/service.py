@@ -119,10 +119,13 @@ def trail_detail(session: Session, principal: Principal, trail_id: int, metric: 
                  page: Page = Page()) -> TrailDetail:
     metric = _metric(metric)
     trail, project = get_trail(session, principal, trail_id)
-    rows = repository.trail_cells(session, [trail.id], [metric])
-    points = history.ordered([history.point(run_row, getattr(cell, metric),
-                                            replicates=tuple(cell.replicates or ()) if metric == "score" else ())
-                              for cell, run_row in rows if getattr(cell, metric) is not None])
+    rows = repository.trail_cells(session, [trail.id], [metric, *(("score_error",) if metric == "score" else ())])
+    built = [(history.point(run_row, getattr(cell, metric),
+                            replicates=tuple(cell.replicates or ()) if metric == "score" else ()), cell)
+             for cell, run_row in rows if getattr(cell, metric) is not None]
+    # A JMH score's ± error (99.9%, as JMH prints it), for the chart's error bars.
+    errors = {p.run_id: cell.score_error for p, cell in built} if metric == "score" else {}
+    points = history.ordered([p for p, _ in built])
     unit = rows[0][0].score_unit if rows else None
     m = metric_catalog.get(metric)
     cfg = load(project.settings)
@@ -134,7 +137,8 @@ def trail_detail(session: Session, principal: Principal, trail_id: int, metric: 
         unit=(unit or "") if metric == "score" else m.unit,
         direction=overhead.direction_of(metric, unit),
         points=[TrailPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
-                           value=p.value, is_valid=p.is_valid) for p in (points[i] for i in w.kept)],
+                           value=p.value, error=errors.get(p.run_id), is_valid=p.is_valid)
+                for p in (points[i] for i in w.kept)],
         change_points=change_points, alerts=alert_briefs,
         annotations=[AnnotationOut.model_validate(a, from_attributes=True)
                      for a in alerts_repo.annotations(session, project.id)], **meta)

@@ -107,3 +107,7 @@ export async function unwrap<T>(pending: Promise<FetchResult<T>>): Promise<T> {
   }
   return data;
 }
+
+export type AbOut = Schemas['AbOut'];
+export type RunOverheads = Schemas['RunOverheads'];
+export type CompareOut = Schemas['CompareOut'];

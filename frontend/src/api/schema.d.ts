@@ -126,6 +126,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{slug}/annotations/{annotation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Annotation */
+        delete: operations["delete_annotation_api_v1_projects__slug__annotations__annotation_id__delete"];
+        options?: never;
+        head?: never;
+        /** Edit Annotation */
+        patch: operations["edit_annotation_api_v1_projects__slug__annotations__annotation_id__patch"];
+        trace?: never;
+    };
     "/api/v1/projects/{slug}/plans": {
         parameters: {
             query?: never;
@@ -1086,6 +1104,22 @@ export interface components {
             /** Title */
             title: string;
         };
+        /**
+         * AnnotationPatch
+         * @description Fields to change; an omitted field keeps its value. The result still needs agent_version or at.
+         */
+        AnnotationPatch: {
+            /** Agent Version */
+            agent_version?: string | null;
+            /** At */
+            at?: string | null;
+            /** Kind */
+            kind?: ("release" | "jdk" | "infra" | "other") | null;
+            /** Known Change */
+            known_change?: boolean | null;
+            /** Title */
+            title?: string | null;
+        };
         /** Body_upload_results_api_v1_runs__slug__results_post */
         Body_upload_results_api_v1_runs__slug__results_post: {
             /** Files */
@@ -1467,6 +1501,11 @@ export interface components {
             name: string;
             /** Pool */
             pool: string;
+            /**
+             * Source Yaml
+             * @description The YAML text the plan was saved from; null when saved as JSON
+             */
+            source_yaml?: string | null;
             /** Version */
             version: number;
         };
@@ -2091,6 +2130,11 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Error
+             * @description JMH score error (± at 99.9%), for the score metric
+             */
+            error?: number | null;
             /** Is Valid */
             is_valid: boolean;
             /** Run */
@@ -2953,6 +2997,179 @@ export interface operations {
             };
             /** @description The token lacks the role this operation needs */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body exceeds BENCHTRAIL_MAX_UPLOAD_MB (checked before it is read) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_annotation_api_v1_projects__slug__annotations__annotation_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                annotation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    edit_annotation_api_v1_projects__slug__annotations__annotation_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                annotation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnnotationPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

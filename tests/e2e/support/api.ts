@@ -3,7 +3,8 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 
 export const REPO = resolve(__dirname, '../../..');
-export const SHARED = resolve(REPO, '../shared');
+// The shared fixtures sit beside the repository; BENCHTRAIL_SHARED points elsewhere (e.g. from a git worktree).
+export const SHARED = process.env.BENCHTRAIL_SHARED ?? resolve(REPO, '../shared');
 export const STATE_FILE = resolve(REPO, 'artifacts/e2e-state.json');
 export const SCREENSHOTS = resolve(REPO, 'artifacts/screenshots');
 

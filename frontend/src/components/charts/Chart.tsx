@@ -27,18 +27,24 @@ export function ChartWithTable({
   chart,
   table,
   stacked = false,
+  pageSize,
+  fit = false,
 }: {
   chart: ChartProps;
   table: TableModel;
+  /** Long tables (a history of thousands of runs) show a page of rows at a time. */
+  pageSize?: number;
+  /** The table fits the page width (cells wrap), for the seeds' lead tables. */
+  fit?: boolean;
   /** Wide tables go under the chart instead of beside it. */
   stacked?: boolean;
 }): ReactElement {
   return (
     <figure className={stacked ? 'chart-with-table stacked' : 'chart-with-table'} aria-label={chart.title}>
       <Chart {...chart} />
-      <div className="chart-table">
+      <div className="chart-table" tabIndex={stacked ? undefined : 0} aria-label={`${table.title}: table`} role="group">
         <ExportButtons model={table} filename={chart.filename} />
-        <DataTable model={table} />
+        <DataTable model={table} pageSize={pageSize} fit={fit} />
       </div>
     </figure>
   );

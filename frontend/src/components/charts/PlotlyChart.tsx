@@ -2,7 +2,7 @@
  * The only module that imports Plotly. It is loaded on demand (see ./Chart.tsx), so pages without
  * charts, and the first paint of pages with them, do not pay for the ~540 kB gzip bundle.
  */
-import Plotly from 'plotly.js-cartesian-dist-min';
+import Plotly from 'plotly.js-basic-dist-min';
 import type { Data, Layout, PlotlyHTMLElement } from 'plotly.js';
 import createPlotlyComponent from 'react-plotly.js/factory';
 import { useCallback, useRef, type ReactElement } from 'react';
@@ -16,6 +16,8 @@ export interface PlotlyChartProps {
   xTitle?: string;
   yTitle?: string;
   xType?: 'linear' | 'log' | 'category' | 'date';
+  /** 'category' for horizontal bars: their labels are drawn in full (automargin). */
+  yType?: 'linear' | 'category';
   height?: number;
   /** File name (without extension) of the PNG export. */
   filename: string;
@@ -41,18 +43,27 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
   const markers = props.markers ?? [];
 
   const layout: Partial<Layout> = {
-    title: { text: props.title, font: { size: 14 } },
+    title: { text: props.title, font: { size: 14 }, y: 0.99, yanchor: 'top' },
     height: props.height ?? 320,
-    margin: { l: 60, r: 20, t: 40, b: 50 },
+    // Horizontal bars keep their legend between the title and the plot: below, it ran over the table.
+    margin: { l: 60, r: 20, t: props.yType === 'category' ? 75 : 40, b: 50 },
+    barmode: 'group',
     xaxis: {
       title: { text: props.xTitle ?? '' },
       type: props.xType,
+      automargin: true,
       ...(props.xTicks ? { tickvals: props.xTicks.values, ticktext: props.xTicks.labels } : {}),
       ...(props.xRange ? { range: [props.xRange[0], props.xRange[1]], autorange: false } : { autorange: true }),
     },
-    yaxis: { title: { text: props.yTitle ?? '' }, rangemode: 'tozero' },
-    legend: { orientation: 'h', y: -0.25 },
-    hovermode: onPointClick ? 'closest' : 'x unified',
+    yaxis:
+      props.yType === 'category'
+        ? { type: 'category', automargin: true, title: { text: props.yTitle ?? '' } }
+        : { title: { text: props.yTitle ?? '' }, rangemode: 'tozero', automargin: true },
+    legend:
+      props.yType === 'category'
+        ? { orientation: 'h', x: 0, y: 1, yanchor: 'bottom', traceorder: 'reversed' }
+        : { orientation: 'h', y: -0.25 },
+    hovermode: onPointClick ? 'closest' : props.yType === 'category' ? 'y unified' : 'x unified',
     shapes: markers.map((m) => ({
       type: 'line' as const,
       xref: 'x' as const,

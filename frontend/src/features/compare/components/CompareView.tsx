@@ -4,11 +4,12 @@ import { Link } from 'react-router';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
-import { buildRunComparison } from '@/lib/compareModel';
+import { buildRunComparison, compareStats } from '../compareModel';
+import { isComparison } from '@/lib/table';
 import { metricInfo } from '@/lib/metrics';
 import { stringCodec, type Schema } from '@/lib/urlState';
 import { useUrlState } from '@/lib/useUrlState';
-import { compareRunQuery } from '../api/queries';
+import { compareRunQuery, compareStatsQuery } from '../api/queries';
 
 interface CompareState {
   a: string;
@@ -24,6 +25,7 @@ export function CompareView(): ReactElement {
   const [state, setState] = useUrlState(SCHEMA);
   const a = useQuery(compareRunQuery(state.a));
   const b = useQuery(compareRunQuery(state.b));
+  const stats = useQuery(compareStatsQuery(state.a, state.b, state.metric));
   if (!state.a || !state.b) {
     return (
       <Empty title="Pick two runs to compare.">
@@ -36,8 +38,10 @@ export function CompareView(): ReactElement {
   if (a.isPending || b.isPending) return <Loading what="both runs" />;
   if (a.error) return <ErrorState error={a.error} what={`run '${state.a}'`} />;
   if (b.error) return <ErrorState error={b.error} what={`run '${state.b}'`} />;
-  const model = buildRunComparison(a.data, b.data, state.metric);
+  const model = buildRunComparison(a.data, b.data, state.metric, compareStats(stats.data));
   const info = metricInfo(state.metric);
+  // Plotly draws the first category at the bottom: reversed, the chart reads top-down like the table.
+  const bottomUp = [...model.rows].reverse();
   return (
     <section>
       <nav aria-label="Breadcrumb" className="crumbs">
@@ -48,7 +52,8 @@ export function CompareView(): ReactElement {
       </h1>
       <CopyLinkButton />
       <p className="muted">
-        diff = run {b.data.slug} − run {a.data.slug}. Agent {a.data.agent_version ?? '—'} → {b.data.agent_version ?? '—'};
+        Each cell: run {a.data.slug} / run {b.data.slug} / diff (b − a); below it Δ%, the API's 95% interval of the diff
+        and its verdict; ● when the interval excludes 0. Agent {a.data.agent_version ?? '—'} → {b.data.agent_version ?? '—'};
         environment {a.data.environment ?? '—'} → {b.data.environment ?? '—'}
         {a.data.environment !== b.data.environment ? ' (different environments: compare with care)' : ''}.
       </p>
@@ -75,15 +80,32 @@ export function CompareView(): ReactElement {
                 type: 'bar',
                 orientation: 'h',
                 name: 'Δ%',
-                y: model.rows.map((r) => `${r.values.variant} · ${r.values.scenario} · ${r.values.load}`),
-                x: model.rows.map((r) => (typeof r.values.pct === 'number' ? r.values.pct : null)),
+                y: bottomUp.map((r) => `${r.values.variant} · ${r.values.scenario} · ${r.values.load}`),
+                x: bottomUp.map((r) => (isComparison(r.values.cmp) ? r.values.cmp.pct : null)),
+                error_x: {
+                  type: 'data',
+                  symmetric: false,
+                  visible: true,
+                  // The API's interval of the difference, in percent of run a's value.
+                  array: bottomUp.map((r) => {
+                    const c = r.values.cmp;
+                    return isComparison(c) && c.stats?.high != null && c.reference ? ((c.stats.high - (c.diff ?? 0)) / Math.abs(c.reference)) * 100 : 0;
+                  }),
+                  arrayminus: bottomUp.map((r) => {
+                    const c = r.values.cmp;
+                    return isComparison(c) && c.stats?.low != null && c.reference ? (((c.diff ?? 0) - c.stats.low) / Math.abs(c.reference)) * 100 : 0;
+                  }),
+                },
               },
             ],
-            xTitle: `change of ${info.title} (%)`,
+            xTitle: `change of ${info.title} (%), with the 95% interval`,
+            yType: 'category',
             height: Math.max(300, 80 + model.rows.length * 24),
             filename: `compare-${a.data.slug}-${b.data.slug}-${state.metric}`,
           }}
           table={model}
+          stacked
+          fit
         />
       )}
     </section>

@@ -2,14 +2,16 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, type ReactElement } from 'react';
 import { Link, useParams } from 'react-router';
 import { preloadCharts } from '@/components/charts/Chart';
+import { variantColors } from '@/components/charts/colors';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { ProjectTabs } from '@/components/ProjectTabs';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
-import { resolveSelection, selectTrails, trailChoices } from '@/lib/historyModel';
+import { resolveSelection, selectTrails, trailChoices } from '../historyModel';
 import { metricInfo } from '@/lib/metrics';
 import { useUrlState } from '@/lib/useUrlState';
 import { annotationsQuery, trailsQuery } from '../api/queries';
 import { HISTORY_VIEW_SCHEMA, JMH_METRICS, LOAD_TEST_METRICS } from './historyViewState';
+import { AnnotationsPanel } from './AnnotationsPanel';
 import { TrailChart } from './TrailChart';
 
 export function HistoryPage(): ReactElement {
@@ -181,10 +183,12 @@ export function HistoryPage(): ReactElement {
               axis={state.x}
               annotations={annotations.data?.items ?? []}
               heading="History"
+              color={variantColors(choices.variants)(t.variant)}
             />
           ))}
         </div>
       )}
+      <AnnotationsPanel slug={slug} annotations={annotations.data?.items ?? []} />
     </section>
   );
 }

@@ -3,7 +3,8 @@ import type { ReactElement } from 'react';
 import { Link, useParams } from 'react-router';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { ErrorState, Loading } from '@/components/StateViews';
-import { overviewMetric, overviewTrails, pointLabel, trailTitle } from '@/lib/historyModel';
+import { distinguishingNames, overviewMetric, overviewTrails, pointLabel, thinTicks } from '../historyModel';
+import { variantColors } from '@/components/charts/colors';
 import { metricInfo } from '@/lib/metrics';
 import type { Column, Row, TableModel } from '@/lib/table';
 import { analysisSettingsQuery, historySeriesQuery, trailsQuery } from '../api/queries';
@@ -41,22 +42,27 @@ export function OverheadTrend(): ReactElement | null {
   // Versions as the API orders them, merged across trails in first-seen order.
   const versions: string[] = [];
   for (const l of lines) for (const p of l.s.points) if (!versions.includes(pointLabel(p, 'version'))) versions.push(pointLabel(p, 'version'));
-  const names = lines.map((l) => trailTitle(l.trail, l.s).replace(/^.*?%\), /, ''));
+  const names = distinguishingNames(lines.map((l) => l.trail));
   const columns: Column[] = [
     { key: 'x', label: 'Agent version', role: 'label' },
     ...names.map((n, i): Column => ({ key: `t${i}`, label: n, role: 'percent', direction: info.direction })),
   ];
+  // The latest run of a version stands for it in the glance.
+  const latest = (i: number, v: string) => {
+    const pts = lines[i].s.points.filter((p) => pointLabel(p, 'version') === v);
+    return pts.length ? pts[pts.length - 1] : undefined;
+  };
   const rows: Row[] = versions.map((v) => {
     const values: Row['values'] = { x: v };
-    lines.forEach((l, i) => {
-      // The latest run of a version stands for it in the glance.
-      const pts = l.s.points.filter((p) => pointLabel(p, 'version') === v);
-      values[`t${i}`] = pts.length ? pts[pts.length - 1].value : null;
+    lines.forEach((_, i) => {
+      values[`t${i}`] = latest(i, v)?.value ?? null;
     });
     return { id: v, values };
   });
-  const title = `${info.title} overhead vs the reference (%)`;
+  const title = `${info.title} overhead vs the reference (%), 95% interval as error bars`;
   const table: TableModel = { title, columns, rows };
+  const color = variantColors([...new Set(picked.map((t) => t.variant))].sort());
+  const dashes = ['solid', 'dot', 'dash', 'dashdot', 'longdash'] as const;
   return (
     <section aria-labelledby="trend-h">
       {heading}
@@ -66,16 +72,30 @@ export function OverheadTrend(): ReactElement | null {
         <ChartWithTable
           chart={{
             title,
-            data: names.map((name, i) => ({
-              type: 'scatter' as const,
-              mode: 'lines+markers' as const,
-              name,
-              x: versions.map((_, j) => j),
-              y: rows.map((r) => (typeof r.values[`t${i}`] === 'number' ? (r.values[`t${i}`] as number) : null)),
-            })),
+            data: names.map((name, i) => {
+              const pts = versions.map((v) => latest(i, v));
+              return {
+                type: 'scatter' as const,
+                mode: 'lines+markers' as const,
+                name,
+                x: versions.map((_, j) => j),
+                y: pts.map((p) => p?.value ?? null),
+                line: { color: color(lines[i].trail.variant), dash: dashes[i % dashes.length] },
+                marker: { color: color(lines[i].trail.variant) },
+                error_y: {
+                  type: 'data' as const,
+                  symmetric: false,
+                  visible: true,
+                  array: pts.map((p) => (p?.ci_high_pct != null ? p.ci_high_pct - p.value : 0)),
+                  arrayminus: pts.map((p) => (p?.ci_low_pct != null ? p.value - p.ci_low_pct : 0)),
+                  thickness: 1,
+                  width: 3,
+                },
+              };
+            }),
             xTitle: 'Agent version',
             yTitle: '% of the reference',
-            xTicks: { values: versions.map((_, j) => j), labels: versions },
+            xTicks: thinTicks(versions),
             height: 320,
             filename: `${slug}-overhead-trend-${metric}`,
           }}

@@ -5,6 +5,7 @@ import { useNavigate } from 'react-router';
 import type { AnnotationOut, TrailOut } from '@/api/client';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
+import { metricInfo } from '@/lib/metrics';
 import {
   annotationMarkers,
   changePointMarkers,
@@ -15,7 +16,7 @@ import {
   trailTitle,
   type HistoryAxis,
   type HistoryKind,
-} from '@/lib/historyModel';
+} from '../historyModel';
 import { historySeriesQuery } from '../api/queries';
 
 /** One trail (or its overhead) across runs; change points, alerts and annotations marked; a point opens its run. */
@@ -28,6 +29,7 @@ export function TrailChart({
   annotations,
   height,
   heading,
+  color = '#4c78a8',
 }: {
   project: string;
   trail: TrailOut;
@@ -37,6 +39,8 @@ export function TrailChart({
   annotations: readonly AnnotationOut[];
   height?: number;
   heading: string;
+  /** The variant's colour on this page. */
+  color?: string;
 }): ReactElement {
   const navigate = useNavigate();
   const { data: series, error, isPending } = useQuery(historySeriesQuery(trail.id, metric, kind));
@@ -66,19 +70,48 @@ export function TrailChart({
     const table = historyTable(title, series, axis);
     const cps = series.changePoints.filter((c) => points.some((p) => p.run === c.run));
     const alerted = series.alerts.filter((a) => points.some((p) => p.run === a.run));
+    const many = points.length > 300;
+    const errors = kind === 'trail' && points.some((p) => p.error != null) ? points.map((p) => p.error ?? 0) : null;
+    // Beyond a thousand runs the line carries the points (hover and click still find the nearest run)
+    // and only invalid runs get a marker: thousands of SVG markers are most of the drawing time.
+    const lineOnly = points.length > 1000;
     const data: Data[] = [
       {
         type: 'scatter',
-        mode: 'lines+markers',
+        mode: lineOnly ? 'lines' : 'lines+markers',
         name: kind === 'overhead' ? `${trail.variant} − ${series.referenceVariant ?? 'reference'}` : trail.variant,
         x: placed.x,
         y: points.map((p) => p.value),
-        customdata: points.map((p) => p.run),
-        text: points.map((p) => `${pointLabel(p, 'version')} · run ${p.run}${p.is_valid ? '' : ' (invalid)'}`),
-        hovertemplate: '%{text}<br>%{y}<extra></extra>',
-        marker: { size: 9, color: points.map((p) => (p.is_valid ? '#1357c4' : '#b9c0cb')) },
+        // Hover text from customdata, drawn only on hover: per-point text labels make Plotly measure
+        // every label at draw time (a minute-long freeze at 1,500 points).
+        customdata: points.map((p) => [p.run, `${pointLabel(p, 'version')}${p.is_valid ? '' : ' (invalid)'}`]) as unknown as string[],
+        hovertemplate: '%{customdata[1]} · run %{customdata[0]}<br>%{y}<extra></extra>',
+        line: { color, width: many ? 1 : 2 },
+        marker: { size: many ? 4 : 9, color: points.map((p) => (p.is_valid ? color : '#b9c0cb')) },
+        ...(errors ? { error_y: { type: 'data' as const, array: errors, visible: true, color, thickness: 1, width: 3 } } : {}),
       },
     ];
+    if (lineOnly && points.some((p) => !p.is_valid)) {
+      const invalid = points.map((p, i) => [p, i] as const).filter(([p]) => !p.is_valid);
+      data.push({
+        type: 'scatter',
+        mode: 'markers',
+        name: 'invalid run',
+        x: invalid.map(([, i]) => placed.x[i]),
+        y: invalid.map(([p]) => p.value),
+        customdata: invalid.map(([p]) => p.run),
+        hovertemplate: 'invalid run %{customdata}<br>%{y}<extra></extra>',
+        marker: { size: 6, color: '#b9c0cb' },
+      });
+    }
+    if (kind === 'overhead' && points.some((p) => p.ci_low_pct != null)) {
+      // The 95% interval of each overhead as a band (lower edge, then the upper edge filled down to it).
+      const band = { type: 'scatter' as const, mode: 'lines' as const, x: placed.x, hoverinfo: 'skip' as const, line: { width: 0, color } };
+      data.push(
+        { ...band, name: '95% interval', showlegend: false, y: points.map((p) => p.ci_low_pct ?? null) },
+        { ...band, name: '95% interval', y: points.map((p) => p.ci_high_pct ?? null), fill: 'tonexty', fillcolor: 'rgba(76, 120, 168, 0.18)' },
+      );
+    }
     if (cps.length) {
       data.push({
         type: 'scatter',
@@ -114,17 +147,19 @@ export function TrailChart({
           title,
           data,
           xTitle: axis === 'version' ? 'Agent version' : axis === 'commit' ? 'Commit' : 'Time',
-          yTitle: kind === 'overhead' ? '% of the reference' : `${metric}${series.unit ? ` (${series.unit})` : ''}`,
+          yTitle: kind === 'overhead' ? '% of the reference' : `${metric === 'score' ? 'score' : metricInfo(metric).title}${series.unit ? ` (${series.unit})` : ''}`,
           xType: placed.xType,
           xTicks: placed.ticks,
           height,
           filename: `${project}-${kind}-${trail.id}-${metric}`,
           markers,
-          onPointClick: (run) => {
+          onPointClick: (custom) => {
+            const run = Array.isArray(custom) ? custom[0] : custom;
             if (typeof run === 'string') void navigate(`/r/${encodeURIComponent(run)}`);
           },
         }}
         table={table}
+        pageSize={50}
       />
     );
   }

@@ -1,4 +1,4 @@
-import { HISTORY_AXES, HISTORY_KINDS, type HistoryAxis, type HistoryKind } from '@/lib/historyModel';
+import { HISTORY_AXES, HISTORY_KINDS, type HistoryAxis, type HistoryKind } from '../historyModel';
 import { enumCodec, listCodec, stringCodec, type Schema } from '@/lib/urlState';
 
 /** The trail picked, how it is drawn and along which axis: all in the URL, so a history view is a permalink. */

@@ -5,10 +5,11 @@ import type { PlanOut } from '@/api/client';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { ProjectTabs } from '@/components/ProjectTabs';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
+import { DataTable } from '@/components/DataTable';
+import { planText } from '../planText';
 import { formatDateTime } from '@/lib/format';
 import { enumCodec, stringCodec, type Schema } from '@/lib/urlState';
 import { useUrlState } from '@/lib/useUrlState';
-import { toYaml } from '@/lib/yaml';
 import { plansQuery, planVersionsQuery } from '../api/queries';
 import { SchedulesSection } from './SchedulesSection';
 import { StartRunForm } from './StartRunForm';
@@ -34,7 +35,7 @@ function PlanDetail({ slug, latest, state, setState }: {
   const versions = useQuery(planVersionsQuery(slug, latest.name));
   const all = versions.data?.items ?? [latest];
   const plan = all.find((p) => String(p.version) === state.version) ?? all.find((p) => p.version === latest.version) ?? latest;
-  const body = state.format === 'json' ? JSON.stringify(plan.body, null, 2) + '\n' : toYaml(plan.body);
+  const body = planText(plan, state.format);
   return (
     <section aria-labelledby="plan-h">
       <h2 id="plan-h">
@@ -63,7 +64,14 @@ function PlanDetail({ slug, latest, state, setState }: {
           </label>
         </fieldset>
       </div>
-      <pre aria-label="Plan body">{body}</pre>
+      <p className="muted">
+        {state.format === 'json'
+          ? 'The stored body as JSON.'
+          : body.origin === 'saved'
+            ? 'The YAML as it was saved, comments and key order included.'
+            : 'This version was saved as JSON; shown here as YAML.'}
+      </p>
+      <pre aria-label="Plan body" tabIndex={0}>{body.text}</pre>
       <h3>Start a run</h3>
       <p className="muted">
         The run is queued for a runner on pool <code>{plan.pool}</code>; its page shows progress live.
@@ -105,34 +113,31 @@ export function PlansPage(): ReactElement {
         </Empty>
       ) : (
         <>
-          <table aria-label="Plans">
-            <thead>
-              <tr>
-                <th scope="col">Plan</th>
-                <th scope="col">Latest version</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Pool</th>
-                <th scope="col">Variants</th>
-                <th scope="col">Saved</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((p) => (
-                <tr key={p.name} aria-current={p.name === selected?.name ? 'true' : undefined}>
-                  <th scope="row">
-                    <Link to={`?plan=${encodeURIComponent(p.name)}`} replace>
-                      {p.name}
-                    </Link>
-                  </th>
-                  <td>{p.version}</td>
-                  <td>{String(p.body.tool ?? '—')}</td>
-                  <td>{p.pool}</td>
-                  <td>{Array.isArray(p.body.variants) ? p.body.variants.length : '—'}</td>
-                  <td>{formatDateTime(p.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            model={{
+              title: 'Plans',
+              columns: [
+                { key: 'name', label: 'Plan', role: 'label' },
+                { key: 'version', label: 'Latest version', role: 'value' },
+                { key: 'tool', label: 'Tool', role: 'value' },
+                { key: 'pool', label: 'Pool', role: 'value' },
+                { key: 'variants', label: 'Variants', role: 'value' },
+                { key: 'saved', label: 'Saved', role: 'value' },
+              ],
+              rows: items.map((p) => ({
+                id: p.name,
+                href: `?plan=${encodeURIComponent(p.name)}`,
+                values: {
+                  name: p.name,
+                  version: p.version,
+                  tool: String(p.body.tool ?? '—'),
+                  pool: p.pool,
+                  variants: Array.isArray(p.body.variants) ? p.body.variants.length : null,
+                  saved: formatDateTime(p.created_at),
+                },
+              })),
+            }}
+          />
           <CopyLinkButton />
           {selected ? (
             <PlanDetail

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { api, unwrap, type RunDetail } from '@/api/client';
+import { api, trailMetric, unwrap, type RunDetail } from '@/api/client';
 
 const LIVE_STATES = new Set(['queued', 'running', 'ingesting', 'analysing', 'pending']);
 
@@ -12,10 +12,13 @@ export function runQuery(slug: string, poll = true) {
   return queryOptions({
     queryKey: ['run', slug],
     queryFn: ({ signal }) => unwrap(api().GET('/api/v1/runs/{slug}', { params: { path: { slug } }, signal })),
-    // A run still being ingested or executed is polled until it settles.
+    // A run still being ingested or executed is polled until it settles; while server-sent events
+    // keep it current, a slow poll still catches an event the stream missed (the server subscribes
+    // after reading the run's state, so a change in between is never sent).
     refetchInterval: (query) => {
       const data = query.state.data as RunDetail | undefined;
-      return poll && data && isLive(data.status) ? 2000 : false;
+      if (!data || !isLive(data.status)) return false;
+      return poll ? 2000 : 10_000;
     },
   });
 }
@@ -43,5 +46,16 @@ export function percentilesQuery(slug: string, percentiles: readonly number[] = 
           signal,
         }),
       ),
+  });
+}
+
+/** The API's A/B statistics of every cell of a run against its reference variant, for one metric. */
+export function overheadsQuery(slug: string, metric: string, enabled = true) {
+  return queryOptions({
+    queryKey: ['run', slug, 'overheads', metric],
+    queryFn: ({ signal }) =>
+      unwrap(api().GET('/api/v1/runs/{slug}/overheads', { params: { path: { slug }, query: { metric: trailMetric(metric) } }, signal })),
+    enabled,
+    staleTime: 60_000,
   });
 }

@@ -1,9 +1,16 @@
 import type { ReactElement } from 'react';
 import type { RunDetail, VariantOut } from '@/api/client';
 import { ChartWithTable } from '@/components/charts/Chart';
-import { buildJmhTables } from '@/lib/runModel';
+import { variantColors } from '@/components/charts/colors';
+import { isComparison } from '@/lib/table';
+import { buildJmhTables } from '../runModel';
+import { useRunStats } from './useRunStats';
 
-/** X-Ray shape: per JMH mode, each benchmark's score per variant and its difference to the reference in the score's unit. */
+/**
+ * X-Ray shape: per JMH mode, each benchmark's score per variant and its difference to the reference
+ * in the score's unit and in added µs per operation; the chart's error bars are the 99.9% errors JMH
+ * reports for each variant's difference (the two errors added in quadrature).
+ */
 export function JmhTables({
   run,
   reference,
@@ -13,31 +20,55 @@ export function JmhTables({
   reference: VariantOut;
   scenarios: string[];
 }): ReactElement {
-  const tables = buildJmhTables(run, reference, scenarios);
+  const stats = useRunStats(run, reference, ['score']);
+  const tables = buildJmhTables(run, reference, scenarios, stats);
+  const color = variantColors(run.variants.map((v) => v.name));
+  const others = run.variants.filter((v) => v.id !== reference.id);
   return (
     <section aria-labelledby="jmh-h">
       <h2 id="jmh-h">Microbenchmarks: difference to {reference.name}</h2>
+      <p className="muted legend">
+        Each cell: {reference.name} / variant / diff in the score's unit; below it Δ%, the added µs per operation, the
+        API's 95% interval of the diff and its verdict. <span className="sig">●</span> when the interval excludes 0.
+      </p>
       {tables.map(({ mode, unit, table }) => {
-        const others = run.variants.filter((v) => v.id !== reference.id);
-        const data = others.map((v) => ({
-          type: 'bar' as const,
-          orientation: 'h' as const,
-          name: `${v.name} − ${reference.name}`,
-          y: table.rows.map((r) => String(r.values.scenario)),
-          x: table.rows.map((r) => (typeof r.values[`${v.id}.diff`] === 'number' ? (r.values[`${v.id}.diff`] as number) : null)),
-        }));
+        const rows = [...table.rows].reverse();
+        const data = others.map((v) => {
+          const cmps = rows.map((r) => r.values[`${v.id}.cmp`]);
+          return {
+            type: 'bar' as const,
+            orientation: 'h' as const,
+            name: `${v.name} − ${reference.name}`,
+            marker: { color: color(v.name) },
+            y: rows.map((r) => `${String(r.values.scenario)}${r.values.params ? ` (${String(r.values.params)})` : ''}`),
+            x: cmps.map((c) => (isComparison(c) ? c.diff : null)),
+            error_x: {
+              type: 'data' as const,
+              visible: true,
+              array: cmps.map((c) =>
+                isComparison(c) && c.errors && c.errors.reference !== null && c.errors.variant !== null
+                  ? Math.hypot(c.errors.reference, c.errors.variant)
+                  : 0,
+              ),
+              thickness: 1,
+              width: 3,
+            },
+          };
+        });
         return (
           <ChartWithTable
             key={mode}
             chart={{
               title: table.title,
               data,
-              xTitle: `difference (${unit})`,
-              height: Math.max(300, 60 + table.rows.length * 28 * Math.max(1, others.length)),
+              xTitle: `difference (${unit}), ± JMH error`,
+              yType: 'category',
+              height: Math.max(260, 80 + table.rows.length * 22 * Math.max(1, others.length)),
               filename: `${run.slug}-jmh-${mode}`,
             }}
             table={table}
             stacked
+            fit
           />
         );
       })}

@@ -2,9 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import type { ReactElement } from 'react';
 import type { LoadOut, RunDetail } from '@/api/client';
 import { ChartWithTable } from '@/components/charts/Chart';
+import { variantColors } from '@/components/charts/colors';
 import { ErrorState, Loading } from '@/components/StateViews';
-import { percentileSpectrum, tailX } from '@/lib/chartData';
-import { ALL_SCENARIOS } from '@/lib/runModel';
+import { percentileSpectrum, tailX } from '../chartData';
+import { ALL_SCENARIOS } from '@/lib/cells';
 import { percentilesQuery } from '../api/queries';
 
 const TICKS = [0, 50, 75, 90, 99, 99.9, 99.99];
@@ -23,6 +24,7 @@ export function PercentileSpectrum({
   if (!run.cells.some((c) => c.has_histogram)) return null;
   if (spectrum.isPending) return <Loading what="latency percentiles" />;
   if (spectrum.error) return <ErrorState error={spectrum.error} what="latency percentiles" />;
+  const color = variantColors(run.variants.map((v) => v.name));
   const hasAll = run.scenarios.some((s) => s.name === ALL_SCENARIOS);
   const names = scenarios.length
     ? scenarios
@@ -45,6 +47,7 @@ export function PercentileSpectrum({
                   type: 'scatter',
                   mode: 'lines',
                   name: t.name,
+                  line: { color: color(t.variant ?? t.name) },
                   x: t.x.map(tailX),
                   y: t.y,
                   customdata: t.x,

@@ -1,7 +1,7 @@
 import type { ReactElement } from 'react';
 import type { RunDetail } from '@/api/client';
 import { PERCENTILES, percentileLabel, type PercentileKey } from '@/lib/metrics';
-import { scenarioLabel, sortLoads } from '@/lib/runModel';
+import { scenarioLabel, sortLoads } from '@/lib/cells';
 import type { RunViewState } from './runViewState';
 
 function toggle(list: readonly string[], all: readonly string[], item: string): string[] {

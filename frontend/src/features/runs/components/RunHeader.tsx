@@ -3,7 +3,9 @@ import { Link } from 'react-router';
 import type { RunDetail } from '@/api/client';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { Badge } from '@/components/StateViews';
-import { formatDateTime, formatNumber } from '@/lib/format';
+import { DataTable } from '@/components/DataTable';
+import { formatDateTime } from '@/lib/format';
+import type { TableModel } from '@/lib/table';
 
 function describeEnvironment(run: RunDetail): string {
   const e = run.environment_detail;
@@ -36,8 +38,68 @@ export function FailureDetail({ detail }: { detail: Record<string, unknown> }): 
   );
 }
 
-export function RunHeader({ run }: { run: RunDetail }): ReactElement {
+/** Criteria and validity checks as one line ("criteria 10/12 pass · validity ok") that expands to the detail. */
+function ChecksSummary({ run }: { run: RunDetail }): ReactElement | null {
   const invalid = run.validity.filter((v) => v.ok === false || v.valid === false);
+  if (!run.criteria.length && !run.validity.length) return null;
+  const failed = run.criteria.filter((c) => c.ok === false).length;
+  const passed = run.criteria.filter((c) => c.ok === true).length;
+  const criteria: TableModel = {
+    title: 'Pass/fail criteria',
+    columns: [
+      { key: 'criterion', label: 'Criterion', role: 'label' },
+      { key: 'variant', label: 'Variant', role: 'value' },
+      { key: 'scenario', label: 'Scenario', role: 'value' },
+      { key: 'load', label: 'Load', role: 'value' },
+      { key: 'observed', label: 'Observed', role: 'value' },
+      { key: 'result', label: 'Result', role: 'value' },
+    ],
+    rows: run.criteria.map((c, i) => ({
+      id: String(i),
+      values: {
+        criterion: text(c.criterion),
+        variant: text(c.variant ?? 'all'),
+        scenario: text(c.scenario ?? 'all'),
+        load: text(c.load ?? '—'),
+        observed: typeof c.observed === 'number' ? c.observed : null,
+        result: c.ok === true ? 'pass' : c.ok === false ? 'FAIL' : '—',
+      },
+    })),
+  };
+  return (
+    <details className="summary-line">
+      <summary>
+        {run.criteria.length ? (
+          <>
+            Criteria: {passed} of {run.criteria.length} pass
+            {failed ? <Badge tone="bad">{failed} failed</Badge> : <Badge tone="good">all pass</Badge>}
+          </>
+        ) : (
+          'No criteria'
+        )}
+        {' · '}
+        Validity: {run.validity.length} check{run.validity.length === 1 ? '' : 's'}
+        {invalid.length ? <Badge tone="warn">{invalid.length} failed</Badge> : <Badge tone="good">ok</Badge>}
+      </summary>
+      {invalid.length ? (
+        <div className="state warn" role="note">
+          <strong>Validity checks failed:</strong>
+          <ul>
+            {invalid.map((v, i) => (
+              <li key={i}>
+                {text(v.check)}
+                {v.load ? ` at ${text(v.load)}` : ''}: {text(v.detail)}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {run.criteria.length ? <DataTable model={criteria} /> : null}
+    </details>
+  );
+}
+
+export function RunHeader({ run }: { run: RunDetail }): ReactElement {
   return (
     <header className="run-header">
       <nav aria-label="Breadcrumb" className="crumbs">
@@ -107,19 +169,7 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
         ) : null}
       </dl>
       {run.status === 'failed' && run.status_detail ? <FailureDetail detail={run.status_detail} /> : null}
-      {invalid.length ? (
-        <div className="state warn" role="note">
-          <strong>Validity checks failed:</strong>
-          <ul>
-            {invalid.map((v, i) => (
-              <li key={i}>
-                {text(v.check)}
-                {v.load ? ` at ${text(v.load)}` : ''}: {text(v.detail)}
-              </li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
+      <ChecksSummary run={run} />
       {run.alerts?.length ? (
         <div className="state warn" role="note" aria-label="Alerts raised by this run">
           <strong>
@@ -136,40 +186,6 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
             ))}
           </ul>
         </div>
-      ) : null}
-      {run.criteria.length ? (
-        <table aria-label="Pass/fail criteria">
-          <thead>
-            <tr>
-              <th scope="col">Criterion</th>
-              <th scope="col">Variant</th>
-              <th scope="col">Scenario</th>
-              <th scope="col">Load</th>
-              <th scope="col">Observed</th>
-              <th scope="col">Result</th>
-            </tr>
-          </thead>
-          <tbody>
-            {run.criteria.map((c, i) => (
-              <tr key={i} title={c.detail ? text(c.detail) : undefined}>
-                <th scope="row">{text(c.criterion)}</th>
-                <td>{text(c.variant ?? 'all')}</td>
-                <td>{text(c.scenario ?? 'all')}</td>
-                <td>{text(c.load ?? '—')}</td>
-                <td>{typeof c.observed === 'number' ? formatNumber(c.observed) : '—'}</td>
-                <td>
-                  {c.ok === true ? (
-                    <Badge tone="good">pass</Badge>
-                  ) : c.ok === false ? (
-                    <Badge tone="bad">fail</Badge>
-                  ) : (
-                    '—'
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
       ) : null}
       {run.files.length ? (
         <details className="files">

@@ -3,14 +3,14 @@ import { useCallback, useEffect, useState, type ReactElement } from 'react';
 import { preloadCharts } from '@/components/charts/Chart';
 import { useParams } from 'react-router';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
-import { isJmhRun, referenceVariant, sortLoads } from '@/lib/runModel';
+import { isJmhRun, referenceVariant, sortLoads } from '@/lib/cells';
 import { useUrlState } from '@/lib/useUrlState';
 import { useRunEvents } from '../api/events';
 import { isLive, percentilesQuery, runQuery, seriesQuery } from '../api/queries';
 import { FreezeButton } from './FreezeButton';
 import { JmhTables } from './JmhTables';
 import { LiveProgress } from './LiveProgress';
-import { LoadBreakdown } from './LoadBreakdown';
+import { LeadTables } from './LeadTables';
 import { PercentileSpectrum } from './PercentileSpectrum';
 import { RunControls } from './RunControls';
 import { RunHeader } from './RunHeader';
@@ -61,7 +61,7 @@ export function RunPage(): ReactElement {
         <>
           <RunControls run={run} state={state} setState={setState} />
           {loadTest && variant ? (
-            <LoadBreakdown
+            <LeadTables
               run={run}
               loads={loads}
               reference={reference}

@@ -2,10 +2,11 @@ import { useQuery } from '@tanstack/react-query';
 import type { ReactElement } from 'react';
 import type { LoadOut, RunDetail } from '@/api/client';
 import { ChartWithTable } from '@/components/charts/Chart';
+import { variantColors } from '@/components/charts/colors';
 import { ErrorState, Loading } from '@/components/StateViews';
-import { seriesOverlay } from '@/lib/chartData';
+import { seriesOverlay } from '../chartData';
 import { metricInfo } from '@/lib/metrics';
-import { ALL_SCENARIOS } from '@/lib/runModel';
+import { ALL_SCENARIOS } from '@/lib/cells';
 import type { Range } from '@/lib/urlState';
 import { seriesQuery } from '../api/queries';
 
@@ -38,6 +39,7 @@ export function SeriesOverlay({
     .filter((s) => (scenarios.length ? scenarios.includes(s.name) : s.name === ALL_SCENARIOS))
     .map((s) => s.id);
   const scenarioIds = [null, ...ids];
+  const color = variantColors(run.variants.map((v) => v.name));
   const info = metricInfo(chosen);
   return (
     <section aria-labelledby="series-h">
@@ -66,7 +68,15 @@ export function SeriesOverlay({
               key={load.id}
               chart={{
                 title: model.table.title,
-                data: model.traces.map((t) => ({ type: 'scatter', mode: 'lines+markers', name: t.name, x: t.x, y: t.y })),
+                data: model.traces.map((t) => ({
+                  type: 'scatter',
+                  mode: 'lines+markers',
+                  name: t.name,
+                  x: t.x,
+                  y: t.y,
+                  line: { color: color(t.variant ?? t.name), width: 1.5 },
+                  marker: { color: color(t.variant ?? t.name), size: 4 },
+                })),
                 xTitle: 'seconds since the load level started',
                 yTitle: `${info.title}${info.unit ? ` (${info.unit})` : ''}`,
                 filename: `${run.slug}-${load.key}-${chosen}`,

@@ -1,8 +1,10 @@
 import type { ReactElement } from 'react';
 import type { RunDetail, VariantOut } from '@/api/client';
 import { ChartWithTable } from '@/components/charts/Chart';
+import { variantColors } from '@/components/charts/colors';
 import { metricInfo } from '@/lib/metrics';
-import { buildMatrix } from '@/lib/runModel';
+import { buildMatrix } from '../runModel';
+import { useRunStats } from './useRunStats';
 
 export const MATRIX_METRICS = [
   'throughput',
@@ -13,6 +15,7 @@ export const MATRIX_METRICS = [
   'latency_mean',
   'error_rate',
   'cpu_pct',
+  'cpu_s_per_1k',
   'rss_mb',
   'heap_mb',
 ] as const;
@@ -36,14 +39,26 @@ export function VariantMatrix({
   const available = MATRIX_METRICS.filter((m) =>
     run.cells.some((c) => typeof (c as unknown as Record<string, unknown>)[m] === 'number'),
   );
-  const model = buildMatrix(run, { metric, reference, scenarios, loads });
+  const stats = useRunStats(run, reference, [metric]);
+  const model = buildMatrix(run, { metric, reference, scenarios, loads, stats });
   const info = metricInfo(metric);
-  const variantCols = model.columns.filter((c) => c.role === 'reference' || c.role === 'variant');
-  const data = variantCols.map((c) => ({
+  const color = variantColors(run.variants.map((v) => v.name));
+  const variants = [reference, ...run.variants.filter((v) => v.id !== reference.id)];
+  // Horizontal bars: the full "scenario · load" label stays readable however many rows there are;
+  // the first row on top, as in the table.
+  const labels = model.rows.map((r) => `${r.values.scenario} · ${r.values.load}`).reverse();
+  const valueOf = (v: VariantOut, values: (typeof model.rows)[number]['values']): number | null => {
+    const x = v.id === reference.id ? values[`${v.id}.value`] : values[`${v.id}.cmp`];
+    if (typeof x === 'number') return x;
+    return x && typeof x === 'object' ? x.variant : null;
+  };
+  const data = [...variants].reverse().map((v) => ({
     type: 'bar' as const,
-    name: c.label,
-    x: model.rows.map((r) => `${r.values.scenario} @ ${r.values.load}`),
-    y: model.rows.map((r) => (typeof r.values[c.key] === 'number' ? (r.values[c.key] as number) : null)),
+    orientation: 'h' as const,
+    name: v.name,
+    marker: { color: color(v.name) },
+    y: labels,
+    x: [...model.rows].reverse().map((r) => valueOf(v, r.values)),
   }));
   return (
     <section aria-labelledby="matrix-h">
@@ -62,11 +77,14 @@ export function VariantMatrix({
         chart={{
           title: model.title,
           data,
-          yTitle: `${info.title}${info.unit ? ` (${info.unit})` : ''}`,
-          xType: 'category',
+          xTitle: `${info.title}${info.unit ? ` (${info.unit})` : ''}`,
+          yType: 'category',
+          height: Math.max(260, 90 + model.rows.length * variants.length * 16),
           filename: `${run.slug}-matrix-${metric}`,
         }}
         table={model}
+        stacked
+        fit
       />
     </section>
   );

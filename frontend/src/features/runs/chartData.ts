@@ -3,12 +3,14 @@
  * numbers that sits beside every chart.
  */
 import type { CellPercentiles, RunDetail, SeriesOut } from '@/api/client';
-import { metricInfo } from './metrics';
-import { scenarioLabel } from './runModel';
-import type { Column, Row, TableModel } from './table';
+import { scenarioLabel } from '@/lib/cells';
+import { metricInfo } from '@/lib/metrics';
+import type { Column, Row, TableModel } from '@/lib/table';
 
 export interface Trace {
   name: string;
+  /** The variant the trace belongs to, for its colour. */
+  variant?: string;
   x: number[];
   y: number[];
 }
@@ -63,6 +65,7 @@ export function seriesOverlay(
   const t0 = Math.min(...chosen.flatMap((s) => (s.t_ms.length ? [s.t_ms[0]] : [])));
   const traces: Trace[] = chosen.map((s) => ({
     name: seriesTraceName(run, s),
+    variant: run.variants.find((v) => v.id === s.variant_id)?.name,
     x: s.t_ms.map((t) => (t - t0) / 1000),
     y: s.values,
   }));
@@ -94,6 +97,7 @@ export function percentileSpectrum(
     const points = item.points.filter((p) => p.percentile < 100);
     traces.push({
       name: scenarioNames.length > 1 ? `${variant} · ${scenarioLabel(scenario)}` : variant,
+      variant,
       x: points.map((p) => p.percentile),
       y: points.map((p) => p.value_ms),
     });

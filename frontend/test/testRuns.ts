@@ -32,6 +32,7 @@ export function easeagentRun(): RunDetail {
     id: i + 1, key: `threads:${v}`, kind: 'threads', value: v, requests: null, duration_s: null, label: `${v} threads`,
   }));
   const t10 = 2;
+  const t20 = 3;
   return {
     ...base('ease1'),
     variants: [
@@ -51,6 +52,13 @@ export function easeagentRun(): RunDetail {
       cell({ variant_id: 2, scenario_id: 3, load_id: t10, cpu_pct: 11.3, heap_mb: 200, latency_p75: 88.8, throughput: 293, errors: 0 }),
       cell({ variant_id: 1, scenario_id: 1, load_id: t10, latency_p75: 80, throughput: 722 }),
       cell({ variant_id: 2, scenario_id: 1, load_id: t10, latency_p75: 104, throughput: 586 }),
+      // 20 threads as the ingester stores it: the process's CPU and heap on the all-scenarios cell only.
+      cell({ variant_id: 1, scenario_id: 2, load_id: t20, latency_p75: 43, latency_mean: 40, throughput: 332 }),
+      cell({ variant_id: 2, scenario_id: 2, load_id: t20, latency_p75: 49, latency_mean: 45, throughput: 277 }),
+      cell({ variant_id: 1, scenario_id: 3, load_id: t20, latency_p75: 26, latency_mean: 24, throughput: 332 }),
+      cell({ variant_id: 2, scenario_id: 3, load_id: t20, latency_p75: 36, latency_mean: 33, throughput: 277 }),
+      cell({ variant_id: 1, scenario_id: 1, load_id: t20, cpu_pct: 10.0, heap_mb: 244, cpu_s_per_1k: 0.301, latency_p75: 35, throughput: 664 }),
+      cell({ variant_id: 2, scenario_id: 1, load_id: t20, cpu_pct: 12.8, heap_mb: 282, cpu_s_per_1k: 0.462, latency_p75: 44, throughput: 554 }),
     ],
   };
 }

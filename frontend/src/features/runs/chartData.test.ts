@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SeriesOut } from '@/api/client';
 import { percentileSpectrum, seriesOverlay, tailX, tracesToTable } from './chartData';
-import { easeagentRun } from './testRuns';
+import { easeagentRun } from '../../../test/testRuns';
 
 const series = (id: number, variant_id: number, t_ms: number[], values: number[]): SeriesOut => ({
   id, variant_id, scenario_id: null, load_id: 2, metric: 'throughput', interval_ms: 5000, t_ms, values,
@@ -51,8 +51,8 @@ describe('percentile spectrum', () => {
     }));
     const model = percentileSpectrum(run, items, 2, ['API-URI-owner-3spans']);
     expect(model.traces).toEqual([
-      { name: 'baseline', x: [50], y: [11] },
-      { name: 'agent', x: [50], y: [12] },
+      { name: 'baseline', variant: 'baseline', x: [50], y: [11] },
+      { name: 'agent', variant: 'agent', x: [50], y: [12] },
     ]);
     expect(percentileSpectrum(run, items, 2, ['*']).traces).toHaveLength(0);
   });

@@ -7,6 +7,9 @@ import {
   orderPoints,
   overviewTrails,
   placePoints,
+  thinTicks,
+  intervalPct,
+  distinguishingNames,
   resolveSelection,
   selectTrails,
   trailChoices,
@@ -120,5 +123,34 @@ describe('historyTable', () => {
       values: { x: '1.1', run: 'b', value: 55.9, abs: 30.1, lo: 28, hi: 32, verdict: 'worse', change: 'regression, p = 0.00012', alerts: '#7 regression (new)' },
     });
     expect(t.rows[0].values.change).toBe('');
+  });
+});
+
+describe('long histories', () => {
+  it('labels at most twelve evenly spread ticks', () => {
+    const labels = Array.from({ length: 5000 }, (_, i) => `1.${i}.0`);
+    const t = thinTicks(labels);
+    expect(t.values.length).toBeLessThanOrEqual(12);
+    expect(t.values[0]).toBe(0);
+    expect(t.values[1]).toBe(Math.ceil(5000 / 12));
+    expect(t.labels[1]).toBe(`1.${Math.ceil(5000 / 12)}.0`);
+  });
+
+  it('puts an overhead interval in percent of the reference, like its value', () => {
+    // reference 80 ms, variant 100 ms: abs 20, rel 0.25; interval [15, 26] ms → [18.75, 32.5] %.
+    expect(intervalPct({ abs_diff: 20, rel_diff: 0.25, ci_low: 15, ci_high: 26 })).toEqual({ ci_low_pct: 18.75, ci_high_pct: 32.5 });
+    // A faster variant: reference 80, abs −8, rel −0.1; interval [−10, −6] → [−12.5, −7.5] %.
+    const neg = intervalPct({ abs_diff: -8, rel_diff: -0.1, ci_low: -10, ci_high: -6 });
+    expect(neg.ci_low_pct).toBeCloseTo(-12.5, 12);
+    expect(neg.ci_high_pct).toBeCloseTo(-7.5, 12);
+    expect(intervalPct({ abs_diff: 0, rel_diff: 0, ci_low: -1, ci_high: 1 })).toEqual({ ci_low_pct: null, ci_high_pct: null });
+  });
+
+  it('names trails shown together by what differs between them', () => {
+    const t = (variant: string, load: string): TrailOut =>
+      ({ id: 1, env_fingerprint: 'e', environment: 'm5', scenario: '*', load_key: `threads:${load}`, load_label: `${load} threads`, variant, mode: '', points: 2 }) as TrailOut;
+    expect(distinguishingNames([t('agent', '10'), t('agent', '20')])).toEqual(['10 threads', '20 threads']);
+    expect(distinguishingNames([t('agent', '10'), t('otel', '10')])).toEqual(['agent', 'otel']);
+    expect(distinguishingNames([t('agent', '10')])).toEqual(['agent']);
   });
 });

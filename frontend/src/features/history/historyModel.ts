@@ -12,9 +12,9 @@ import type {
   TrailOut,
   TrailPoint,
 } from '@/api/client';
-import { formatDateTime } from './format';
-import { metricInfo } from './metrics';
-import type { Column, Row, TableModel } from './table';
+import { formatDateTime } from '@/lib/format';
+import { metricInfo } from '@/lib/metrics';
+import type { Column, Row, TableModel } from '@/lib/table';
 
 export type HistoryAxis = 'version' | 'commit' | 'time';
 export type HistoryKind = 'trail' | 'overhead';
@@ -124,6 +124,11 @@ export interface HistoryPoint {
   is_valid: boolean;
   /** The plotted value: the metric for a trail, percent of the reference for an overhead trail. */
   value: number;
+  /** JMH score error (± at 99.9%) of a trail point. */
+  error?: number | null;
+  /** Overhead points: the 95% interval of the overhead in percent of the reference. */
+  ci_low_pct?: number | null;
+  ci_high_pct?: number | null;
   abs_diff?: number;
   ci_low?: number | null;
   ci_high?: number | null;
@@ -154,6 +159,30 @@ export function fromTrail(d: TrailDetail): HistorySeries {
   };
 }
 
+/**
+ * An overhead point's interval (absolute, in the metric's unit) in percent of the reference, like
+ * its value: value_pct = 100 · abs_diff / |reference|, so the reference is abs_diff / rel_diff.
+ */
+export function intervalPct(p: Pick<OverheadPoint, 'abs_diff' | 'rel_diff' | 'ci_low' | 'ci_high'>): {
+  ci_low_pct: number | null;
+  ci_high_pct: number | null;
+} {
+  const rel = p.rel_diff ?? null;
+  if (rel === null || rel === 0 || p.abs_diff === 0 || p.ci_low == null || p.ci_high == null) {
+    return { ci_low_pct: null, ci_high_pct: null };
+  }
+  const reference = Math.abs(p.abs_diff / rel);
+  return { ci_low_pct: (100 * p.ci_low) / reference, ci_high_pct: (100 * p.ci_high) / reference };
+}
+
+/** At most `max` evenly spread tick labels: thousands of labels are what made Plotly freeze. */
+export function thinTicks(labels: readonly string[], max = 12): { values: number[]; labels: string[] } {
+  const step = Math.max(1, Math.ceil(labels.length / max));
+  const values: number[] = [];
+  for (let i = 0; i < labels.length; i += step) values.push(i);
+  return { values, labels: values.map((i) => labels[i]) };
+}
+
 export function fromOverhead(d: OverheadTrail): HistorySeries {
   const info = metricInfo(d.metric);
   return {
@@ -169,6 +198,7 @@ export function fromOverhead(d: OverheadTrail): HistorySeries {
       created_at: p.created_at,
       is_valid: p.is_valid,
       value: p.value_pct,
+      ...intervalPct(p),
       abs_diff: p.abs_diff,
       ci_low: p.ci_low,
       ci_high: p.ci_high,
@@ -207,7 +237,7 @@ export function placePoints(points: readonly HistoryPoint[], axis: HistoryAxis):
   if (axis === 'time') return { x: points.map((p) => p.created_at), xType: 'date' };
   return {
     x: points.map((_, i) => i),
-    ticks: { values: points.map((_, i) => i), labels: points.map((p) => pointLabel(p, axis)) },
+    ticks: thinTicks(points.map((p) => pointLabel(p, axis))),
     xType: 'linear',
   };
 }
@@ -292,6 +322,9 @@ export function historyTable(title: string, series: HistorySeries, axis: History
       direction: info.direction,
     },
   ];
+  if (!overhead && points.some((p) => p.error != null)) {
+    columns.push({ key: 'error', label: '± error', role: 'value', unit: series.unit });
+  }
   if (overhead) {
     columns.push(
       { key: 'abs', label: 'Difference', role: 'diff', unit: info.unit === 'samples' ? '' : info.unit, direction: info.direction },
@@ -310,6 +343,7 @@ export function historyTable(title: string, series: HistorySeries, axis: History
       change: changeText(series, p.run),
       alerts: alertText(series, p.run),
     };
+    if (!overhead && columns.some((c) => c.key === 'error')) values.error = p.error ?? null;
     if (overhead) {
       values.abs = p.abs_diff ?? null;
       values.lo = p.ci_low ?? null;
@@ -357,4 +391,23 @@ export function overviewTrails(trails: readonly TrailOut[], max = 8): TrailOut[]
 export function overviewMetric(trails: readonly TrailOut[], analysed: readonly string[]): string {
   if (trails.some((t) => t.mode)) return 'score';
   return analysed.find((m) => m !== 'score') ?? 'latency_p75';
+}
+
+/**
+ * Short names for trails shown together: only the parts that differ between them (variant,
+ * scenario, load, mode), so a column header is "agent · 10 threads", not the whole identity.
+ */
+export function distinguishingNames(trails: readonly TrailOut[]): string[] {
+  const parts = (t: TrailOut): string[] => [
+    t.variant,
+    t.scenario === '*' ? 'all scenarios' : t.scenario,
+    t.load_label && t.load_label !== '—' ? t.load_label : t.load_key,
+    t.mode,
+  ];
+  const all = trails.map(parts);
+  const varies = [0, 1, 2, 3].map((i) => new Set(all.map((p) => p[i])).size > 1);
+  return all.map((p) => {
+    const shown = p.filter((x, i) => varies[i] && x);
+    return shown.length ? shown.join(' · ') : p[0];
+  });
 }
