@@ -37,7 +37,10 @@ export function FailureDetail({ detail }: { detail: Record<string, unknown> }): 
 }
 
 export function RunHeader({ run }: { run: RunDetail }): ReactElement {
-  const invalid = run.validity.filter((v) => v.ok === false || v.valid === false);
+  const failed = run.validity.filter((v) => v.ok === false || v.valid === false);
+  // Warnings (severity "warning", e.g. the delayed-ACK plateau) leave the run valid but say why to doubt it.
+  const invalid = failed.filter((v) => v.severity !== 'warning');
+  const warnings = failed.filter((v) => v.severity === 'warning');
   return (
     <header className="run-header">
       <nav aria-label="Breadcrumb" className="crumbs">
@@ -112,6 +115,19 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
           <strong>Validity checks failed:</strong>
           <ul>
             {invalid.map((v, i) => (
+              <li key={i}>
+                {text(v.check)}
+                {v.load ? ` at ${text(v.load)}` : ''}: {text(v.detail)}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {warnings.length ? (
+        <div className="state warn" role="note" aria-label="Validity warnings">
+          <strong>Validity warnings:</strong>
+          <ul>
+            {warnings.map((v, i) => (
               <li key={i}>
                 {text(v.check)}
                 {v.load ? ` at ${text(v.load)}` : ''}: {text(v.detail)}
