@@ -27,7 +27,7 @@ def live_api(infra: dict[str, str], logdir: Path) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     proc = Process("api", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
                            "127.0.0.1", "--port", str(port)], _env(infra, BENCHTRAIL_PUBLIC_URL=url), logdir)
-    wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=1).status == 200, 30, "the API")
+    wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=5).status == 200, 120, "the API")
     yield url
     proc.stop()
 

@@ -1,4 +1,4 @@
-"""The demo plan on the real stack: the runner runs JMeter against the Java demo service without and
+"""The demo plan on the real stack: the runner runs hey against the Java demo service without and
 with the OpenTelemetry agent (spans exported over OTLP to the demo sink), interleaved ABABAB, and the
 API's overheads say what the agent costs. Its first load level only, to stay near 3 minutes."""
 
