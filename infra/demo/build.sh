@@ -3,7 +3,8 @@
 #   bin/benchtrail-demo-target   Go stdlib HTTP target (/ok /slow /echo /static/<md5> /users/<name>/<i>)
 #   demo-java/demo-service.jar   JDK HttpServer service with @WithSpan spans and /metrics
 #   demo-java/lib/*.jar          @WithSpan annotation + OpenTelemetry API (compile and class path)
-#   demo-java/opentelemetry-javaagent.jar
+#   demo-java/opentelemetry-javaagent-<v>.jar  every version in infra/demo/agent-versions.txt
+#   demo-java/opentelemetry-javaagent.jar      -> the newest of them
 # Idempotent: rebuilds only what is older than its sources.
 set -euo pipefail
 
@@ -39,8 +40,12 @@ JAVA_DIR="$TOOLS/demo-java"
 fetch "io.opentelemetry.instrumentation:opentelemetry-instrumentation-annotations:$OTEL_INSTRUMENTATION_VERSION" "$JAVA_DIR/lib"
 fetch "io.opentelemetry:opentelemetry-api:$OTEL_API_VERSION" "$JAVA_DIR/lib"
 fetch "io.opentelemetry:opentelemetry-context:$OTEL_API_VERSION" "$JAVA_DIR/lib"
-fetch "io.opentelemetry.javaagent:opentelemetry-javaagent:$OTEL_INSTRUMENTATION_VERSION" "$JAVA_DIR"
-ln -sf "opentelemetry-javaagent-$OTEL_INSTRUMENTATION_VERSION.jar" "$JAVA_DIR/opentelemetry-javaagent.jar"
+# The annotations jar above works with every 2.x agent: the agent instruments @WithSpan by name.
+AGENT_VERSIONS=$(grep -v '^#' "$HERE/agent-versions.txt" | grep .)
+for v in $AGENT_VERSIONS; do
+    fetch "io.opentelemetry.javaagent:opentelemetry-javaagent:$v" "$JAVA_DIR"
+done
+ln -sf "opentelemetry-javaagent-$(echo "$AGENT_VERSIONS" | tail -n 1).jar" "$JAVA_DIR/opentelemetry-javaagent.jar"
 
 if newer_than "$HERE/java/src" "$JAVA_DIR/demo-service.jar"; then
     classes=$(mktemp -d)

@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Starts the Java demo service twice, for an agent-overhead bench:
+# Starts the Java demo service twice, for an agent-overhead bench, and the trace sink its agent exports to:
 #   baseline on $DEMO_BASELINE_PORT (default 18081), no agent
-#   agent    on $DEMO_AGENT_PORT    (default 18082), -javaagent:opentelemetry-javaagent.jar
-# Both bind 127.0.0.1. The agent's exporter is `none` (spans are created, nothing is sent);
-# DEMO_OTEL_EXPORTER=logging writes spans to the agent's log file instead. Nothing leaves loopback.
-# PIDs and logs go to $BENCHTRAIL_TOOLS_DIR/run/. Stop with infra/demo/stop-java.sh.
+#   agent    on $DEMO_AGENT_PORT    (default 18082), -javaagent:opentelemetry-javaagent-<version>.jar
+#   sink     on $DEMO_OTLP_PORT     (default 18083), the Go demo target's OTLP/HTTP receiver:
+#            POST /v1/traces counts the spans, GET /v1/traces/stats shows the counts
+# The agent exports every span for real: batch span processor, OTLP http/protobuf to the sink
+# (DEMO_OTEL_EXPORTER=none creates spans and sends nothing; =logging writes them to the agent's log).
+# Both services run with TCP_NODELAY (-Dsun.net.httpserver.nodelay=true; DEMO_NODELAY=false shows the
+# ~40 ms delayed-ACK plateau instead). Everything binds 127.0.0.1.
+#
+#   start-java.sh                    sink, baseline and agent (the agent with $DEMO_AGENT_VERSION,
+#                                    default: the newest in infra/demo/agent-versions.txt)
+#   start-java.sh agent <version>    (re)start only the agent service, with that agent version
+#
+# PIDs and logs go to $DEMO_RUN_DIR (default $BENCHTRAIL_TOOLS_DIR/run/). Stop with infra/demo/stop-java.sh.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -13,34 +22,79 @@ JAVA_DIR="$TOOLS/demo-java"
 RUN="${DEMO_RUN_DIR:-$TOOLS/run}"
 BASELINE_PORT="${DEMO_BASELINE_PORT:-18081}"
 AGENT_PORT="${DEMO_AGENT_PORT:-18082}"
-EXPORTER="${DEMO_OTEL_EXPORTER:-none}"
+OTLP_PORT="${DEMO_OTLP_PORT:-18083}"
+EXPORTER="${DEMO_OTEL_EXPORTER:-otlp}"
+NODELAY="${DEMO_NODELAY:-true}"
 HEAP="${DEMO_HEAP:-256m}"
+AGENT_VERSION="${DEMO_AGENT_VERSION:-$(grep -v '^#' "$HERE/agent-versions.txt" | grep . | tail -n 1)}"
 mkdir -p "$RUN"
 
 [ -f "$JAVA_DIR/demo-service.jar" ] || { echo "run infra/tools/install.sh demo first" >&2; exit 1; }
 CP="$JAVA_DIR/demo-service.jar:$JAVA_DIR/lib/*"
 
-start() {   # name port extra-jvm-args...
-    local name="$1" port="$2"; shift 2
-    if [ -f "$RUN/demo-$name.pid" ] && kill -0 "$(cat "$RUN/demo-$name.pid")" 2>/dev/null; then
+alive() { [ -f "$RUN/demo-$1.pid" ] && kill -0 "$(cat "$RUN/demo-$1.pid")" 2>/dev/null; }
+
+stop() {   # name: by its recorded PID only
+    local f="$RUN/demo-$1.pid" pid
+    [ -f "$f" ] || return 0
+    pid=$(cat "$f")
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid"
+        for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+    fi
+    rm -f "$f"
+}
+
+spawn() {   # name command...
+    local name="$1"; shift
+    if alive "$name"; then
         echo "demo-$name already running (pid $(cat "$RUN/demo-$name.pid"))" >&2; return
     fi
-    setsid java -Xms"$HEAP" -Xmx"$HEAP" "$@" -cp "$CP" dev.benchtrail.demo.DemoService "$port" 127.0.0.1 \
-        > "$RUN/demo-$name.log" 2>&1 < /dev/null &
+    setsid "$@" > "$RUN/demo-$name.log" 2>&1 < /dev/null &
     echo $! > "$RUN/demo-$name.pid"
 }
 
-start baseline "$BASELINE_PORT"
-start agent "$AGENT_PORT" -javaagent:"$JAVA_DIR/opentelemetry-javaagent.jar" \
-    -Dotel.service.name=benchtrail-demo -Dotel.traces.exporter="$EXPORTER" \
-    -Dotel.metrics.exporter=none -Dotel.logs.exporter=none
+java_service() {   # name port extra-jvm-args...
+    local name="$1" port="$2"; shift 2
+    spawn "$name" java -Xms"$HEAP" -Xmx"$HEAP" -Dsun.net.httpserver.nodelay="$NODELAY" "$@" -cp "$CP" \
+        dev.benchtrail.demo.DemoService "$port" 127.0.0.1
+}
 
-for port in "$BASELINE_PORT" "$AGENT_PORT"; do   # the agent needs a few seconds to instrument
+start_agent() {   # version
+    local jar="$JAVA_DIR/opentelemetry-javaagent-$1.jar"
+    [ -f "$jar" ] || { echo "no agent $1 in $JAVA_DIR (versions: infra/demo/agent-versions.txt; run infra/tools/install.sh demo)" >&2; exit 1; }
+    echo "$1" > "$RUN/demo-agent.version"
+    java_service agent "$AGENT_PORT" -javaagent:"$jar" \
+        -Dotel.service.name=benchtrail-demo -Dotel.traces.exporter="$EXPORTER" \
+        -Dotel.exporter.otlp.protocol=http/protobuf -Dotel.exporter.otlp.endpoint="http://127.0.0.1:$OTLP_PORT" \
+        -Dotel.traces.sampler=always_on -Dotel.metrics.exporter=none -Dotel.logs.exporter=none
+}
+
+wait_for() {   # url
     for _ in $(seq 1 300); do
-        curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+        curl -fsS "$1" >/dev/null 2>&1 && return
         sleep 0.1
     done
-    curl -fsS "http://127.0.0.1:$port/health" >/dev/null || { echo "demo on port $port did not start; see $RUN" >&2; exit 1; }
-done
+    curl -fsS "$1" >/dev/null || { echo "$1 did not answer; see $RUN" >&2; exit 1; }
+}
+
+if [ "${1:-}" = agent ]; then
+    [ -n "${2:-}" ] || { echo "usage: start-java.sh agent <version>" >&2; exit 2; }
+    stop agent
+    start_agent "$2"
+    wait_for "http://127.0.0.1:$AGENT_PORT/health"   # the agent needs a few seconds to instrument
+    echo "agent $2 http://127.0.0.1:$AGENT_PORT pid $(cat "$RUN/demo-agent.pid")"
+    exit 0
+fi
+
+[ -x "$TOOLS/bin/benchtrail-demo-target" ] || { echo "run infra/tools/install.sh demo first" >&2; exit 1; }
+spawn sink "$TOOLS/bin/benchtrail-demo-target" -addr "127.0.0.1:$OTLP_PORT"
+wait_for "http://127.0.0.1:$OTLP_PORT/v1/traces/stats"
+java_service baseline "$BASELINE_PORT"
+start_agent "$AGENT_VERSION"
+wait_for "http://127.0.0.1:$BASELINE_PORT/health"
+wait_for "http://127.0.0.1:$AGENT_PORT/health"
 echo "baseline http://127.0.0.1:$BASELINE_PORT pid $(cat "$RUN/demo-baseline.pid")"
-echo "agent    http://127.0.0.1:$AGENT_PORT pid $(cat "$RUN/demo-agent.pid")"
+echo "agent    http://127.0.0.1:$AGENT_PORT pid $(cat "$RUN/demo-agent.pid") (OpenTelemetry agent $AGENT_VERSION, exporter $EXPORTER)"
+echo "sink     http://127.0.0.1:$OTLP_PORT/v1/traces pid $(cat "$RUN/demo-sink.pid")"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Stops the Java demo services started by start-java.sh (by their recorded PIDs only).
+# Stops what start-java.sh started (baseline, agent, trace sink), by their recorded PIDs only.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 RUN="${DEMO_RUN_DIR:-${BENCHTRAIL_TOOLS_DIR:-$(cd "$HERE/../.." && pwd)/.tools}/run}"
-for name in baseline agent; do
+for name in baseline agent sink; do
     f="$RUN/demo-$name.pid"
     [ -f "$f" ] || continue
     pid=$(cat "$f")
@@ -14,3 +14,4 @@ for name in baseline agent; do
     fi
     rm -f "$f"
 done
+rm -f "$RUN/demo-agent.version"

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "backend"))
+
+import yaml  # noqa: E402
 
 from benchtrail.cli.client import ApiError, Client  # noqa: E402
 
@@ -46,18 +50,40 @@ def load_xray(client: Client) -> list[str]:
     return runs
 
 
-def run_live_demo(client: Client) -> str:
-    """A real plan on the local runner: JMeter against the Java demo, without and with the agent."""
+def agent_versions() -> list[str]:
+    lines = (REPO / "infra" / "demo" / "agent-versions.txt").read_text().splitlines()
+    return [v.strip() for v in lines if v.strip() and not v.startswith("#")]
+
+
+def post_plan(client: Client, plan: dict) -> str:
+    r = client.http.post("/api/v1/projects/easeagent-demo/plans", content=json.dumps(plan),
+                         headers={"Content-Type": "application/json"})
+    return client._check(r)["name"]
+
+
+def run_live_demo(client: Client) -> list[str]:
+    """Real plans on the local runner: hey against the Java demo without and with the OpenTelemetry
+    agent, once per agent version (oldest first, the agent service restarted with each), so History
+    and alerts open on real data. The newest version runs the whole demo plan; the older ones its
+    first load level only (the same trails, in a third of the time)."""
     ensure_project(client, "easeagent-demo", "Java service: OpenTelemetry agent overhead",
-                   "Live demo run by Benchtrail itself: JMeter thread groups 10/20/50, baseline vs agent")
-    plan_text = (REPO / "examples" / "plans" / "demo-easeagent-quick.yaml").read_text()
-    r = client.http.post("/api/v1/projects/easeagent-demo/plans", content=plan_text,
-                         headers={"Content-Type": "application/yaml"})
-    plan = client._check(r)
-    run = client.post(f"/api/v1/projects/easeagent-demo/plans/{plan['name']}/runs",
-                      {"agent_version": "2.10.0", "labels": {"demo": "make-up"}})
-    print(f"demo: live run {run['slug']} started on the local runner (about 2 minutes)", flush=True)
-    return run["slug"]
+                   "Live demo run by Benchtrail itself: hey with 10 and 20 connections per endpoint, baseline vs "
+                   "the OpenTelemetry Java agent exporting spans over OTLP, interleaved repetitions")
+    plan = yaml.safe_load((REPO / "examples" / "plans" / "demo-easeagent-quick.yaml").read_text())
+    history = {**plan, "name": f"{plan['name']} history", "loads": plan["loads"][:1],
+               "description": "The demo plan's first load level, for older agent versions."}
+    versions = agent_versions()
+    slugs = []
+    for version in versions:
+        name = post_plan(client, plan if version == versions[-1] else history)
+        subprocess.run([str(REPO / "infra" / "demo" / "start-java.sh"), "agent", version], check=True)
+        run = client.post(f"/api/v1/projects/easeagent-demo/plans/{name}/runs",
+                          {"agent_version": version, "labels": {"demo": "make-up"}})
+        print(f"demo: live run {run['slug']} (agent {version}, plan '{name}') on the local runner", flush=True)
+        done = client.wait_for_run(run["slug"], timeout=600)   # one at a time: the agent is restarted next
+        print(f"demo: run {run['slug']} {done['status']}", flush=True)
+        slugs.append(run["slug"])
+    return slugs
 
 
 def main() -> int:
@@ -70,7 +96,7 @@ def main() -> int:
     existing = client.get("/api/v1/projects/easeagent-demo/runs", status="completed") \
         if _exists(client, "easeagent-demo") else {"total": 0}
     if existing["total"] == 0:
-        runs.append(run_live_demo(client))
+        runs += run_live_demo(client)
     failed = 0
     for slug in runs:
         run = client.wait_for_run(slug, timeout=600)

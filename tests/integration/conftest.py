@@ -27,7 +27,7 @@ def live_api(infra: dict[str, str], logdir: Path) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     proc = Process("api", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
                            "127.0.0.1", "--port", str(port)], _env(infra, BENCHTRAIL_PUBLIC_URL=url), logdir)
-    wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=1).status == 200, 30, "the API")
+    wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=5).status == 200, 120, "the API")
     yield url
     proc.stop()
 
@@ -84,10 +84,18 @@ def go_target(logdir: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def java_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """The Java demo service twice: baseline without an agent, agent with the OpenTelemetry agent."""
+    """The Java demo service twice: baseline without an agent, agent with the OpenTelemetry agent
+    (exporting its spans to the demo's OTLP sink, at java_demo_sink)."""
     ports = (free_port(), free_port())
     env = {**os.environ, "DEMO_BASELINE_PORT": str(ports[0]), "DEMO_AGENT_PORT": str(ports[1]),
+           "DEMO_OTLP_PORT": os.environ.setdefault("BENCHTRAIL_TEST_OTLP_PORT", str(free_port())),
            "BENCHTRAIL_TOOLS_DIR": str(TOOLS), "DEMO_RUN_DIR": str(tmp_path_factory.mktemp("demo-java"))}
     subprocess.run([str(REPO / "infra/demo/start-java.sh")], env=env, check=True)
     yield f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
     subprocess.run([str(REPO / "infra/demo/stop-java.sh")], env=env, check=False)
+
+
+@pytest.fixture(scope="session")
+def java_demo_sink(java_demo: tuple[str, str]) -> str:
+    """The OTLP/HTTP trace sink the demo agent exports to (GET <url>/v1/traces/stats)."""
+    return f"http://127.0.0.1:{os.environ['BENCHTRAIL_TEST_OTLP_PORT']}"

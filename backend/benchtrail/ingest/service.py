@@ -26,8 +26,9 @@ from benchtrail.ingest.histogram import merge as merge_histograms
 from benchtrail.ingest.histogram import percentile_ms
 from benchtrail.ingest.model import LoadSpec, ParseError
 from benchtrail.ingest.options import options_for
+from benchtrail.ingest import validity
 from benchtrail.metrics import PERCENTILES
-from benchtrail.models import Blob, Cell, Environment, Load, Run, RunFile, Scenario, Series, Trail, Variant
+from benchtrail.models import Blob, Cell, Environment, Load, Project, Run, RunFile, Scenario, Series, Trail, Variant
 from benchtrail.runs import lifecycle
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.uploads.files import open_blob_for_parsing
@@ -180,6 +181,8 @@ class RunWriter:
         self.scenario_order: list[str] = []
         self.loads: dict[str, LoadSpec] = {}
         self._calls = 0
+        self.findings: list[validity.Finding] = []          # per-file checks (stalls)
+        self.combined: dict[tuple[str, str, str, str], dict[str, Any]] = {}   # written cells' values
 
     def add_cell(self, variant: str, cell: Any, position: int | None = None) -> None:
         """`position`: where the cell's file ran in the run (its file position); by default the order
@@ -225,11 +228,13 @@ class RunWriter:
         s.flush()
         trail_ids = self._trail_ids({(c.scenario, c.load.key, c.variant, c.mode) for c in self.cells.values()})
         rows = []
-        for c in self.cells.values():
+        for key, c in self.cells.items():
+            values = combine(c.parts)
+            self.combined[key] = values
             rows.append(Cell(run_id=run.id, variant_id=variants[c.variant].id, scenario_id=scenarios[c.scenario].id,
                              load_id=loads[c.load.key].id, mode=c.mode,
                              trail_id=trail_ids[(c.scenario, c.load.key, c.variant, c.mode)],
-                             **{"params": {}, "replicates": [], **combine(c.parts)}))
+                             **{"params": {}, "replicates": [], **values}))
         s.add_all(rows)
         for (variant, scenario, load_key, metric), parts in self._series_by_key().items():
             points = sorted((int(t), float(v)) for part in parts for t, v in zip(part.t_ms, part.values))
@@ -281,9 +286,38 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     writer.write(reference=run.meta.get("reference") or "")
+    judge_validity(session, run, writer)
     lifecycle.transition(run, RunStatus.COMPLETED)
     run.heartbeat_at = run.finished_at  # analysis is queued now; the sweeper re-queues it if it is lost
     return run
+
+
+def requested_percentiles(session: Session, run: Run) -> list[tuple[str, float]]:
+    """Percentiles someone asked for: the project's analysed metrics and the run's criteria."""
+    project = session.get(Project, run.project_id)
+    names = set(((project.settings or {}).get("analysis") or {}).get("metrics") or
+                ["latency_p75", "latency_p99"]) if project else set()
+    names |= {c.get("criterion", "").split()[-3] for c in run.criteria or []
+              if isinstance(c, dict) and len(c.get("criterion", "").split()) >= 3}
+    return [(f"latency_{n}", p) for n, p in PERCENTILES if f"latency_{n}" in names]
+
+
+def judge_validity(session: Session, run: Run, writer: RunWriter) -> None:
+    """Ingest's validity checks (benchtrail.ingest.validity) next to the runner's rows; an invalid
+    run's points leave its trails, so it never alerts."""
+    findings = list(writer.findings)
+    labels = {key: spec.label for key, spec in writer.loads.items()}
+    cells = [(v, s, labels.get(lk), values) for (v, s, lk, _), values in writer.combined.items()
+             if not values.get("is_transaction")]
+    named = [c for c in cells if c[1] != ALL_SCENARIOS]
+    for v, s, load, values in named or cells:
+        found = validity.delayed_ack(values, variant=v, scenario=s, load=load)
+        if found is not None:
+            findings.append(found)
+    findings += validity.too_few_samples(named or cells, requested_percentiles(session, run))
+    rows = [r for r in (run.validity or []) if r.get("source") != "ingest"] + [f.row() for f in findings]
+    run.validity = rows
+    run.is_valid = validity.is_valid(rows)
 
 
 def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) -> None:
@@ -293,6 +327,14 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
         result = build_cells(parsed, warmup_s=float(run_file.options.get("warmup_s", 0)))
     except ParseError as exc:
         raise IngestFailed(run_file.filename, exc.reason, exc.line, exc.field) from None
+    if not run_file.options.get("series_only") and parsed.samples is not None and result.interval_ms:
+        for series in result.series:
+            if series.metric == "throughput" and series.scenario is None and series.variant is None:
+                found = validity.stall(series.t_ms, series.values, result.interval_ms,
+                                       warmup_s=float(run_file.options.get("warmup_s", 0)),
+                                       variant=run_file.variant, load=series.load.label)
+                if found is not None and not found.ok:
+                    writer.findings.append(found)
     if not run_file.options.get("series_only"):
         for cell in result.cells:
             writer.add_cell(run_file.variant, cell, run_file.position)

@@ -79,6 +79,12 @@ func main() {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"name": parts[0], "i": i})
 	})
+	// An OTLP/HTTP trace receiver (the OpenTelemetry agent's exporter in the demo sends here):
+	// POST /v1/traces decodes each export request and counts its spans; GET /v1/traces/stats
+	// tells how many requests, spans and bytes arrived.
+	sink := &traceSink{}
+	mux.HandleFunc("/v1/traces", sink.receive)
+	mux.HandleFunc("/v1/traces/stats", sink.stats)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)

@@ -40,9 +40,12 @@ export function FailureDetail({ detail }: { detail: Record<string, unknown> }): 
 
 /** Criteria and validity checks as one line ("criteria 10/12 pass · validity ok") that expands to the detail. */
 function ChecksSummary({ run }: { run: RunDetail }): ReactElement | null {
-  const invalid = run.validity.filter((v) => v.ok === false || v.valid === false);
+  const failed = run.validity.filter((v) => v.ok === false || v.valid === false);
+  // Warnings (severity "warning", e.g. the delayed-ACK plateau) leave the run valid but say why to doubt it.
+  const invalid = failed.filter((v) => v.severity !== 'warning');
+  const warnings = failed.filter((v) => v.severity === 'warning');
   if (!run.criteria.length && !run.validity.length) return null;
-  const failed = run.criteria.filter((c) => c.ok === false).length;
+  const failedCriteria = run.criteria.filter((c) => c.ok === false).length;
   const passed = run.criteria.filter((c) => c.ok === true).length;
   const criteria: TableModel = {
     title: 'Pass/fail criteria',
@@ -67,25 +70,39 @@ function ChecksSummary({ run }: { run: RunDetail }): ReactElement | null {
     })),
   };
   return (
-    <details className="summary-line">
+    <details className="summary-line" open={invalid.length > 0 || warnings.length > 0}>
       <summary>
         {run.criteria.length ? (
           <>
             Criteria: {passed} of {run.criteria.length} pass
-            {failed ? <Badge tone="bad">{failed} failed</Badge> : <Badge tone="good">all pass</Badge>}
+            {failedCriteria ? <Badge tone="bad">{failedCriteria} failed</Badge> : <Badge tone="good">all pass</Badge>}
           </>
         ) : (
           'No criteria'
         )}
         {' · '}
         Validity: {run.validity.length} check{run.validity.length === 1 ? '' : 's'}
-        {invalid.length ? <Badge tone="warn">{invalid.length} failed</Badge> : <Badge tone="good">ok</Badge>}
+        {invalid.length ? <Badge tone="bad">{invalid.length} failed</Badge> : <Badge tone="good">ok</Badge>}
+        {warnings.length ? <Badge tone="warn">{warnings.length} warning{warnings.length === 1 ? '' : 's'}</Badge> : null}
       </summary>
       {invalid.length ? (
         <div className="state warn" role="note">
           <strong>Validity checks failed:</strong>
           <ul>
             {invalid.map((v, i) => (
+              <li key={i}>
+                {text(v.check)}
+                {v.load ? ` at ${text(v.load)}` : ''}: {text(v.detail)}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {warnings.length ? (
+        <div className="state warn" role="note" aria-label="Validity warnings">
+          <strong>Validity warnings:</strong>
+          <ul>
+            {warnings.map((v, i) => (
               <li key={i}>
                 {text(v.check)}
                 {v.load ? ` at ${text(v.load)}` : ''}: {text(v.detail)}

@@ -27,6 +27,13 @@ public final class DemoService {
     private static final Repository REPOSITORY = new Repository();
 
     public static void main(String[] args) throws IOException {
+        // The JDK HttpServer leaves Nagle's algorithm on unless told otherwise; with keep-alive
+        // clients every response then waits for the client's delayed ACK (~40 ms on Linux) and a
+        // benchmark measures TCP timers instead of the service. -Dsun.net.httpserver.nodelay=false
+        // brings the old behaviour back (to see the validity warning it causes).
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
         int port = args.length > 0 ? Integer.parseInt(args[0]) : 18081;
         String bind = args.length > 1 ? args[1] : "127.0.0.1";
         int threads = Integer.getInteger("demo.threads", 32);
@@ -37,7 +44,8 @@ public final class DemoService {
         server.createContext("/metrics", DemoService::metrics);
         server.createContext("/health", exchange -> send(exchange, 200, "text/plain", "ok\n"));
         server.start();
-        System.out.println("demo service listening on " + bind + ":" + port);
+        System.out.println("demo service listening on " + bind + ":" + port + " (TCP_NODELAY "
+                + System.getProperty("sun.net.httpserver.nodelay") + ")");
     }
 
     // ~3 spans with an agent: gateway -> owner service -> repository.

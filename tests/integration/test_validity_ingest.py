@@ -1,0 +1,48 @@
+"""Ingest's validity checks on uploads through the API and a real worker: the reason is in the run's
+validity rows, a stall makes the run invalid, a warning does not."""
+
+from __future__ import annotations
+
+from tests.integration.test_upload_ingest import upload, wait_run
+from tests.support.validity_jtl import plateau_jtl, stalled_jtl
+
+
+def test_a_stall_injected_into_a_run_marks_it_invalid_with_the_reason(client, worker, make_project, scratch):
+    slug, token = make_project()
+    baseline = stalled_jtl(scratch / "baseline.jtl", gap=None)
+    agent = stalled_jtl(scratch / "agent.jtl", gap=(8_000, 12_000))
+    r = upload(client, slug, token, [("baseline", baseline), ("agent", agent)], {"agent_version": "1.0.0"})
+    assert r.status_code == 202, r.text
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    assert run["is_valid"] is False
+    stalls = [v for v in run["validity"] if v["check"] == "stall"]
+    assert len(stalls) == 1, run["validity"]
+    [row] = stalls
+    assert row["variant"] == "agent" and row["ok"] is False and row["severity"] == "error"
+    assert row["source"] == "ingest" and row["load"] == "10 threads"
+    assert "for 4 s (seconds 8–12 of the load)" in row["detail"]
+
+
+def test_a_40_ms_plateau_is_a_warning_and_the_run_stays_valid(client, worker, make_project, scratch):
+    slug, token = make_project()
+    r = upload(client, slug, token, [("baseline", plateau_jtl(scratch / "plateau.jtl"))])
+    assert r.status_code == 202, r.text
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    assert run["is_valid"] is True
+    [row] = [v for v in run["validity"] if v["check"] == "delayed ACK"]
+    assert row["severity"] == "warning" and row["ok"] is False
+    assert "delayed-ACK / Nagle signature" in row["detail"]
+    # 1000 samples: the project's default latency_p99 needs ceil(10 / 0.01) = 1000, p75 needs 40
+    assert not [v for v in run["validity"] if v["check"].startswith("samples for")]
+
+
+def test_too_few_samples_for_the_requested_percentile(client, worker, make_project, scratch):
+    slug, token = make_project()
+    r = upload(client, slug, token, [("baseline", plateau_jtl(scratch / "small.jtl", n=500))])
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    [row] = [v for v in run["validity"] if v["check"] == "samples for latency_p99"]
+    assert row["severity"] == "warning" and "needs at least 1,000 samples" in row["detail"]
+    assert "with 500" in row["detail"] and run["is_valid"] is True
