@@ -59,6 +59,9 @@ class Settings:
     first_pass_p: float = 0.05
     local: int = 10
     min_contrast: float = 2.5
+    neighbour_gap: int = 5
+    max_autocorrelation: float = 0.9
+    autocorrelation_weight: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,19 +89,77 @@ class DetectionResult:
 # robust helpers
 
 
-def noise_sigma(values: NDArray[np.float64]) -> float:
-    """Noise of a trail from its first differences: a step moves one difference, a drift shifts all
-    of them equally, so neither inflates the estimate the way a plain standard deviation would."""
+def lag1_autocorrelation(values: NDArray[np.float64]) -> float:
+    """Lag-1 autocorrelation of a trail's noise, from its lag-1 and lag-2 differences.
+
+    For stationary noise with autocorrelation rho(k), Var(x[t] - x[t-k]) = 2 sigma^2 (1 - rho(k)); for
+    AR(1) noise rho(2) = rho^2, so Var(d2) / Var(d1) = 1 + rho. Each difference is centred on its
+    median (a drift shifts all of them equally) and its variance is a 10% trimmed mean of squares
+    (scipy.stats.trim_mean), so a step (one large lag-1 and two large lag-2 differences) and the odd
+    outlier do not move the estimate the way they move a plain autocorrelation. Clipped to [-0.9, 0.9].
+    """
+    if values.size < 8:
+        return 0.0
+    d1 = np.diff(values)
+    d2 = values[2:] - values[:-2]
+    v1 = float(sps.trim_mean((d1 - np.median(d1)) ** 2, 0.1))
+    v2 = float(sps.trim_mean((d2 - np.median(d2)) ** 2, 0.1))
+    if v1 <= 0.0:
+        return 0.0
+    return float(np.clip(v2 / v1 - 1.0, -0.9, 0.9))
+
+
+def residual_autocorrelation(values: NDArray[np.float64], cuts: Sequence[int]) -> float:
+    """Lag-1 autocorrelation of the residuals around the segment means between `cuts`.
+
+    Gnanadesikan-Kettenring form, rho = (V(u) - V(v)) / (V(u) + V(v)) with u = r[t] + r[t-1] and
+    v = r[t] - r[t-1] over pairs inside one segment, V a 10% trimmed mean of squares
+    (scipy.stats.trim_mean), so the odd outlier does not decide it. Removing each segment's mean
+    biases the estimate down by about one over the segment's length; that is added back."""
+    n = values.size
+    bounds = [0, *sorted(c for c in set(cuts) if 0 < c < n), n]
+    u: list[NDArray[np.float64]] = []
+    v: list[NDArray[np.float64]] = []
+    bias = 0.0
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        if hi - lo < 3:
+            continue
+        r = values[lo:hi] - float(np.mean(values[lo:hi]))
+        u.append(r[1:] + r[:-1])
+        v.append(r[1:] - r[:-1])
+        bias += (hi - lo - 1) / (hi - lo)
+    pairs = sum(a.size for a in u)
+    if pairs < 8:
+        return 0.0
+    vu = float(sps.trim_mean(np.concatenate(u) ** 2, 0.1))
+    vv = float(sps.trim_mean(np.concatenate(v) ** 2, 0.1))
+    if vu + vv <= 0:
+        return 0.0
+    return float(np.clip((vu - vv) / (vu + vv) + bias / pairs, -0.9, 0.9))
+
+
+def _diff_sigma(values: NDArray[np.float64]) -> float:
     if values.size < 3:
         return float(np.std(values)) if values.size > 1 else 0.0
     d = np.diff(values)
-    mad = float(np.median(np.abs(d - np.median(d))))
-    sigma = _MAD_TO_SIGMA * mad / math.sqrt(2.0)
+    sigma = float(sps.median_abs_deviation(d, scale="normal")) / math.sqrt(2.0)
     if sigma == 0.0:
         # quantised trails (integers, identical runs) have MAD 0; fall back to the mean difference
         # (E|d| = 2*sigma/sqrt(pi) for normal noise).
         sigma = float(np.mean(np.abs(d))) * math.sqrt(math.pi) / 2.0
     return sigma
+
+
+def noise_sigma(values: NDArray[np.float64], rho: float | None = None) -> float:
+    """Noise of a trail (its standard deviation around the level) from its first differences: a step
+    moves one difference, a drift shifts all of them equally, so neither inflates the estimate the way
+    a plain standard deviation would. The MAD of the differences (scipy.stats.median_abs_deviation)
+    gives sigma * sqrt(2 (1 - rho)); positively autocorrelated noise would shrink it, so it is divided
+    by sqrt(1 - rho) with rho the noise's lag-1 autocorrelation (`lag1_autocorrelation`, clipped at 0)."""
+    sigma = _diff_sigma(values)
+    if rho is None:
+        rho = lag1_autocorrelation(values)
+    return sigma / math.sqrt(1.0 - min(max(rho, 0.0), 0.9))
 
 
 def hampel(values: NDArray[np.float64], half_window: int = 3, k: float = 5.0) -> NDArray[np.float64]:
@@ -112,7 +173,7 @@ def hampel(values: NDArray[np.float64], half_window: int = 3, k: float = 5.0) ->
     windows = np.lib.stride_tricks.sliding_window_view(padded, 2 * half_window + 1)
     med = np.median(windows, axis=1)
     mad = np.median(np.abs(windows - med[:, None]), axis=1) * _MAD_TO_SIGMA
-    floor = noise_sigma(values)
+    floor = _diff_sigma(values)
     scale = np.maximum(mad, floor)
     out = values.copy()
     bad = np.abs(values - med) > k * scale
@@ -186,30 +247,62 @@ class _Sums:
         return float(mean + self.shift), float(var)
 
 
-def welch_p(m1: float, v1: float, n1: int, m2: float, v2: float, n2: int) -> float:
-    """Two-sided Welch t-test p-value from segment statistics (scipy.stats.ttest_ind, equal_var=False)."""
+def welch_p(m1: float, v1: float, n1: int, m2: float, v2: float, n2: int, inflation: float = 1.0) -> float:
+    """Two-sided Welch t-test p-value from segment statistics (scipy.stats.ttest_ind, equal_var=False).
+
+    `inflation` is the variance inflation of a mean of autocorrelated noise, (1 + rho) / (1 - rho) for
+    AR(1): each segment's mean varies that much more than for independent points, and it holds the
+    information of n / inflation independent points (used for the degrees of freedom)."""
     if n1 < 2 or n2 < 2:
         return 1.0
-    a, b = v1 / n1, v2 / n2
+    f = max(inflation, 1.0)
+    a, b = f * v1 / n1, f * v2 / n2
     se2 = a + b
     if se2 <= 0:
         return 0.0 if m1 != m2 else 1.0
     t = (m2 - m1) / math.sqrt(se2)
-    df = se2 * se2 / (a * a / (n1 - 1) + b * b / (n2 - 1))
+    e1, e2 = max(n1 / f, 2.0), max(n2 / f, 2.0)
+    df = se2 * se2 / (a * a / (e1 - 1) + b * b / (e2 - 1))
     return float(2.0 * special.stdtr(df, -abs(t)))
 
 
-def _evaluate(c: _Candidate, lo: int, hi: int, x: NDArray[np.float64], sigma: float,
+@dataclass(frozen=True, slots=True)
+class _Noise:
+    sigma: float
+    inflation: float
+
+
+def _noise(diff_sigma: float, rho_sigma: float, rho_test: float) -> _Noise:
+    sigma = diff_sigma / math.sqrt(1.0 - min(max(rho_sigma, 0.0), 0.9))
+    r = min(max(rho_test, 0.0), 0.9)
+    return _Noise(sigma, (1.0 + r) / (1.0 - r))
+
+
+def _evaluate(c: _Candidate, windows: Sequence[tuple[int, int]], x: NDArray[np.float64], noise: _Noise,
               settings: Settings, p_max: float, replicates: Sequence[Sequence[float]] | None,
               sums: _Sums) -> None:
+    """Judge the candidate on each of its windows (between its accepted neighbours, and between its
+    nearest other candidates); the window with the smallest p-value counts, its p-value multiplied by
+    the number of windows tried (Bonferroni)."""
+    best: tuple[float, int, int] | None = None
+    for lo, hi in dict.fromkeys(windows):
+        n1, n2 = c.index - lo, hi - c.index
+        m1, v1 = sums.mean_var(lo, c.index)
+        m2, v2 = sums.mean_var(c.index, hi)
+        p = welch_p(m1, v1, n1, m2, v2, n2, noise.inflation)
+        rp = _replicate_p(replicates, slice(lo, c.index), slice(c.index, hi))
+        if rp is not None:
+            p = max(p, rp)
+        if best is None or p < best[0]:
+            best = (p, lo, hi)
+    assert best is not None
+    p, lo, hi = best
+    n_windows = len(dict.fromkeys(windows))
     n1, n2 = c.index - lo, hi - c.index
-    c.before, v1 = sums.mean_var(lo, c.index)
-    c.after, v2 = sums.mean_var(c.index, hi)
-    p = welch_p(c.before, v1, n1, c.after, v2, n2)
-    rp = _replicate_p(replicates, slice(lo, c.index), slice(c.index, hi))
-    if rp is not None:
-        p = max(p, rp)
-    c.p = p
+    c.before, _ = sums.mean_var(lo, c.index)
+    c.after, _ = sums.mean_var(c.index, hi)
+    c.p = min(1.0, p * n_windows)
+    sigma = noise.sigma
     diff = abs(c.after - c.before)
     effect = diff / sigma if sigma > 0 else (math.inf if diff > 0 else 0.0)
     contrast = local_contrast(x, c.index, lo, hi, settings.local, sigma)
@@ -217,53 +310,67 @@ def _evaluate(c: _Candidate, lo: int, hi: int, x: NDArray[np.float64], sigma: fl
     big_enough = (effect >= settings.min_effect_sigma and contrast >= settings.min_contrast
                   and rel * 100.0 >= settings.min_magnitude_pct)
     long_enough = n1 >= settings.min_segment and n2 >= settings.min_segment
-    c.ok = p <= p_max and big_enough and long_enough
+    c.ok = c.p <= p_max and big_enough and long_enough
     c.effect = effect
     # Among failing candidates drop the least convincing first: shortest evidence, then size.
-    c.score = (0.0 if not long_enough else 10.0) + min(effect, 9.0) - p
+    c.score = (0.0 if not long_enough else 10.0) + min(effect, 9.0) - c.p
 
 
-def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], sigma: float,
+def _bounds(index: int, among: list[int], n: int, gap: int = 0) -> tuple[int, int]:
+    """The nearest points of `among` left and right of `index` (0 and n at the ends), skipping those
+    closer than `gap`: a candidate a few points away is the same change seen twice, not a boundary."""
+    pos = bisect.bisect_left(among, index - gap + 1) if gap > 0 else bisect.bisect_left(among, index)
+    lo = among[pos - 1] if pos > 0 else 0
+    pos = bisect.bisect_left(among, index + max(gap, 1))
+    hi = among[pos] if pos < len(among) else n
+    return lo, hi
+
+
+def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], noise: _Noise,
            settings: Settings, replicates: Sequence[Sequence[float]] | None,
            n_total: int | None = None) -> list[_Candidate]:
     """Forward selection, then backward elimination, over the candidate positions.
 
     Otava merges bottom-up from all candidates, so a true change flanked by spurious candidates a
-    couple of points away is judged on tiny segments and lost. Here the strongest passing candidate
-    is accepted first, each judged between already accepted neighbours; then every accepted point
-    is re-checked between its final neighbours until all pass."""
+    couple of points away is judged on tiny segments and lost. Judged on the whole trail instead, a
+    change followed soon by another one (a regression and its fix) is lost too: the other change
+    inflates the variance and dilutes the contrast. So each candidate is judged both between its
+    already accepted neighbours and between its nearest other candidates at least `gap` points away
+    (`Settings.neighbour_gap`), whichever is more significant (Bonferroni over the two). The strongest
+    passing candidate is accepted first; then every accepted point is re-checked between its final
+    accepted neighbours until all pass."""
     p_max = _threshold(settings, n_total or x.size)
     sums = _Sums(x)
+    n = x.size
+    gap = max(settings.neighbour_gap, settings.min_segment)
     accepted = sorted(fixed)
     pool = {c.index: c for c in cands if c.index not in fixed}
+    everyone = sorted(set(pool) | set(accepted))
 
-    def bounds(index: int, among: list[int]) -> tuple[int, int]:
-        pos = bisect.bisect_left(among, index)
-        lo = among[pos - 1] if pos > 0 else 0
-        hi = among[pos] if pos < len(among) else x.size
-        if hi == index:
-            hi = among[pos + 1] if pos + 1 < len(among) else x.size
-        return lo, hi
+    def windows(index: int) -> list[tuple[int, int]]:
+        wa = _bounds(index, accepted, n)
+        lo, hi = _bounds(index, everyone, n, gap)
+        return [wa, (max(lo, wa[0]), min(hi, wa[1]))]
 
     for c in pool.values():
-        _evaluate(c, *bounds(c.index, accepted), x, sigma, settings, p_max, replicates, sums)
+        _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
     while pool:
         passing = [c for c in pool.values() if c.ok]
         if not passing:
             break
         best = min(passing, key=lambda c: (c.p, -c.effect))
         del pool[best.index]
-        lo, hi = bounds(best.index, accepted)
+        lo, hi = _bounds(best.index, accepted, n)
         bisect.insort(accepted, best.index)
         for c in pool.values():
             if lo < c.index < hi:
-                _evaluate(c, *bounds(c.index, accepted), x, sigma, settings, p_max, replicates, sums)
+                _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
 
     chosen = {i: _Candidate(i) for i in accepted}
     while True:
         order = sorted(chosen)
         for i in order:
-            _evaluate(chosen[i], *bounds(i, order), x, sigma, settings, p_max, replicates, sums)
+            _evaluate(chosen[i], [_bounds(i, order, n)], x, noise, settings, p_max, replicates, sums)
         failing = [chosen[i] for i in order if not chosen[i].ok and i not in fixed]
         if not failing:
             return [chosen[i] for i in order]
@@ -313,7 +420,7 @@ def _run(values: Sequence[float] | NDArray[np.float64], replicates: Sequence[Seq
     to_clean = {int(p): i for i, p in enumerate(pos)}
 
     x = hampel(raw, 3, settings.outlier_k)
-    sigma = noise_sigma(x)
+    diff_sigma = _diff_sigma(x)
     fixed = {to_clean[k] for k in known if k in to_clean and 0 < to_clean[k] < n}
 
     start = 0
@@ -331,7 +438,15 @@ def _run(values: Sequence[float] | NDArray[np.float64], replicates: Sequence[Seq
     # A detected point next to an annotation is the annotated change, not a second one.
     idx = [i for i in idx if i in fixed_r or all(abs(i - f) > 2 for f in fixed_r)]
     reps_r = reps[start:] if reps is not None else None
-    merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, sigma, settings, reps_r, n_total=n)
+    # First pass as if the noise were independent; the residuals around what it found tell the noise's
+    # autocorrelation, and a second pass with the variance inflation it implies has the last word.
+    noise = _noise(diff_sigma, lag1_autocorrelation(x), 0.0)
+    merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, noise, settings, reps_r, n_total=n)
+    rho = residual_autocorrelation(x_r, [c.index for c in merged])
+    if rho > 0.0 and settings.max_autocorrelation > 0:
+        noise = _noise(diff_sigma, rho, min(rho, settings.max_autocorrelation) * settings.autocorrelation_weight)
+        merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, noise, settings, reps_r, n_total=n)
+    sigma = noise.sigma
     found = [replace(_classify(c, sigma, settings, c.index in fixed_r), index=int(pos[c.index + start]))
              for c in merged]
     return DetectionResult(kept + found, len(values))
