@@ -62,6 +62,7 @@ class Settings:
     neighbour_gap: int = 5
     max_autocorrelation: float = 0.9
     autocorrelation_weight: float = 1.0
+    autocorrelation_shrink: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,10 +283,12 @@ def _evaluate(c: _Candidate, windows: Sequence[tuple[int, int]], x: NDArray[np.f
               settings: Settings, p_max: float, replicates: Sequence[Sequence[float]] | None,
               sums: _Sums) -> None:
     """Judge the candidate on each of its windows (between its accepted neighbours, and between its
-    nearest other candidates); the window with the smallest p-value counts, its p-value multiplied by
-    the number of windows tried (Bonferroni)."""
-    best: tuple[float, int, int] | None = None
-    for lo, hi in dict.fromkeys(windows):
+    nearest other candidates). It passes when one window passes every criterion with its p-value
+    multiplied by the number of windows tried (Bonferroni); the most significant passing window (or,
+    when none passes, the most significant one) is what is reported."""
+    unique = list(dict.fromkeys(windows))
+    best: tuple[bool, float, float, float, float, float] | None = None
+    for lo, hi in unique:
         n1, n2 = c.index - lo, hi - c.index
         m1, v1 = sums.mean_var(lo, c.index)
         m2, v2 = sums.mean_var(c.index, hi)
@@ -293,27 +296,35 @@ def _evaluate(c: _Candidate, windows: Sequence[tuple[int, int]], x: NDArray[np.f
         rp = _replicate_p(replicates, slice(lo, c.index), slice(c.index, hi))
         if rp is not None:
             p = max(p, rp)
-        if best is None or p < best[0]:
-            best = (p, lo, hi)
+        p = min(1.0, p * len(unique))
+        diff = abs(m2 - m1)
+        effect = diff / noise.sigma if noise.sigma > 0 else (math.inf if diff > 0 else 0.0)
+        rel = diff / abs(m1) if m1 != 0 else math.inf
+        long_enough = n1 >= settings.min_segment and n2 >= settings.min_segment
+        ok = (p <= p_max and long_enough and effect >= settings.min_effect_sigma
+              and rel * 100.0 >= settings.min_magnitude_pct
+              and local_contrast(x, c.index, lo, hi, settings.local, noise.sigma) >= settings.min_contrast)
+        # Among failing candidates drop the least convincing first: shortest evidence, then size.
+        score = (0.0 if not long_enough else 10.0) + min(effect, 9.0) - p
+        key = (ok, -p, effect, m1, m2, score)
+        if best is None or key[:2] > best[:2]:
+            best = key
     assert best is not None
-    p, lo, hi = best
-    n_windows = len(dict.fromkeys(windows))
-    n1, n2 = c.index - lo, hi - c.index
-    c.before, _ = sums.mean_var(lo, c.index)
-    c.after, _ = sums.mean_var(c.index, hi)
-    c.p = min(1.0, p * n_windows)
-    sigma = noise.sigma
-    diff = abs(c.after - c.before)
-    effect = diff / sigma if sigma > 0 else (math.inf if diff > 0 else 0.0)
-    contrast = local_contrast(x, c.index, lo, hi, settings.local, sigma)
-    rel = diff / abs(c.before) if c.before != 0 else math.inf
-    big_enough = (effect >= settings.min_effect_sigma and contrast >= settings.min_contrast
-                  and rel * 100.0 >= settings.min_magnitude_pct)
-    long_enough = n1 >= settings.min_segment and n2 >= settings.min_segment
-    c.ok = c.p <= p_max and big_enough and long_enough
-    c.effect = effect
-    # Among failing candidates drop the least convincing first: shortest evidence, then size.
-    c.score = (0.0 if not long_enough else 10.0) + min(effect, 9.0) - c.p
+    c.ok, c.p, c.effect, c.before, c.after, c.score = best[0], -best[1], best[2], best[3], best[4], best[5]
+
+
+def _refine(index: int, lo: int, hi: int, reach: int, min_segment: int, sums: _Sums) -> int:
+    """The split of [lo, hi) within `reach` of `index` that best separates two means (the
+    least-squares / CUSUM location of a single change): E-divisive places a step in noise a point or
+    three off, and the misplaced points would look like autocorrelated noise."""
+    best, best_stat = index, -1.0
+    for t in range(max(lo + min_segment, index - reach), min(hi - min_segment, index + reach) + 1):
+        m1, _ = sums.mean_var(lo, t)
+        m2, _ = sums.mean_var(t, hi)
+        stat = abs(m2 - m1) * math.sqrt((t - lo) * (hi - t) / (hi - lo))
+        if stat > best_stat + 1e-12:
+            best, best_stat = t, stat
+    return best
 
 
 def _bounds(index: int, among: list[int], n: int, gap: int = 0) -> tuple[int, int]:
@@ -366,6 +377,21 @@ def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], noi
             if lo < c.index < hi:
                 _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
 
+    # Place each accepted change where it best separates its neighbours' segments.
+    for _ in range(2):
+        moved = False
+        for k, i in enumerate(accepted):
+            if i in fixed:
+                continue
+            lo = accepted[k - 1] if k > 0 else 0
+            hi = accepted[k + 1] if k + 1 < len(accepted) else n
+            j = _refine(i, lo, hi, gap, settings.min_segment, sums)
+            if j != i and j not in accepted:
+                accepted[k] = j
+                moved = True
+        if not moved:
+            break
+
     chosen = {i: _Candidate(i) for i in accepted}
     while True:
         order = sorted(chosen)
@@ -382,8 +408,9 @@ def _candidates(x: NDArray[np.float64], settings: Settings, start: int = 0) -> l
         return []
     window = max(4, settings.window)
     # A list, not an array: otava's detector slices its window only out of non-ndarray input.
-    found = otava_split(x[start:].tolist(), window_len=window, max_pvalue=settings.first_pass_p)
-    return sorted({cp.index + start for cp in found})
+    found = sorted({cp.index + start for cp in otava_split(x[start:].tolist(), window_len=window,
+                                                           max_pvalue=settings.first_pass_p)})
+    return found
 
 
 def _classify(c: _Candidate, sigma: float, settings: Settings, known: bool) -> ChangePoint:
@@ -443,6 +470,7 @@ def _run(values: Sequence[float] | NDArray[np.float64], replicates: Sequence[Seq
     noise = _noise(diff_sigma, lag1_autocorrelation(x), 0.0)
     merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, noise, settings, reps_r, n_total=n)
     rho = residual_autocorrelation(x_r, [c.index for c in merged])
+    rho -= settings.autocorrelation_shrink / math.sqrt(max(x_r.size, 1))
     if rho > 0.0 and settings.max_autocorrelation > 0:
         noise = _noise(diff_sigma, rho, min(rho, settings.max_autocorrelation) * settings.autocorrelation_weight)
         merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, noise, settings, reps_r, n_total=n)
