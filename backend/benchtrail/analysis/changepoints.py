@@ -60,9 +60,7 @@ class Settings:
     local: int = 10
     min_contrast: float = 2.5
     neighbour_gap: int = 5
-    max_autocorrelation: float = 0.9
-    autocorrelation_weight: float = 1.0
-    autocorrelation_shrink: float = 0.0
+    max_autocorrelation: float = 0.35
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,12 +465,12 @@ def _run(values: Sequence[float] | NDArray[np.float64], replicates: Sequence[Seq
     reps_r = reps[start:] if reps is not None else None
     # First pass as if the noise were independent; the residuals around what it found tell the noise's
     # autocorrelation, and a second pass with the variance inflation it implies has the last word.
-    noise = _noise(diff_sigma, lag1_autocorrelation(x), 0.0)
+    cap = min(max(settings.max_autocorrelation, 0.0), 0.9)
+    noise = _noise(diff_sigma, min(lag1_autocorrelation(x), cap), 0.0)
     merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, noise, settings, reps_r, n_total=n)
-    rho = residual_autocorrelation(x_r, [c.index for c in merged])
-    rho -= settings.autocorrelation_shrink / math.sqrt(max(x_r.size, 1))
-    if rho > 0.0 and settings.max_autocorrelation > 0:
-        noise = _noise(diff_sigma, rho, min(rho, settings.max_autocorrelation) * settings.autocorrelation_weight)
+    rho = min(residual_autocorrelation(x_r, [c.index for c in merged]), cap)
+    if rho > 0.0:
+        noise = _noise(diff_sigma, rho, rho)
         merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, noise, settings, reps_r, n_total=n)
     sigma = noise.sigma
     found = [replace(_classify(c, sigma, settings, c.index in fixed_r), index=int(pos[c.index + start]))
