@@ -6,8 +6,14 @@ candidate change points quickly. Otava's own merge step accepts far too many of 
 
 - the significance threshold shrinks with the trail's length, because a longer trail is scanned at more
   places and would otherwise collect false alarms in proportion to its length;
+- each candidate is judged between its accepted neighbours and between its nearest other candidates
+  (those within `neighbour_gap` points left out), whichever passes: judged on the whole trail, a
+  regression and its fix a few runs later dilute each other and both are lost;
 - a change must also be large against the trail's own noise (robust, from first differences, so steps
-  and slow drifts do not inflate it) and, optionally, in percent;
+  and slow drifts do not inflate it, corrected for lag-1 autocorrelation) and, optionally, in percent;
+- autocorrelated noise makes segment means vary more than independent points would: a second pass
+  inflates the t-test's variance by (1 + rho) / (1 - rho), rho from the residuals around the first
+  pass's segments (robust Gnanadesikan-Kettenring form), capped at `max_autocorrelation`;
 - single outliers are neutralised (Hampel filter) before anything is measured, and a segment needs a
   few points, so one bad run is not a change point;
 - when the raw replicates of every version are given, a change must also be significant between the
@@ -46,6 +52,10 @@ class Settings:
     min_magnitude_pct: smallest mean shift in percent of the level before it (0 = no limit).
     window: otava's sliding window for proposing candidates.
     direction: which way is better for the metric; decides regression vs improvement.
+    neighbour_gap: candidates closer than this to the one judged are not boundaries of its window.
+    max_autocorrelation: cap on the lag-1 autocorrelation the noise estimates and the t-test correct
+      for (0 = treat noise as independent); long real trails are far more autocorrelated than their
+      noise alone, and an uncapped correction would hide their changes.
     """
 
     min_magnitude_pct: float = 0.0
