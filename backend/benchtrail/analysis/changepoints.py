@@ -76,7 +76,7 @@ class Settings:
 @dataclass(frozen=True, slots=True)
 class ChangePoint:
     index: int                  # first index of the new level (position in the trail as given)
-    p_value: float
+    p_value: float              # Welch t-test between the neighbouring segments, as if independent
     magnitude_abs: float        # after_mean - before_mean
     magnitude_rel: float        # magnitude_abs / |before_mean|; nan when before_mean == 0
     direction: str              # 'regression' | 'improvement' | 'known'
@@ -84,6 +84,8 @@ class ChangePoint:
     after_mean: float
     effect_sigma: float = 0.0   # |magnitude_abs| / trail noise
     known: bool = False         # matches an annotation; reported, never alerted on
+    p_value_adjusted: float = math.nan  # what decided: p_value with the noise's autocorrelation
+    autocorrelation: float = 0.0        # lag-1 autocorrelation of the noise allowed for (capped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,12 +423,15 @@ def _candidates(x: NDArray[np.float64], settings: Settings, start: int = 0) -> l
     return found
 
 
-def _classify(c: _Candidate, sigma: float, settings: Settings, known: bool) -> ChangePoint:
+def _classify(c: _Candidate, sigma: float, settings: Settings, known: bool, p_plain: float = math.nan,
+              rho: float = 0.0) -> ChangePoint:
     diff = c.after - c.before
     worse = diff > 0 if settings.direction == "lower" else diff < 0
     return ChangePoint(
         index=c.index,
-        p_value=c.p,
+        p_value=c.p if math.isnan(p_plain) else p_plain,
+        p_value_adjusted=c.p,
+        autocorrelation=rho,
         magnitude_abs=diff,
         magnitude_rel=diff / abs(c.before) if c.before != 0 else math.nan,
         direction="known" if known else ("regression" if worse else "improvement"),
@@ -483,7 +488,21 @@ def _run(values: Sequence[float] | NDArray[np.float64], replicates: Sequence[Seq
         noise = _noise(diff_sigma, rho, rho)
         merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, noise, settings, reps_r, n_total=n)
     sigma = noise.sigma
-    found = [replace(_classify(c, sigma, settings, c.index in fixed_r), index=int(pos[c.index + start]))
+    order = [c.index for c in merged]
+    sums = _Sums(x_r)
+
+    def plain_p(i: int) -> float:
+        # The reported p-value: the Welch test between the neighbouring segments (what a reader can
+        # recompute from the trail); the decision used it with the autocorrelation allowed for.
+        lo, hi = _bounds(i, order, x_r.size)
+        m1, v1 = sums.mean_var(lo, i)
+        m2, v2 = sums.mean_var(i, hi)
+        p = welch_p(m1, v1, i - lo, m2, v2, hi - i)
+        rp = _replicate_p(reps_r, slice(lo, i), slice(i, hi))
+        return max(p, rp) if rp is not None else p
+
+    found = [replace(_classify(c, sigma, settings, c.index in fixed_r, plain_p(c.index), max(rho, 0.0)),
+                     index=int(pos[c.index + start]))
              for c in merged]
     return DetectionResult(kept + found, len(values))
 
