@@ -6,8 +6,14 @@ candidate change points quickly. Otava's own merge step accepts far too many of 
 
 - the significance threshold shrinks with the trail's length, because a longer trail is scanned at more
   places and would otherwise collect false alarms in proportion to its length;
+- each candidate is judged between its accepted neighbours and between its nearest other candidates
+  (those within `neighbour_gap` points left out), whichever passes: judged on the whole trail, a
+  regression and its fix a few runs later dilute each other and both are lost;
 - a change must also be large against the trail's own noise (robust, from first differences, so steps
-  and slow drifts do not inflate it) and, optionally, in percent;
+  and slow drifts do not inflate it, corrected for lag-1 autocorrelation) and, optionally, in percent;
+- autocorrelated noise makes segment means vary more than independent points would: a second pass
+  inflates the t-test's variance by (1 + rho) / (1 - rho), rho from the residuals around the first
+  pass's segments (robust Gnanadesikan-Kettenring form), capped at `max_autocorrelation`;
 - single outliers are neutralised (Hampel filter) before anything is measured, and a segment needs a
   few points, so one bad run is not a change point;
 - when the raw replicates of every version are given, a change must also be significant between the
@@ -46,6 +52,10 @@ class Settings:
     min_magnitude_pct: smallest mean shift in percent of the level before it (0 = no limit).
     window: otava's sliding window for proposing candidates.
     direction: which way is better for the metric; decides regression vs improvement.
+    neighbour_gap: candidates closer than this to the one judged are not boundaries of its window.
+    max_autocorrelation: cap on the lag-1 autocorrelation the noise estimates and the t-test correct
+      for (0 = treat noise as independent); long real trails are far more autocorrelated than their
+      noise alone, and an uncapped correction would hide their changes.
     """
 
     min_magnitude_pct: float = 0.0
@@ -59,12 +69,14 @@ class Settings:
     first_pass_p: float = 0.05
     local: int = 10
     min_contrast: float = 2.5
+    neighbour_gap: int = 5
+    max_autocorrelation: float = 0.35
 
 
 @dataclass(frozen=True, slots=True)
 class ChangePoint:
     index: int                  # first index of the new level (position in the trail as given)
-    p_value: float
+    p_value: float              # Welch t-test between the neighbouring segments, as if independent
     magnitude_abs: float        # after_mean - before_mean
     magnitude_rel: float        # magnitude_abs / |before_mean|; nan when before_mean == 0
     direction: str              # 'regression' | 'improvement' | 'known'
@@ -72,6 +84,8 @@ class ChangePoint:
     after_mean: float
     effect_sigma: float = 0.0   # |magnitude_abs| / trail noise
     known: bool = False         # matches an annotation; reported, never alerted on
+    p_value_adjusted: float = math.nan  # what decided: p_value with the noise's autocorrelation
+    autocorrelation: float = 0.0        # lag-1 autocorrelation of the noise allowed for (capped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,19 +100,77 @@ class DetectionResult:
 # robust helpers
 
 
-def noise_sigma(values: NDArray[np.float64]) -> float:
-    """Noise of a trail from its first differences: a step moves one difference, a drift shifts all
-    of them equally, so neither inflates the estimate the way a plain standard deviation would."""
+def lag1_autocorrelation(values: NDArray[np.float64]) -> float:
+    """Lag-1 autocorrelation of a trail's noise, from its lag-1 and lag-2 differences.
+
+    For stationary noise with autocorrelation rho(k), Var(x[t] - x[t-k]) = 2 sigma^2 (1 - rho(k)); for
+    AR(1) noise rho(2) = rho^2, so Var(d2) / Var(d1) = 1 + rho. Each difference is centred on its
+    median (a drift shifts all of them equally) and its variance is a 10% trimmed mean of squares
+    (scipy.stats.trim_mean), so a step (one large lag-1 and two large lag-2 differences) and the odd
+    outlier do not move the estimate the way they move a plain autocorrelation. Clipped to [-0.9, 0.9].
+    """
+    if values.size < 8:
+        return 0.0
+    d1 = np.diff(values)
+    d2 = values[2:] - values[:-2]
+    v1 = float(sps.trim_mean((d1 - np.median(d1)) ** 2, 0.1))
+    v2 = float(sps.trim_mean((d2 - np.median(d2)) ** 2, 0.1))
+    if v1 <= 0.0:
+        return 0.0
+    return float(np.clip(v2 / v1 - 1.0, -0.9, 0.9))
+
+
+def residual_autocorrelation(values: NDArray[np.float64], cuts: Sequence[int]) -> float:
+    """Lag-1 autocorrelation of the residuals around the segment means between `cuts`.
+
+    Gnanadesikan-Kettenring form, rho = (V(u) - V(v)) / (V(u) + V(v)) with u = r[t] + r[t-1] and
+    v = r[t] - r[t-1] over pairs inside one segment, V a 10% trimmed mean of squares
+    (scipy.stats.trim_mean), so the odd outlier does not decide it. Removing each segment's mean
+    biases the estimate down by about one over the segment's length; that is added back."""
+    n = values.size
+    bounds = [0, *sorted(c for c in set(cuts) if 0 < c < n), n]
+    u: list[NDArray[np.float64]] = []
+    v: list[NDArray[np.float64]] = []
+    bias = 0.0
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        if hi - lo < 3:
+            continue
+        r = values[lo:hi] - float(np.mean(values[lo:hi]))
+        u.append(r[1:] + r[:-1])
+        v.append(r[1:] - r[:-1])
+        bias += (hi - lo - 1) / (hi - lo)
+    pairs = sum(a.size for a in u)
+    if pairs < 8:
+        return 0.0
+    vu = float(sps.trim_mean(np.concatenate(u) ** 2, 0.1))
+    vv = float(sps.trim_mean(np.concatenate(v) ** 2, 0.1))
+    if vu + vv <= 0:
+        return 0.0
+    return float(np.clip((vu - vv) / (vu + vv) + bias / pairs, -0.9, 0.9))
+
+
+def _diff_sigma(values: NDArray[np.float64]) -> float:
     if values.size < 3:
         return float(np.std(values)) if values.size > 1 else 0.0
     d = np.diff(values)
-    mad = float(np.median(np.abs(d - np.median(d))))
-    sigma = _MAD_TO_SIGMA * mad / math.sqrt(2.0)
+    sigma = float(sps.median_abs_deviation(d, scale="normal")) / math.sqrt(2.0)
     if sigma == 0.0:
         # quantised trails (integers, identical runs) have MAD 0; fall back to the mean difference
         # (E|d| = 2*sigma/sqrt(pi) for normal noise).
         sigma = float(np.mean(np.abs(d))) * math.sqrt(math.pi) / 2.0
     return sigma
+
+
+def noise_sigma(values: NDArray[np.float64], rho: float | None = None) -> float:
+    """Noise of a trail (its standard deviation around the level) from its first differences: a step
+    moves one difference, a drift shifts all of them equally, so neither inflates the estimate the way
+    a plain standard deviation would. The MAD of the differences (scipy.stats.median_abs_deviation)
+    gives sigma * sqrt(2 (1 - rho)); positively autocorrelated noise would shrink it, so it is divided
+    by sqrt(1 - rho) with rho the noise's lag-1 autocorrelation (`lag1_autocorrelation`, clipped at 0)."""
+    sigma = _diff_sigma(values)
+    if rho is None:
+        rho = lag1_autocorrelation(values)
+    return sigma / math.sqrt(1.0 - min(max(rho, 0.0), 0.9))
 
 
 def hampel(values: NDArray[np.float64], half_window: int = 3, k: float = 5.0) -> NDArray[np.float64]:
@@ -112,7 +184,7 @@ def hampel(values: NDArray[np.float64], half_window: int = 3, k: float = 5.0) ->
     windows = np.lib.stride_tricks.sliding_window_view(padded, 2 * half_window + 1)
     med = np.median(windows, axis=1)
     mad = np.median(np.abs(windows - med[:, None]), axis=1) * _MAD_TO_SIGMA
-    floor = noise_sigma(values)
+    floor = _diff_sigma(values)
     scale = np.maximum(mad, floor)
     out = values.copy()
     bad = np.abs(values - med) > k * scale
@@ -186,84 +258,155 @@ class _Sums:
         return float(mean + self.shift), float(var)
 
 
-def welch_p(m1: float, v1: float, n1: int, m2: float, v2: float, n2: int) -> float:
-    """Two-sided Welch t-test p-value from segment statistics (scipy.stats.ttest_ind, equal_var=False)."""
+def welch_p(m1: float, v1: float, n1: int, m2: float, v2: float, n2: int, inflation: float = 1.0) -> float:
+    """Two-sided Welch t-test p-value from segment statistics (scipy.stats.ttest_ind, equal_var=False).
+
+    `inflation` is the variance inflation of a mean of autocorrelated noise, (1 + rho) / (1 - rho) for
+    AR(1): each segment's mean varies that much more than for independent points, and it holds the
+    information of n / inflation independent points (used for the degrees of freedom)."""
     if n1 < 2 or n2 < 2:
         return 1.0
-    a, b = v1 / n1, v2 / n2
+    f = max(inflation, 1.0)
+    a, b = f * v1 / n1, f * v2 / n2
     se2 = a + b
     if se2 <= 0:
         return 0.0 if m1 != m2 else 1.0
     t = (m2 - m1) / math.sqrt(se2)
-    df = se2 * se2 / (a * a / (n1 - 1) + b * b / (n2 - 1))
+    e1, e2 = max(n1 / f, 2.0), max(n2 / f, 2.0)
+    df = se2 * se2 / (a * a / (e1 - 1) + b * b / (e2 - 1))
     return float(2.0 * special.stdtr(df, -abs(t)))
 
 
-def _evaluate(c: _Candidate, lo: int, hi: int, x: NDArray[np.float64], sigma: float,
+@dataclass(frozen=True, slots=True)
+class _Noise:
+    sigma: float
+    inflation: float
+
+
+def _noise(diff_sigma: float, rho_sigma: float, rho_test: float) -> _Noise:
+    sigma = diff_sigma / math.sqrt(1.0 - min(max(rho_sigma, 0.0), 0.9))
+    r = min(max(rho_test, 0.0), 0.9)
+    return _Noise(sigma, (1.0 + r) / (1.0 - r))
+
+
+def _evaluate(c: _Candidate, windows: Sequence[tuple[int, int]], x: NDArray[np.float64], noise: _Noise,
               settings: Settings, p_max: float, replicates: Sequence[Sequence[float]] | None,
               sums: _Sums) -> None:
-    n1, n2 = c.index - lo, hi - c.index
-    c.before, v1 = sums.mean_var(lo, c.index)
-    c.after, v2 = sums.mean_var(c.index, hi)
-    p = welch_p(c.before, v1, n1, c.after, v2, n2)
-    rp = _replicate_p(replicates, slice(lo, c.index), slice(c.index, hi))
-    if rp is not None:
-        p = max(p, rp)
-    c.p = p
-    diff = abs(c.after - c.before)
-    effect = diff / sigma if sigma > 0 else (math.inf if diff > 0 else 0.0)
-    contrast = local_contrast(x, c.index, lo, hi, settings.local, sigma)
-    rel = diff / abs(c.before) if c.before != 0 else math.inf
-    big_enough = (effect >= settings.min_effect_sigma and contrast >= settings.min_contrast
-                  and rel * 100.0 >= settings.min_magnitude_pct)
-    long_enough = n1 >= settings.min_segment and n2 >= settings.min_segment
-    c.ok = p <= p_max and big_enough and long_enough
-    c.effect = effect
-    # Among failing candidates drop the least convincing first: shortest evidence, then size.
-    c.score = (0.0 if not long_enough else 10.0) + min(effect, 9.0) - p
+    """Judge the candidate on each of its windows (between its accepted neighbours, and between its
+    nearest other candidates). It passes when one window passes every criterion with its p-value
+    multiplied by the number of windows tried (Bonferroni); the most significant passing window (or,
+    when none passes, the most significant one) is what is reported."""
+    unique = list(dict.fromkeys(windows))
+    best: tuple[bool, float, float, float, float, float] | None = None
+    for lo, hi in unique:
+        n1, n2 = c.index - lo, hi - c.index
+        m1, v1 = sums.mean_var(lo, c.index)
+        m2, v2 = sums.mean_var(c.index, hi)
+        p = welch_p(m1, v1, n1, m2, v2, n2, noise.inflation)
+        rp = _replicate_p(replicates, slice(lo, c.index), slice(c.index, hi))
+        if rp is not None:
+            p = max(p, rp)
+        p = min(1.0, p * len(unique))
+        diff = abs(m2 - m1)
+        effect = diff / noise.sigma if noise.sigma > 0 else (math.inf if diff > 0 else 0.0)
+        rel = diff / abs(m1) if m1 != 0 else math.inf
+        long_enough = n1 >= settings.min_segment and n2 >= settings.min_segment
+        ok = (p <= p_max and long_enough and effect >= settings.min_effect_sigma
+              and rel * 100.0 >= settings.min_magnitude_pct
+              and local_contrast(x, c.index, lo, hi, settings.local, noise.sigma) >= settings.min_contrast)
+        # Among failing candidates drop the least convincing first: shortest evidence, then size.
+        score = (0.0 if not long_enough else 10.0) + min(effect, 9.0) - p
+        key = (ok, -p, effect, m1, m2, score)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    assert best is not None
+    c.ok, c.p, c.effect, c.before, c.after, c.score = best[0], -best[1], best[2], best[3], best[4], best[5]
 
 
-def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], sigma: float,
+def _refine(index: int, lo: int, hi: int, reach: int, min_segment: int, sums: _Sums) -> int:
+    """The split of [lo, hi) within `reach` of `index` that best separates two means (the
+    least-squares / CUSUM location of a single change): E-divisive places a step in noise a point or
+    three off, and the misplaced points would look like autocorrelated noise."""
+    best, best_stat = index, -1.0
+    for t in range(max(lo + min_segment, index - reach), min(hi - min_segment, index + reach) + 1):
+        m1, _ = sums.mean_var(lo, t)
+        m2, _ = sums.mean_var(t, hi)
+        stat = abs(m2 - m1) * math.sqrt((t - lo) * (hi - t) / (hi - lo))
+        if stat > best_stat + 1e-12:
+            best, best_stat = t, stat
+    return best
+
+
+def _bounds(index: int, among: list[int], n: int, gap: int = 0) -> tuple[int, int]:
+    """The nearest points of `among` left and right of `index` (0 and n at the ends), skipping those
+    closer than `gap`: a candidate a few points away is the same change seen twice, not a boundary."""
+    pos = bisect.bisect_left(among, index - gap + 1) if gap > 0 else bisect.bisect_left(among, index)
+    lo = among[pos - 1] if pos > 0 else 0
+    pos = bisect.bisect_left(among, index + max(gap, 1))
+    hi = among[pos] if pos < len(among) else n
+    return lo, hi
+
+
+def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], noise: _Noise,
            settings: Settings, replicates: Sequence[Sequence[float]] | None,
            n_total: int | None = None) -> list[_Candidate]:
     """Forward selection, then backward elimination, over the candidate positions.
 
     Otava merges bottom-up from all candidates, so a true change flanked by spurious candidates a
-    couple of points away is judged on tiny segments and lost. Here the strongest passing candidate
-    is accepted first, each judged between already accepted neighbours; then every accepted point
-    is re-checked between its final neighbours until all pass."""
+    couple of points away is judged on tiny segments and lost. Judged on the whole trail instead, a
+    change followed soon by another one (a regression and its fix) is lost too: the other change
+    inflates the variance and dilutes the contrast. So each candidate is judged both between its
+    already accepted neighbours and between its nearest other candidates at least `gap` points away
+    (`Settings.neighbour_gap`), whichever is more significant (Bonferroni over the two). The strongest
+    passing candidate is accepted first; then every accepted point is re-checked between its final
+    accepted neighbours until all pass."""
     p_max = _threshold(settings, n_total or x.size)
     sums = _Sums(x)
+    n = x.size
+    gap = max(settings.neighbour_gap, settings.min_segment)
     accepted = sorted(fixed)
     pool = {c.index: c for c in cands if c.index not in fixed}
+    everyone = sorted(set(pool) | set(accepted))
 
-    def bounds(index: int, among: list[int]) -> tuple[int, int]:
-        pos = bisect.bisect_left(among, index)
-        lo = among[pos - 1] if pos > 0 else 0
-        hi = among[pos] if pos < len(among) else x.size
-        if hi == index:
-            hi = among[pos + 1] if pos + 1 < len(among) else x.size
-        return lo, hi
+    def windows(index: int) -> list[tuple[int, int]]:
+        wa = _bounds(index, accepted, n)
+        lo, hi = _bounds(index, everyone, n, gap)
+        return [wa, (max(lo, wa[0]), min(hi, wa[1]))]
 
     for c in pool.values():
-        _evaluate(c, *bounds(c.index, accepted), x, sigma, settings, p_max, replicates, sums)
+        _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
     while pool:
         passing = [c for c in pool.values() if c.ok]
         if not passing:
             break
         best = min(passing, key=lambda c: (c.p, -c.effect))
         del pool[best.index]
-        lo, hi = bounds(best.index, accepted)
+        lo, hi = _bounds(best.index, accepted, n)
         bisect.insort(accepted, best.index)
         for c in pool.values():
             if lo < c.index < hi:
-                _evaluate(c, *bounds(c.index, accepted), x, sigma, settings, p_max, replicates, sums)
+                _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
+
+    # Place each accepted change where it best separates its neighbours' segments.
+    for _ in range(2):
+        moved = False
+        for k, i in enumerate(accepted):
+            if i in fixed:
+                continue
+            lo = accepted[k - 1] if k > 0 else 0
+            hi = accepted[k + 1] if k + 1 < len(accepted) else n
+            j = _refine(i, lo, hi, gap, settings.min_segment, sums)
+            if j != i and j not in accepted:
+                accepted[k] = j
+                moved = True
+        if not moved:
+            break
 
     chosen = {i: _Candidate(i) for i in accepted}
     while True:
         order = sorted(chosen)
         for i in order:
-            _evaluate(chosen[i], *bounds(i, order), x, sigma, settings, p_max, replicates, sums)
+            _evaluate(chosen[i], [_bounds(i, order, n)], x, noise, settings, p_max, replicates, sums)
         failing = [chosen[i] for i in order if not chosen[i].ok and i not in fixed]
         if not failing:
             return [chosen[i] for i in order]
@@ -275,16 +418,20 @@ def _candidates(x: NDArray[np.float64], settings: Settings, start: int = 0) -> l
         return []
     window = max(4, settings.window)
     # A list, not an array: otava's detector slices its window only out of non-ndarray input.
-    found = otava_split(x[start:].tolist(), window_len=window, max_pvalue=settings.first_pass_p)
-    return sorted({cp.index + start for cp in found})
+    found = sorted({cp.index + start for cp in otava_split(x[start:].tolist(), window_len=window,
+                                                           max_pvalue=settings.first_pass_p)})
+    return found
 
 
-def _classify(c: _Candidate, sigma: float, settings: Settings, known: bool) -> ChangePoint:
+def _classify(c: _Candidate, sigma: float, settings: Settings, known: bool, p_plain: float = math.nan,
+              rho: float = 0.0) -> ChangePoint:
     diff = c.after - c.before
     worse = diff > 0 if settings.direction == "lower" else diff < 0
     return ChangePoint(
         index=c.index,
-        p_value=c.p,
+        p_value=c.p if math.isnan(p_plain) else p_plain,
+        p_value_adjusted=c.p,
+        autocorrelation=rho,
         magnitude_abs=diff,
         magnitude_rel=diff / abs(c.before) if c.before != 0 else math.nan,
         direction="known" if known else ("regression" if worse else "improvement"),
@@ -313,7 +460,7 @@ def _run(values: Sequence[float] | NDArray[np.float64], replicates: Sequence[Seq
     to_clean = {int(p): i for i, p in enumerate(pos)}
 
     x = hampel(raw, 3, settings.outlier_k)
-    sigma = noise_sigma(x)
+    diff_sigma = _diff_sigma(x)
     fixed = {to_clean[k] for k in known if k in to_clean and 0 < to_clean[k] < n}
 
     start = 0
@@ -331,8 +478,31 @@ def _run(values: Sequence[float] | NDArray[np.float64], replicates: Sequence[Seq
     # A detected point next to an annotation is the annotated change, not a second one.
     idx = [i for i in idx if i in fixed_r or all(abs(i - f) > 2 for f in fixed_r)]
     reps_r = reps[start:] if reps is not None else None
-    merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, sigma, settings, reps_r, n_total=n)
-    found = [replace(_classify(c, sigma, settings, c.index in fixed_r), index=int(pos[c.index + start]))
+    # First pass as if the noise were independent; the residuals around what it found tell the noise's
+    # autocorrelation, and a second pass with the variance inflation it implies has the last word.
+    cap = min(max(settings.max_autocorrelation, 0.0), 0.9)
+    noise = _noise(diff_sigma, min(lag1_autocorrelation(x), cap), 0.0)
+    merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, noise, settings, reps_r, n_total=n)
+    rho = min(residual_autocorrelation(x_r, [c.index for c in merged]), cap)
+    if rho > 0.0:
+        noise = _noise(diff_sigma, rho, rho)
+        merged = _merge([_Candidate(i) for i in idx], fixed_r, x_r, noise, settings, reps_r, n_total=n)
+    sigma = noise.sigma
+    order = [c.index for c in merged]
+    sums = _Sums(x_r)
+
+    def plain_p(i: int) -> float:
+        # The reported p-value: the Welch test between the neighbouring segments (what a reader can
+        # recompute from the trail); the decision used it with the autocorrelation allowed for.
+        lo, hi = _bounds(i, order, x_r.size)
+        m1, v1 = sums.mean_var(lo, i)
+        m2, v2 = sums.mean_var(i, hi)
+        p = welch_p(m1, v1, i - lo, m2, v2, hi - i)
+        rp = _replicate_p(reps_r, slice(lo, i), slice(i, hi))
+        return max(p, rp) if rp is not None else p
+
+    found = [replace(_classify(c, sigma, settings, c.index in fixed_r, plain_p(c.index), max(rho, 0.0)),
+                     index=int(pos[c.index + start]))
              for c in merged]
     return DetectionResult(kept + found, len(values))
 

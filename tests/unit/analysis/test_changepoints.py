@@ -14,7 +14,9 @@ from benchtrail.analysis.changepoints import (
     detect,
     detect_incremental,
     hampel,
+    lag1_autocorrelation,
     noise_sigma,
+    residual_autocorrelation,
     welch_p,
 )
 
@@ -23,6 +25,76 @@ def step_trail(n: int, at: int, size: float, seed: int, level: float = 100.0) ->
     y = level + np.random.default_rng(seed).normal(0, 1, n)
     y[at:] += size
     return y
+
+
+def ar1(n: int, rho: float, seed: int) -> np.ndarray:
+    """AR(1) noise with unit marginal variance (burn-in 50)."""
+    rng = np.random.default_rng(seed)
+    e = rng.normal(0, 1, n + 50)
+    z = np.empty_like(e)
+    z[0] = e[0]
+    for i in range(1, e.size):
+        z[i] = rho * z[i - 1] + np.sqrt(1 - rho * rho) * e[i]
+    return z[50:]
+
+
+def test_welch_p_with_variance_inflation_matches_scipy_on_effective_sizes() -> None:
+    # Autocorrelated segments: a mean holds the information of n / f independent points.
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(0, 1, 40), rng.normal(0.9, 1.5, 25)
+    f = 1.3 / 0.7
+    expected = stats.ttest_ind_from_stats(a.mean(), a.std(ddof=1), a.size / f, b.mean(), b.std(ddof=1),
+                                          b.size / f, equal_var=False).pvalue
+    got = welch_p(a.mean(), a.var(ddof=1), a.size, b.mean(), b.var(ddof=1), b.size, inflation=f)
+    assert got == pytest.approx(expected, rel=1e-9)
+
+
+def test_noise_estimates_under_autocorrelation() -> None:
+    z = ar1(4000, 0.5, seed=40)
+    y = 100 + z
+    y[2000:] += 6.0                     # a step must not pass for autocorrelation
+    truth = np.corrcoef(z[1:], z[:-1])[0, 1]
+    assert lag1_autocorrelation(y) == pytest.approx(truth, abs=0.06)
+    assert residual_autocorrelation(y, [2000]) == pytest.approx(truth, abs=0.04)
+    # Residuals around the wrong segmentation (the step missed) look strongly autocorrelated.
+    assert residual_autocorrelation(y, []) > truth + 0.2
+    # First differences alone shrink sigma by sqrt(1 - rho); the corrected estimate does not.
+    d = np.diff(z)
+    naive = 1.4826 * np.median(np.abs(d - np.median(d))) / np.sqrt(2)
+    assert naive == pytest.approx(np.std(z) * np.sqrt(1 - truth), rel=0.08)
+    assert noise_sigma(y) == pytest.approx(np.std(z), rel=0.1)
+
+
+def test_a_regression_and_its_fix_are_both_found() -> None:
+    """Two 3 sigma steps 10..25 points apart in 60-point trails (judged on the whole trail, the
+    old detector found both in about 7% of such trails)."""
+    both = 0
+    for seed in range(40):
+        a = 15 + seed % 12
+        b = a + 10 + seed % 16
+        y = 100 + np.random.default_rng(1000 + seed).normal(0, 1, 60)
+        y[a:b] += 3.0
+        cps = detect(y, settings=Settings(direction="lower"))
+        found = {c.direction: c.index for c in cps}
+        both += (len(cps) == 2 and abs(found.get("regression", -99) - a) <= 3
+                 and abs(found.get("improvement", -99) - b) <= 3)
+    assert both >= 34
+
+
+def test_staircase_of_two_steps_in_a_short_trail() -> None:
+    y = step_trail(60, 20, 3.0, seed=41)
+    y[34:] += 3.0
+    cps = detect(y)
+    assert [abs(c.index - t) <= 2 for c, t in zip(cps, (20, 34))] == [True, True] and len(cps) == 2
+    assert cps[0].before_mean == pytest.approx(y[:cps[0].index].mean())
+    assert cps[0].after_mean == pytest.approx(y[cps[0].index:cps[1].index].mean())
+
+
+def test_autocorrelated_noise_raises_almost_no_alarm() -> None:
+    alarms = sum(len(detect(100 + ar1(60, 0.3, seed=2000 + s))) for s in range(100))
+    assert alarms <= 2                     # 6,000 points; the target is 0.1 per 1,000
+    alarms = sum(len(detect(100 + ar1(300, 0.6, seed=3000 + s))) for s in range(20))
+    assert alarms <= 1
 
 
 def test_welch_p_matches_scipy() -> None:
