@@ -17,7 +17,8 @@ SessionDep = Depends(request_session, scope="function")
 
 def alert_out(a: Alert, trail: Trail, culprit: Run, detected: Run | None, project_slug: str) -> AlertOut:
     return AlertOut(
-        id=a.id, project=project_slug, state=a.state, kind=a.kind, direction=a.direction, metric=a.metric,
+        id=a.id, project=project_slug, state=a.state, state_reason=a.state_reason, kind=a.kind,
+        direction=a.direction, metric=a.metric,
         trail=AlertTrail(id=trail.id, scenario=trail.scenario, load_key=trail.load_key, variant=trail.variant,
                          mode=trail.mode),
         run=culprit.slug, agent_version=culprit.agent_version, detected_by=detected.slug if detected else None,

@@ -17,8 +17,16 @@ def add(session: Session, row: Any) -> Any:
     return row
 
 
-def alerts_on(session: Session, trail_ids: Sequence[int]) -> Sequence[Alert]:
-    return session.scalars(select(Alert).where(Alert.trail_id.in_(list(trail_ids)))).all()
+def alerts_on(session: Session, trail_ids: Sequence[int], *, for_update: bool = False) -> Sequence[Alert]:
+    stmt = select(Alert).where(Alert.trail_id.in_(list(trail_ids))).order_by(Alert.id)
+    if for_update:
+        stmt = stmt.with_for_update()
+    return session.scalars(stmt).all()
+
+
+def runs_by_id(session: Session, run_ids: Sequence[int]) -> dict[int, Run]:
+    ids = list(set(run_ids))
+    return {r.id: r for r in session.scalars(select(Run).where(Run.id.in_(ids)))} if ids else {}
 
 
 def annotations(session: Session, project_id: int, *, known_only: bool = False) -> Sequence[Annotation]:

@@ -5,7 +5,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-State = Literal["new", "acknowledged", "investigating", "fixed", "invalid", "wontfix"]
+# What people set. `confirmed`, `fixed` and `wontfix` accept the change as real: it becomes a known
+# change point for later analysis. `withdrawn` is set only by the analysis (see AlertOut.state_reason).
+State = Literal["new", "acknowledged", "investigating", "confirmed", "fixed", "wontfix", "invalid"]
 
 
 class AlertTrail(BaseModel):
@@ -19,7 +21,12 @@ class AlertTrail(BaseModel):
 class AlertOut(BaseModel):
     id: int
     project: str
-    state: str
+    state: str = Field(description="new | acknowledged | investigating (open) | confirmed | fixed | wontfix "
+                                   "(accepted: a known change point) | invalid (a false alarm) | withdrawn (by "
+                                   "the analysis: the trail no longer shows the change; see state_reason)")
+    state_reason: str | None = Field(default=None, description="Why the analysis put the alert in its state "
+                                                                "(withdrawn: the evidence that no longer "
+                                                                "supports it)")
     kind: str = Field(description="trail | overhead")
     direction: str = Field(description="regression | improvement")
     metric: str
