@@ -70,7 +70,7 @@ def analyse_run(session: Session, run_id: int, *, force: bool = False) -> Outcom
     full = 0
     for trail_id, cell in sorted(trail_cells.items()):
         reviewer = _TrailReview(session, run, trail_id, cell.score_unit, key, cfg, bounds, stored)
-        findings += reviewer.run(force=force)
+        findings += reviewer.review_all(force=force)
         full += reviewer.full
     applied = alerts.apply_findings(session, project, run, findings, confirm_scheduled=cfg.confirm_scheduled)
     run.analysis_status = "done"
@@ -130,7 +130,7 @@ class _TrailReview:
         self.cfg, self.bounds, self.stored = cfg, bounds, stored
         self.full = False
 
-    def run(self, *, force: bool) -> list[alerts.TrailFindings]:
+    def review_all(self, *, force: bool) -> list[alerts.TrailFindings]:
         settings = {(m, k): series_settings(self.cfg, m, k, self.unit) for m in self.cfg.metrics for k in KINDS}
         state_keys = {mk: history.state_key(s, min_abs, self.bounds.accepted.get((self.trail_id, *mk), ()),
                                             self.bounds.annotations) for mk, (s, min_abs) in settings.items()}
