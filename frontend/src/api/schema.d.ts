@@ -674,8 +674,16 @@ export interface components {
             run: string;
             /** Run Permalink */
             run_permalink: string;
-            /** State */
+            /**
+             * State
+             * @description new | acknowledged | investigating (open) | confirmed | fixed | wontfix (accepted: a known change point) | invalid (a false alarm) | withdrawn (by the analysis: the trail no longer shows the change; see state_reason)
+             */
             state: string;
+            /**
+             * State Reason
+             * @description Why the analysis put the alert in its state (withdrawn: the evidence that no longer supports it)
+             */
+            state_reason?: string | null;
             /** Summary */
             summary: string;
             trail: components["schemas"]["AlertTrail"];
@@ -777,8 +785,16 @@ export interface components {
             run: string;
             /** Run Permalink */
             run_permalink: string;
-            /** State */
+            /**
+             * State
+             * @description new | acknowledged | investigating (open) | confirmed | fixed | wontfix (accepted: a known change point) | invalid (a false alarm) | withdrawn (by the analysis: the trail no longer shows the change; see state_reason)
+             */
             state: string;
+            /**
+             * State Reason
+             * @description Why the analysis put the alert in its state (withdrawn: the evidence that no longer supports it)
+             */
+            state_reason?: string | null;
             /** Summary */
             summary: string;
             trail: components["schemas"]["AlertTrail"];
@@ -803,7 +819,7 @@ export interface components {
             /** Notes */
             notes?: string | null;
             /** State */
-            state?: ("new" | "acknowledged" | "investigating" | "fixed" | "invalid" | "wontfix") | null;
+            state?: ("new" | "acknowledged" | "investigating" | "confirmed" | "fixed" | "wontfix" | "invalid") | null;
         };
         /** AlertTrail */
         AlertTrail: {
