@@ -111,7 +111,7 @@ def run() -> int:
     with unit_of_work() as session:
         open_alerts = session.scalar(select(func.count(Alert.id)).where(Alert.state != "withdrawn"))
         alerts_all = session.scalar(select(func.count(Alert.id)))
-    early = statistics.median(timings[89:110])
+    early = statistics.median(timings[89:110] or timings)
     late = statistics.median(timings[-21:])
     print(f"alerts: {open_alerts} standing, {alerts_all - open_alerts} withdrawn")
     print(f"RESULT analysis_growth={late / early:.2f} analysis_ms_100={1000 * early:.0f} "
