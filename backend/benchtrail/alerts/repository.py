@@ -20,7 +20,8 @@ def add(session: Session, row: Any) -> Any:
 def alerts_on(session: Session, trail_ids: Sequence[int], *, for_update: bool = False) -> Sequence[Alert]:
     stmt = select(Alert).where(Alert.trail_id.in_(list(trail_ids))).order_by(Alert.id)
     if for_update:
-        stmt = stmt.with_for_update()
+        # Fresh from the row, not from the session: a triage may have committed since it was read.
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
     return session.scalars(stmt).all()
 
 

@@ -129,16 +129,15 @@ class _TrailReview:
         self.session, self.run, self.trail_id, self.unit, self.key = session, run, trail_id, unit, key
         self.cfg, self.bounds, self.stored = cfg, bounds, stored
         self.full = False
+        self.states: list[dict[str, Any]] = []
 
     def review_all(self, *, force: bool) -> list[alerts.TrailFindings]:
         settings = {(m, k): series_settings(self.cfg, m, k, self.unit) for m in self.cfg.metrics for k in KINDS}
         state_keys = {mk: history.state_key(s, min_abs, self.bounds.accepted.get((self.trail_id, *mk), ()),
                                             self.bounds.annotations) for mk, (s, min_abs) in settings.items()}
-        # From scratch when the trail has no state yet, or what its change points depend on changed
-        # (an overhead trail's state is missing on reference trails, which have no overhead).
-        self.full = force or any(
-            prev.settings_key != state_keys[mk] if (prev := self.stored.get((self.trail_id, *mk))) is not None
-            else mk[1] == "trail" for mk in settings)
+        # From scratch when the trail has no state yet, or what its change points depend on changed.
+        self.full = force or any((prev := self.stored.get((self.trail_id, *mk))) is None
+                                 or prev.settings_key != state_keys[mk] for mk in settings)
         context, guard = max(window_size(s) for s, _ in settings.values())
         rows, before, lo_key, hi_key = self._rows(context, guard)
         run_ids = [r[0] for _, r in rows]
@@ -158,6 +157,10 @@ class _TrailReview:
                     points.append(history.point(run_row, value, replicates=reps))
             if points:
                 out.append(self._review(metric, kind, s, min_abs, points, before, in_region, state_keys[(metric, kind)]))
+            else:  # nothing to follow (a metric the cells lack, the reference's overhead): state all the same
+                self.states.append(dict(trail_id=self.trail_id, metric=metric, kind=kind,
+                                        settings_key=state_keys[(metric, kind)], change_points=[]))
+        repository.save_analyses(self.session, self.states)
         return out
 
     def _rows(self, context: int, guard: int) -> tuple[list[tuple[Cell, Any]], history.Point | None,
@@ -167,8 +170,9 @@ class _TrailReview:
         metrics = self.cfg.metrics
         if self.full:
             rows = list(repository.trail_cells(self.session, [self.trail_id], metrics))
-            keyed = [(history.order_bytes(r[2], r[5] or r[4], r[0]), (c, r)) for c, r in rows]
-            repository.set_order_keys(self.session, [(c.id, k) for k, (c, _) in keyed if c.order_key != k])
+            keyed = [(history.point(r, 0.0).key, (c, r)) for c, r in rows]
+            repository.set_order_keys(self.session, [(c.id, k) for k, (c, _) in keyed
+                                                     if c.order_key != k and c.run_id != self.run.id])
             keyed.sort(key=lambda kr: kr[0])
             return [cr for _, cr in keyed], None, None, None
         lower, upper = repository.window_cells(self.session, self.trail_id, self.key, metrics,
@@ -176,8 +180,9 @@ class _TrailReview:
         more_before, more_after = len(lower) > context, len(upper) > context
         rows = list(reversed(lower[:context])) + upper[:context]
         before = history.point(lower[context][1], 0.0) if more_before else None
-        lo_key = rows[guard][0].order_key if more_before else None
-        hi_key = rows[-1 - guard][0].order_key if more_after else None
+        # From the run columns, not the cell: the analysed run's own cells were keyed by a bulk update.
+        lo_key = history.point(rows[guard][1], 0.0).key if more_before else None
+        hi_key = history.point(rows[-1 - guard][1], 0.0).key if more_after else None
         return rows, before, lo_key, hi_key
 
     def _review(self, metric: str, kind: str, s: Settings, min_abs: float, points: list[history.Point],
@@ -195,8 +200,8 @@ class _TrailReview:
         kept = [d for d in prev.change_points if not in_region(bytes.fromhex(d["key"]))] \
             if prev is not None and not self.full and prev.settings_key == state_key else []
         found = [history.cp_to_json(cp, points[cp.index]) for cp in [*rv.detected, *rv.supported.values()]]
-        repository.save_analysis(self.session, self.trail_id, metric, kind, state_key,
-                                 sorted(kept + found, key=lambda d: d["key"]))
+        self.states.append(dict(trail_id=self.trail_id, metric=metric, kind=kind, settings_key=state_key,
+                                change_points=sorted(kept + found, key=lambda d: d["key"])))
 
         return alerts.TrailFindings(
             trail_id=self.trail_id, metric=metric, kind=kind, order=[p.run_id for p in points],

@@ -81,13 +81,14 @@ def analyses(session: Session, trail_ids: Sequence[int]) -> dict[tuple[int, str,
     return {(a.trail_id, a.metric, a.kind): a for a in rows}
 
 
-def save_analysis(session: Session, trail_id: int, metric: str, kind: str, settings_key: str,
-                  change_points: list[dict[str, Any]]) -> None:
-    values = dict(trail_id=trail_id, metric=metric, kind=kind, settings_key=settings_key,
-                  change_points=change_points)
-    session.execute(insert(TrailAnalysis).values(values).on_conflict_do_update(
+def save_analyses(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Upsert detection states: dicts of trail_id, metric, kind, settings_key, change_points."""
+    if not rows:
+        return
+    stmt = insert(TrailAnalysis).values(list(rows))
+    session.execute(stmt.on_conflict_do_update(
         index_elements=["trail_id", "metric", "kind"],
-        set_={"settings_key": values["settings_key"], "change_points": values["change_points"],
+        set_={"settings_key": stmt.excluded.settings_key, "change_points": stmt.excluded.change_points,
               "updated_at": func.now()}))
 
 
