@@ -40,13 +40,14 @@ def create_app() -> FastAPI:
 
 
 def _domain_routers() -> list:
+    from benchtrail.alerts.endpoints import router as alerts_router
     from benchtrail.execution.endpoints import router as execution_router
     from benchtrail.plans.endpoints import router as plans_router
     from benchtrail.runs.endpoints import router as runs_router
     from benchtrail.trails.endpoints import router as trails_router
     from benchtrail.uploads.endpoints import router as uploads_router
 
-    return [runs_router, uploads_router, plans_router, execution_router, trails_router]
+    return [runs_router, uploads_router, plans_router, execution_router, trails_router, alerts_router]
 
 
 def _install_error_handlers(app: FastAPI) -> None:
