@@ -11,7 +11,8 @@ analysis when the evidence no longer supports them.
   triaged as real (`confirmed`, `fixed`, `wontfix`). An open alert (`new`, `acknowledged`,
   `investigating`) is only a candidate: the analysis re-judges it whenever points arrive around it and
   withdraws it (state `withdrawn`, the reason recorded on the alert and in an event) when the trail no
-  longer shows it; a withdrawn alert the trail shows again is reinstated (`new`). `invalid` alerts
+  longer shows it (webhooks get an `alert_withdrawn` event for a regression); a withdrawn alert the
+  trail shows again is reinstated (`new`, notified again). `invalid` alerts
   (false alarms) are not boundaries, and no alert is raised again next to one.
 - Confirm before alert (project setting): a scheduled run that suspects regressions stores them on
   the run and asks for one re-run of the same plan (`request_confirmation`); the re-run carries the
@@ -148,6 +149,11 @@ def apply_findings(session: Session, project: Project, run: Run, findings: list[
     regressions = [a for a in notify if a.direction == "regression"]
     if regressions:
         webhooks.queue_deliveries(session, project, regressions)
+    # Whoever was told of a regression is told when it is withdrawn.
+    gone = [by_id[i] for i in out.withdrawn if by_id[i].direction == "regression"]
+    if gone:
+        session.flush()
+        webhooks.queue_deliveries(session, project, gone, event="alert_withdrawn")
     return out
 
 
