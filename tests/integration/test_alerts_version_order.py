@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.harness import celery_worker, wait_until
-from tests.integration.test_webhooks_synthetic import jmh
+from tests.integration.test_webhooks_synthetic import jmh, receiver  # noqa: F401 - a fixture
 
 N, STEP = 120, 70
 VERSIONS = [f"3.{i}.0" for i in range(N)]
@@ -90,7 +90,7 @@ def test_shuffled_concurrent_uploads_alert_only_at_the_step(live_api, worker, se
 
 
 def test_an_alert_the_trail_no_longer_shows_is_withdrawn_with_its_reason(client, worker, make_project,
-                                                                         admin_token):
+                                                                         admin_token, receiver):
     from tests.integration.test_trails_xray import wait_analysed
 
     slug, token = make_project()
@@ -98,6 +98,9 @@ def test_an_alert_the_trail_no_longer_shows_is_withdrawn_with_its_reason(client,
     r = client.patch(f"/api/v1/projects/{slug}/settings", json={"metrics": ["score"]},
                      headers={"Authorization": f"Bearer {admin_token}"})
     assert r.status_code == 200, r.text
+    r = client.post(f"/api/v1/projects/{slug}/webhooks", json={"url": f"{receiver.url}/generic"},
+                    headers={"Authorization": f"Bearer {admin_token}"})
+    assert r.status_code == 201, r.text
     # 40 versions: flat at 2.0 ms/op, except that from 1.20.0 on the odd versions cost 10% more. The
     # odd ones arrive first, so the trail shows a step at 1.21.0; once the even ones arrive it
     # alternates around its old level, which is no change of level at all.
@@ -131,6 +134,20 @@ def test_an_alert_the_trail_no_longer_shows_is_withdrawn_with_its_reason(client,
         # on the way, the analysis may have moved its culprit as points arrived next to it: said so
         assert all(e["actor"] == "analysis" and e["note"].startswith("culprit moved") for e in events[:-1])
     assert first[0]["id"] in {a["id"] for a in alerts}
+    # Whoever heard of a regression hears of its withdrawal, with the reason.
+    regressions = {a["id"]: a for a in alerts if a["direction"] == "regression"}
+    assert first[0]["id"] in regressions
+
+    def withdrawals() -> dict[int, dict]:
+        bodies = [json.loads(b) for _, b in receiver.at("/generic")]
+        return {p["id"]: p for p in bodies if p["event"] == "alert_withdrawn"}
+
+    got = wait_until(lambda: len(w := withdrawals()) == len(regressions) and w, 60, "withdrawal deliveries")
+    for alert_id, p in got.items():
+        assert p["summary"].startswith("withdrawn: ") and p["state_reason"] == regressions[alert_id]["state_reason"]
+    raised = [json.loads(b) for _, b in receiver.at("/generic")]
+    assert {p["id"] for p in raised if p["event"] == "alert"} == set(regressions)
+
     # Withdrawn is the analysis' word: people cannot set it, but can still triage the alert.
     alert_id = alerts[0]["id"]
     assert client.patch(f"/api/v1/alerts/{alert_id}", json={"state": "withdrawn"}, headers=auth).status_code == 422
