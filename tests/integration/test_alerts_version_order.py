@@ -13,11 +13,25 @@ import httpx
 import numpy as np
 import pytest
 
-from tests.harness import celery_worker, wait_until
+from tests.harness import VENV_BIN, Process, celery_worker, free_port, wait_until
 from tests.integration.test_webhooks_synthetic import jmh, receiver  # noqa: F401 - a fixture
 
 N, STEP = 120, 70
 VERSIONS = [f"3.{i}.0" for i in range(N)]
+
+
+@pytest.fixture(scope="module")
+def api(infra, logdir):
+    """The API as its own uvicorn process (real HTTP, concurrent requests); its start may be slow on a
+    busy machine, hence a wait longer than the shared fixture's."""
+    port = free_port()
+    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")}}
+    proc = Process("api-version-order", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory",
+                                         "--host", "127.0.0.1", "--port", str(port)], env, logdir)
+    url = f"http://127.0.0.1:{port}"
+    wait_until(lambda: httpx.get(f"{url}/api/health").status_code == 200, 180, "the API to answer")
+    yield url
+    proc.stop()
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +69,9 @@ def only_score(api: str, admin_token: str, slug: str) -> None:
     assert r.status_code == 200, r.text
 
 
-def test_shuffled_concurrent_uploads_alert_only_at_the_step(live_api, worker, second_worker, make_project,
+def test_shuffled_concurrent_uploads_alert_only_at_the_step(api, worker, second_worker, make_project,
                                                             admin_token):
+    live_api = api
     slug, token = make_project()
     only_score(live_api, admin_token, slug)
     rng = np.random.default_rng(11)
