@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: up down backup restore test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api openapi bench-ab
+.PHONY: up down backup restore test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
 
 ## Start the whole product with demo data (PostgreSQL, Redis, API + dashboard, worker, beat, runner).
 up:
@@ -40,7 +40,7 @@ test-e2e:
 	$(PY) infra/scripts/stack.py ephemeral --cwd frontend -- npm run --silent e2e
 
 ## Benchmarks: each prints ratios against a reference measured in the same run.
-bench: bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab
+bench: bench-ingest bench-detect bench-analysis bench-ui bench-runner bench-api bench-ab
 
 bench-ingest:
 	infra/scripts/bootstrap.sh
@@ -53,6 +53,10 @@ bench-detect:
 bench-ab:
 	infra/scripts/bootstrap.sh
 	$(PY) bench/bench_ab.py
+
+bench-analysis:
+	infra/scripts/bootstrap.sh
+	$(PY) bench/bench_analysis.py
 
 bench-ui:
 	infra/scripts/bootstrap.sh --browser --frontend

@@ -57,6 +57,7 @@ async def _refuse_nul_in_parameters(request: Request) -> None:
 
 
 def _domain_routers() -> list:
+    from benchtrail.alerts.endpoints import router as alerts_router
     from benchtrail.runs.execution_endpoints import router as execution_router
     from benchtrail.plans.endpoints import router as plans_router
     from benchtrail.runs.endpoints import router as runs_router
@@ -64,7 +65,8 @@ def _domain_routers() -> list:
     from benchtrail.trails.endpoints import router as trails_router
     from benchtrail.uploads.endpoints import router as uploads_router
 
-    return [runs_router, uploads_router, plans_router, execution_router, trails_router, sharing_router]
+    return [runs_router, uploads_router, plans_router, execution_router, trails_router, alerts_router,
+            sharing_router]
 
 
 def _install_error_handlers(app: FastAPI) -> None:

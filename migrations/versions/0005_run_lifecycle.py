@@ -5,12 +5,12 @@ so this migration never changes when the code does (tests/integration/test_lifec
 the database and the code agree on every pair).
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 """
 from alembic import op
 
 revision = '0005'
-down_revision = '0003'
+down_revision = '0004'
 branch_labels = None
 depends_on = None
 

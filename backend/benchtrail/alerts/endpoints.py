@@ -6,8 +6,7 @@ from sqlalchemy.orm import Session
 from benchtrail.alerts import service, webhooks
 from benchtrail.alerts.schemas import (AlertDetail, AlertEventOut, AlertGroup, AlertList, AlertOut, AlertPatch,
                                        AlertTrail, AnnotationIn, AnnotationList, AnnotationOut, AnnotationPatch,
-                                       DeliveryList, State,
-                                       DeliveryOut, WebhookCreated, WebhookIn, WebhookList, WebhookOut)
+                                       AnyState, DeliveryList, DeliveryOut, State, WebhookCreated, WebhookIn, WebhookList, WebhookOut)
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.openapi import ID, errors
@@ -19,7 +18,8 @@ SessionDep = Depends(request_session, scope="function")
 
 def alert_out(a: Alert, trail: Trail, culprit: Run, detected: Run | None, project_slug: str) -> AlertOut:
     return AlertOut(
-        id=a.id, project=project_slug, state=a.state, kind=a.kind, direction=a.direction, metric=a.metric,
+        id=a.id, project=project_slug, state=a.state, state_reason=a.state_reason, kind=a.kind,
+        direction=a.direction, metric=a.metric,
         trail=AlertTrail(id=trail.id, scenario=trail.scenario, load_key=trail.load_key, variant=trail.variant,
                          mode=trail.mode),
         run=culprit.slug, agent_version=culprit.agent_version, detected_by=detected.slug if detected else None,
@@ -30,7 +30,7 @@ def alert_out(a: Alert, trail: Trail, culprit: Run, detected: Run | None, projec
 
 
 @router.get("/projects/{slug}/alerts", response_model=AlertList)
-def list_alerts(slug: str, state: State | None = None, metric: str | None = None, direction: str | None = None,
+def list_alerts(slug: str, state: AnyState | None = None, metric: str | None = None, direction: str | None = None,
                 kind: str | None = None, session: Session = SessionDep,
                 principal: Principal = Depends(get_principal)) -> AlertList:
     project, rows = service.list_alerts(session, principal, slug, state=state, metric=metric, direction=direction,

@@ -17,8 +17,17 @@ def add(session: Session, row: Any) -> Any:
     return row
 
 
-def alerts_on(session: Session, trail_ids: Sequence[int]) -> Sequence[Alert]:
-    return session.scalars(select(Alert).where(Alert.trail_id.in_(list(trail_ids)))).all()
+def alerts_on(session: Session, trail_ids: Sequence[int], *, for_update: bool = False) -> Sequence[Alert]:
+    stmt = select(Alert).where(Alert.trail_id.in_(list(trail_ids))).order_by(Alert.id)
+    if for_update:
+        # Fresh from the row, not from the session: a triage may have committed since it was read.
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+    return session.scalars(stmt).all()
+
+
+def runs_by_id(session: Session, run_ids: Sequence[int]) -> dict[int, Run]:
+    ids = list(set(run_ids))
+    return {r.id: r for r in session.scalars(select(Run).where(Run.id.in_(ids)))} if ids else {}
 
 
 def annotation(session: Session, project_id: int, annotation_id: int) -> Annotation | None:

@@ -17,7 +17,11 @@ _IPV6 = "|".join([f"({_H16}:){{6}}{_LS32}", f"::({_H16}:){{5}}{_LS32}", f"({_H16
 _PORT = "([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
 WEBHOOK_URL = (f"^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9._~%!$&'()*+,;=:-]*@)?"
                f"(\\[({_IPV6})\\]|[A-Za-z0-9._~%!$&'()*+,;=-]+)(:{_PORT})?([/?#]\\S*)?$")
-State = Literal["new", "acknowledged", "investigating", "fixed", "invalid", "wontfix"]
+# What people set. `confirmed`, `fixed` and `wontfix` accept the change as real: it becomes a known
+# change point for later analysis. `withdrawn` is set only by the analysis (see AlertOut.state_reason).
+State = Literal["new", "acknowledged", "investigating", "confirmed", "fixed", "wontfix", "invalid"]
+# What an alert can be in, so what a list can be filtered by.
+AnyState = Literal["new", "acknowledged", "investigating", "confirmed", "fixed", "wontfix", "invalid", "withdrawn"]
 
 
 class AlertTrail(BaseModel):
@@ -31,7 +35,12 @@ class AlertTrail(BaseModel):
 class AlertOut(BaseModel):
     id: int
     project: str
-    state: str
+    state: str = Field(description="new | acknowledged | investigating (open) | confirmed | fixed | wontfix "
+                                   "(accepted: a known change point) | invalid (a false alarm) | withdrawn (by "
+                                   "the analysis: the trail no longer shows the change; see state_reason)")
+    state_reason: str | None = Field(default=None, description="Why the analysis put the alert in its state "
+                                                                "(withdrawn: the evidence that no longer "
+                                                                "supports it)")
     kind: str = Field(description="trail | overhead")
     direction: str = Field(description="regression | improvement")
     metric: str

@@ -1,13 +1,19 @@
-"""Alerts: raised from change points found by trail analysis, triaged by people.
+"""Alerts: raised from the change points trail analysis finds, triaged by people, withdrawn by the
+analysis when the evidence no longer supports them.
 
+- Trail analysis hands over `TrailFindings` (alerts.findings): the changes a window of a trail shows,
+  and which open alerts in that window still hold. Alerts never imports trails.
 - Both directions are recorded; only regressions are notified and fail a CI gate.
-- A change point already alerted (same trail, metric and kind, same direction, culprit within two
-  points in x-axis order) is not alerted again when later runs move it slightly.
-- An alert is a real change until someone marks it `invalid`: its culprit is a known change point
-  for later detection, which therefore restarts from the new level (the baseline is reset), and a
-  second change soon after is judged against that level alone. Without this, a staircase of equal
-  steps looks like a ramp to the detector and its steps fade as points arrive. `invalid` alerts (false
-  alarms) are not boundaries.
+- A change already alerted (same trail, metric and kind, same direction, culprit within two points
+  in x-axis order) is not alerted again; an open alert whose change moved by a point or two because
+  runs arrived between is moved, with an event.
+- Known change points are the accepted ones: annotations marked `known_change`, and alerts people
+  triaged as real (`confirmed`, `fixed`, `wontfix`). An open alert (`new`, `acknowledged`,
+  `investigating`) is only a candidate: the analysis re-judges it whenever points arrive around it and
+  withdraws it (state `withdrawn`, the reason recorded on the alert and in an event) when the trail no
+  longer shows it (webhooks get an `alert_withdrawn` event for a regression); a withdrawn alert the
+  trail shows again is reinstated (`new`, notified again). `invalid` alerts
+  (false alarms) are not boundaries, and no alert is raised again next to one.
 - Confirm before alert (project setting): a scheduled run that suspects regressions stores them on
   the run and asks for one re-run of the same plan (`request_confirmation`); the re-run carries the
   label `confirmation_of = <run slug>` and raises the alerts only where its own value sits on the new
@@ -17,45 +23,86 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchtrail import jobs
 from benchtrail.alerts import repository, webhooks
+from benchtrail.alerts.findings import Applied, Change, TrailFindings
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
 from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.models import Alert, AlertEvent, Annotation, Project, Run, Trail
 from benchtrail.projects import service as projects
 
-if TYPE_CHECKING:
-    from benchtrail.trails.analysis import Finding
-    from benchtrail.trails.settings import AnalysisSettings
+__all__ = ["Applied", "Boundaries", "Change", "TrailFindings", "apply_findings", "boundaries"]
 
-STATES = ("new", "acknowledged", "investigating", "fixed", "invalid", "wontfix")
-NOT_A_CHANGE = frozenset({"invalid"})
+STATES = ("new", "acknowledged", "investigating", "confirmed", "fixed", "wontfix", "invalid", "withdrawn")
+OPEN = frozenset({"new", "acknowledged", "investigating"})
+ACCEPTED = frozenset({"confirmed", "fixed", "wontfix"})
+USER_STATES = tuple(s for s in STATES if s != "withdrawn")
+ANALYSIS_ACTOR = "analysis"
 NEARBY = 2
 
+Key = tuple[int, str, str]
 
-def known_changes(session: Session, project_id: int,
-                  trail_ids: list[int]) -> tuple[list[Annotation], dict[tuple[int, str, str], set[int]]]:
-    alerted: dict[tuple[int, str, str], set[int]] = defaultdict(set)
+
+@dataclass(slots=True)
+class Boundaries:
+    """What trail analysis needs to know of alerts and annotations for some trails."""
+
+    annotations: list[Annotation]
+    accepted: dict[Key, set[int]]                    # culprit run ids of accepted alerts
+    open: dict[Key, list[tuple[int, int, str]]]      # (alert id, culprit run id, direction)
+
+
+def boundaries(session: Session, project_id: int, trail_ids: list[int]) -> Boundaries:
+    accepted: dict[Key, set[int]] = defaultdict(set)
+    open_: dict[Key, list[tuple[int, int, str]]] = defaultdict(list)
     for a in repository.alerts_on(session, trail_ids):
-        if a.state not in NOT_A_CHANGE:
-            alerted[(a.trail_id, a.metric, a.kind)].add(a.run_id)
-    return list(repository.annotations(session, project_id, known_only=True)), alerted
+        key = (a.trail_id, a.metric, a.kind)
+        if a.state in ACCEPTED:
+            accepted[key].add(a.run_id)
+        elif a.state in OPEN:
+            open_[key].append((a.id, a.run_id, a.direction))
+    return Boundaries(list(repository.annotations(session, project_id, known_only=True)), accepted, open_)
 
 
-def raise_alerts(session: Session, project: Project, run: Run, findings: list[Finding],
-                 cfg: AnalysisSettings, current: dict[tuple[int, str, str], float]) -> list[Alert]:
-    """Turn new findings into alerts, then queue one webhook delivery per regression alert."""
-    existing: dict[tuple[int, str, str], list[Alert]] = defaultdict(list)
-    for a in repository.alerts_on(session, sorted({f.trail_id for f in findings})):
+def apply_findings(session: Session, project: Project, run: Run, findings: list[TrailFindings], *,
+                   confirm_scheduled: bool) -> Applied:
+    """Turn the analysis of `run` into alert changes: withdraw, move and reinstate existing alerts,
+    raise new ones (or suspect them, for a scheduled run awaiting confirmation), then queue one
+    webhook delivery per regression alert raised or reinstated. The alerts of these trails are
+    locked, so a triage arriving meanwhile waits and is applied after."""
+    existing: dict[Key, list[Alert]] = defaultdict(list)
+    by_id: dict[int, Alert] = {}
+    for a in repository.alerts_on(session, sorted({f.trail_id for f in findings}), for_update=True):
         existing[(a.trail_id, a.metric, a.kind)].append(a)
+        by_id[a.id] = a
+    out = Applied()
+    notify: list[Alert] = []
 
-    created: list[Alert] = []
+    for f in findings:
+        for alert_id, reason in f.withdrawn.items():
+            a = by_id.get(alert_id)
+            if a is not None and a.state in OPEN:
+                _transition(session, a, "withdrawn", reason, reason=reason)
+                out.withdrawn.append(a.id)
+        for alert_id, change in f.supported.items():
+            a = by_id.get(alert_id)
+            if a is not None and a.state in OPEN and change.culprit_run_id != a.run_id:
+                culprits = repository.runs_by_id(session, [a.run_id, change.culprit_run_id])
+                note = (f"culprit moved from {_where(culprits.get(a.run_id))} to "
+                        f"{_where(culprits.get(change.culprit_run_id))}: runs arrived between them "
+                        f"(analysis of run {run.slug})")
+                _set_change(a, change)
+                _transition(session, a, a.state, note)
+                out.moved.append(a.id)
+
+    current = {f.key: f.current for f in findings if f.current is not None}
     rejected: list[dict[str, Any]] = []
     original_slug = (run.labels or {}).get("confirmation_of")
     if original_slug is not None:
@@ -66,29 +113,74 @@ def raise_alerts(session: Session, project: Project, run: Run, findings: list[Fi
             if value is not None and confirms(suspect, value):
                 alert = _alert_from_suspect(session, project, run, suspect)
                 existing[key].append(alert)
-                created.append(alert)
+                out.created.append(alert.id)
+                notify.append(alert)
             else:
                 rejected.append(suspect)
 
-    confirm_first = cfg.confirm_scheduled and run.source == "schedule" and original_slug is None
+    confirm_first = confirm_scheduled and run.source == "schedule" and original_slug is None
     suspected: list[dict[str, Any]] = []
     for f in findings:
-        key = (f.trail_id, f.metric, f.kind)
-        if _already_alerted(f, existing[key]) or any(_matches(f, s) for s in rejected):
-            continue
-        if confirm_first and f.change_point.direction == "regression":
-            suspected.append(_suspect(f))
-            continue
-        alert = repository.add(session, _alert(project, run, f))
-        existing[key].append(alert)
-        created.append(alert)
+        position = {rid: i for i, rid in enumerate(f.order)}
+        for change in f.changes:
+            if any(_matches(f, s) for s in rejected):
+                continue
+            near = [a for a in existing[f.key] if _near(a, change, position)]
+            if any(a.state != "withdrawn" for a in near):
+                continue
+            if near:
+                a = min(near, key=lambda a: abs(position[a.run_id] - position[change.culprit_run_id]))
+                _set_change(a, change)
+                _transition(session, a, "new", f"the trail shows this change again (analysis of run {run.slug})",
+                            reason=None)
+                out.reinstated.append(a.id)
+                notify.append(a)
+                continue
+            if confirm_first and change.direction == "regression":
+                suspected.append(_suspect(f, change))
+                continue
+            alert = repository.add(session, _alert(project, run, f, change))
+            existing[f.key].append(alert)
+            out.created.append(alert.id)
+            notify.append(alert)
     if suspected:
         run.meta = {**(run.meta or {}), "suspected": suspected}
         request_confirmation(session, run)
-    regressions = [a for a in created if a.direction == "regression"]
+    regressions = [a for a in notify if a.direction == "regression"]
     if regressions:
         webhooks.queue_deliveries(session, project, regressions)
-    return created
+    # Whoever was told of a regression is told when it is withdrawn.
+    gone = [by_id[i] for i in out.withdrawn if by_id[i].direction == "regression"]
+    if gone:
+        session.flush()
+        webhooks.queue_deliveries(session, project, gone, event="alert_withdrawn")
+    return out
+
+
+def _near(a: Alert, change: Change, position: dict[int, int]) -> bool:
+    return (a.direction == change.direction and a.run_id in position and change.culprit_run_id in position
+            and abs(position[a.run_id] - position[change.culprit_run_id]) <= NEARBY)
+
+
+def _where(run: Run | None) -> str:
+    if run is None:
+        return "a deleted run"
+    return f"agent {run.agent_version} (run {run.slug})" if run.agent_version else f"run {run.slug}"
+
+
+def _transition(session: Session, a: Alert, to_state: str, note: str, **changes: Any) -> None:
+    from_state = a.state
+    a.state = to_state
+    if "reason" in changes:
+        a.state_reason = changes["reason"]
+    repository.add(session, AlertEvent(alert_id=a.id, from_state=from_state, to_state=to_state,
+                                       actor=ANALYSIS_ACTOR, note=note))
+
+
+def _set_change(a: Alert, c: Change) -> None:
+    a.run_id = c.culprit_run_id
+    a.magnitude_abs, a.magnitude_rel, a.p_value = c.magnitude_abs, Change.finite(c.magnitude_rel), c.p_value
+    a.before_value, a.after_value, a.effect_sigma = c.before_mean, c.after_mean, Change.finite(c.effect_sigma)
 
 
 def request_confirmation(session: Session, run: Run) -> None:
@@ -105,37 +197,22 @@ def confirms(suspect: dict[str, Any], value: float) -> bool:
     return value >= midpoint if after > before else value <= midpoint
 
 
-def _suspect(f: Finding) -> dict[str, Any]:
-    cp = f.change_point
-    return {"trail_id": f.trail_id, "metric": f.metric, "kind": f.kind, "culprit_run_id": f.culprit.run_id,
-            "direction": cp.direction, "before_mean": cp.before_mean, "after_mean": cp.after_mean,
-            "magnitude_abs": cp.magnitude_abs, "magnitude_rel": _finite(cp.magnitude_rel),
-            "p_value": cp.p_value, "effect_sigma": _finite(cp.effect_sigma)}
+def _suspect(f: TrailFindings, c: Change) -> dict[str, Any]:
+    return {"trail_id": f.trail_id, "metric": f.metric, "kind": f.kind, "culprit_run_id": c.culprit_run_id,
+            "direction": c.direction, "before_mean": c.before_mean, "after_mean": c.after_mean,
+            "magnitude_abs": c.magnitude_abs, "magnitude_rel": Change.finite(c.magnitude_rel),
+            "p_value": c.p_value, "effect_sigma": Change.finite(c.effect_sigma)}
 
 
-def _matches(f: Finding, suspect: dict[str, Any]) -> bool:
-    return (f.trail_id, f.metric, f.kind) == (suspect["trail_id"], suspect["metric"], suspect["kind"])
+def _matches(f: TrailFindings, suspect: dict[str, Any]) -> bool:
+    return f.key == (suspect["trail_id"], suspect["metric"], suspect["kind"])
 
 
-def _already_alerted(f: Finding, alerts: list[Alert]) -> bool:
-    order = {p.run_id: i for i, p in enumerate(f.points)}
-    for a in alerts:
-        if a.direction == f.change_point.direction and a.run_id in order \
-                and abs(order[a.run_id] - f.change_point.index) <= NEARBY:
-            return True
-    return False
-
-
-def _finite(v: float) -> float | None:
-    return v if v == v and v not in (float("inf"), float("-inf")) else None
-
-
-def _alert(project: Project, run: Run, f: Finding) -> Alert:
-    cp = f.change_point
-    return Alert(project_id=project.id, run_id=f.culprit.run_id, detected_by_run_id=run.id, trail_id=f.trail_id,
-                 metric=f.metric, kind=f.kind, direction=cp.direction, magnitude_abs=cp.magnitude_abs,
-                 magnitude_rel=_finite(cp.magnitude_rel), p_value=cp.p_value, before_value=cp.before_mean,
-                 after_value=cp.after_mean, effect_sigma=_finite(cp.effect_sigma), state="new", notes="")
+def _alert(project: Project, run: Run, f: TrailFindings, c: Change) -> Alert:
+    return Alert(project_id=project.id, run_id=c.culprit_run_id, detected_by_run_id=run.id, trail_id=f.trail_id,
+                 metric=f.metric, kind=f.kind, direction=c.direction, magnitude_abs=c.magnitude_abs,
+                 magnitude_rel=Change.finite(c.magnitude_rel), p_value=c.p_value, before_value=c.before_mean,
+                 after_value=c.after_mean, effect_sigma=Change.finite(c.effect_sigma), state="new", notes="")
 
 
 def _alert_from_suspect(session: Session, project: Project, run: Run, s: dict[str, Any]) -> Alert:
@@ -206,7 +283,10 @@ def update_alert(session: Session, principal: Principal, alert_id: int, *, state
         alert.notes = notes
     from_state = alert.state
     if state is not None and state != alert.state:
+        if state not in USER_STATES:
+            raise InvalidRequest(f"state '{state}' is set by the analysis; people set one of {', '.join(USER_STATES)}")
         alert.state = state
+        alert.state_reason = None  # the analysis' reason no longer explains a state a person chose
     if from_state == alert.state and not changes and not note:
         return
     text = "; ".join([*changes, *([note] if note else [])])
@@ -258,14 +338,25 @@ def delete_annotation(session: Session, principal: Principal, slug: str, annotat
     session.flush()
 
 
+def trail_alerts(session: Session, trail_id: int, metric: str, kind: str) -> list[tuple[Alert, Trail, Run, Run | None]]:
+    """The alerts of one trail, metric and kind, with their trail, culprit and detecting run."""
+    return list(repository.alert_rows(session, trail_id=trail_id, filters={"metric": metric, "kind": kind}))
+
+
+def project_annotations(session: Session, project_id: int) -> list[Annotation]:
+    return list(repository.annotations(session, project_id))
+
+
 def list_annotations(session: Session, principal: Principal, slug: str) -> list[Annotation]:
     project = projects.get_visible(session, principal, slug)
     return list(repository.annotations(session, project.id))
 
 
 def raised_by(session: Session, project: Project, run: Run) -> list[dict[str, Any]]:
-    """The regression alerts this run's analysis raised (what a CI gate fails on)."""
-    rows = repository.alert_rows(session, detected_by_run_id=run.id, filters={"direction": "regression"})
+    """The regression alerts this run's analysis raised and that still stand (what a CI gate fails on):
+    one a later analysis withdrew is not counted."""
+    rows = [r for r in repository.alert_rows(session, detected_by_run_id=run.id, filters={"direction": "regression"})
+            if r[0].state != "withdrawn"]
     return [{"id": a.id, "summary": summary(a, trail, culprit), "metric": a.metric, "kind": a.kind,
              "direction": a.direction, "magnitude_abs": a.magnitude_abs, "magnitude_rel": a.magnitude_rel,
              "p_value": a.p_value, "run": culprit.slug, "state": a.state,

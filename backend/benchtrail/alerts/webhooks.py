@@ -102,11 +102,17 @@ def deliveries(session: Session, principal: Principal, webhook_id: int, limit: i
     return list(repository.deliveries(session, webhook_id, limit))
 
 
-def alert_payload(alert: Alert, trail: Trail, culprit: Run, project: Project, detected: Run | None) -> dict[str, Any]:
+def alert_payload(alert: Alert, trail: Trail, culprit: Run, project: Project, detected: Run | None,
+                  event: str = "alert") -> dict[str, Any]:
+    """`event`: "alert" when raised (or reinstated), "alert_withdrawn" when the analysis withdrew it
+    (then `summary` starts with "withdrawn: " and `state_reason` says why)."""
     from benchtrail.alerts.service import permalink, run_permalink, summary
 
+    text = summary(alert, trail, culprit)
     return {
-        "event": "alert", "id": alert.id, "project": project.slug, "summary": summary(alert, trail, culprit),
+        "event": event, "id": alert.id, "project": project.slug,
+        "summary": f"withdrawn: {text}" if event == "alert_withdrawn" else text,
+        "state": alert.state, "state_reason": alert.state_reason,
         "direction": alert.direction, "kind": alert.kind, "metric": alert.metric,
         "magnitude_abs": alert.magnitude_abs, "magnitude_rel": alert.magnitude_rel, "p_value": alert.p_value,
         "before": alert.before_value, "after": alert.after_value,
@@ -128,14 +134,15 @@ def styled(style: str, generic: dict[str, Any]) -> dict[str, Any]:
                              "fields": fields}]}
 
 
-def queue_deliveries(session: Session, project: Project, alerts: list[Alert]) -> list[WebhookDelivery]:
+def queue_deliveries(session: Session, project: Project, alerts: list[Alert],
+                     event: str = "alert") -> list[WebhookDelivery]:
     hooks = repository.webhooks(session, project.id, enabled_only=True)
     if not hooks:
         return []
     out = []
     for alert in alerts:
         _, trail, culprit, detected = repository.alert_rows(session, alert_id=alert.id)[0]
-        generic = alert_payload(alert, trail, culprit, project, detected)
+        generic = alert_payload(alert, trail, culprit, project, detected, event)
         for hook in hooks:
             d = repository.add(session, WebhookDelivery(webhook_id=hook.id, alert_id=alert.id, status="pending",
                                                         attempts=0, payload=styled(hook.style, generic)))

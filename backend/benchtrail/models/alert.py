@@ -4,7 +4,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Boolean, DateTime, Double, ForeignKey, Integer, String, Text, UniqueConstraint, func
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from benchtrail.db import Base
@@ -30,8 +30,10 @@ class Alert(Base):
     before_value: Mapped[float | None] = mapped_column(Double)
     after_value: Mapped[float | None] = mapped_column(Double)
     effect_sigma: Mapped[float | None] = mapped_column(Double)
-    # new | acknowledged | investigating | fixed | invalid | wontfix
+    # new | acknowledged | investigating | confirmed | fixed | wontfix | invalid (people) | withdrawn (analysis)
     state: Mapped[str] = mapped_column(String(16), default="new", index=True)
+    # Why the analysis put the alert in its state (withdrawn: the evidence that no longer supports it).
+    state_reason: Mapped[str | None] = mapped_column(Text)
     assignee: Mapped[str | None] = mapped_column(String(200))
     notes: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = created_at_column()
@@ -114,16 +116,15 @@ class Overhead(Base):
 
 
 class TrailAnalysis(Base):
-    """The last change-point analysis of one trail (kind 'trail') or its overhead ('overhead') for
-    one metric: the runs it saw, in x-axis order, and what it found, so the next run only rescans
-    the tail."""
+    """The change points of one trail (kind 'trail') or its overhead ('overhead') for one metric, each
+    with its run and x-axis key, so the next run re-analyses only the window around its own point.
+    `settings_key` identifies the settings and known change points they were found with."""
 
     __tablename__ = "trail_analyses"
 
     trail_id: Mapped[int] = mapped_column(ForeignKey("trails.id", ondelete="CASCADE"), primary_key=True)
     metric: Mapped[str] = mapped_column(String(32), primary_key=True)
     kind: Mapped[str] = mapped_column(String(16), primary_key=True)
-    run_ids: Mapped[list[int]] = mapped_column(ARRAY(Integer))
     settings_key: Mapped[str] = mapped_column(String(64))
     change_points: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(),

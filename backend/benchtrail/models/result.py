@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (BigInteger, Boolean, CheckConstraint, DateTime, Double, ForeignKey, Index, Integer,
-                        String, Text, UniqueConstraint)
+                        LargeBinary, String, Text, UniqueConstraint)
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -152,7 +152,8 @@ class Trail(Base):
 
 class Cell(Base):
     __tablename__ = "cells"
-    __table_args__ = (UniqueConstraint("run_id", "variant_id", "scenario_id", "load_id", "mode"),)
+    __table_args__ = (UniqueConstraint("run_id", "variant_id", "scenario_id", "load_id", "mode"),
+                      Index("ix_cells_trail_id_order_key", "trail_id", "order_key"))
 
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
@@ -160,6 +161,9 @@ class Cell(Base):
     scenario_id: Mapped[int] = mapped_column(ForeignKey("scenarios.id", ondelete="CASCADE"))
     load_id: Mapped[int] = mapped_column(ForeignKey("loads.id", ondelete="CASCADE"))
     trail_id: Mapped[int] = mapped_column(ForeignKey("trails.id"), index=True)
+    # The run's place on the trail's x-axis as sortable bytes (trails.history.order_bytes), set by the
+    # analysis, so the points around a new one are read by index rather than by loading the trail.
+    order_key: Mapped[bytes | None] = mapped_column(LargeBinary)
     mode: Mapped[str] = mapped_column(String(16), default="")
     source: Mapped[str] = mapped_column(String(16))  # samples | reported
     is_transaction: Mapped[bool] = mapped_column(Boolean, default=False)

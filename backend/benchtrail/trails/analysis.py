@@ -2,17 +2,23 @@
 
 1. the run's overheads: every non-reference cell against the reference variant's cell of the same
    scenario, load and mode, for each analysed metric (stored, so overhead trails are cheap to read);
-2. change points on every trail the run touches and on their overhead trails, incrementally;
-3. alerts for new change points (and confirmation of scheduled runs), then webhook deliveries.
+2. on every trail the run touches, and on their overhead trails, a review of the window around the
+   run's point in x-axis (version) order, whatever order runs arrived in: the points before and after
+   it, read by index, re-analysed with the stored change points outside the window kept;
+3. the findings handed to alerts (`alerts.service.apply_findings`), which raises, moves, withdraws or
+   reinstates alerts and queues webhook deliveries.
 
-Runs of one project are analysed one at a time (a row lock on the project), so two runs arriving
-together cannot both raise the same alert.
+The work per run is bounded by the window, not by the length of the trail. A trail is analysed from
+scratch only when what its change points depend on changed (settings, annotations, alerts people
+accepted) or when it has no stored state yet.
+
+Analyses of runs sharing a trail are serialised by a transaction-scoped advisory lock per trail, so
+two runs arriving together see each other's points and never both raise the same alert.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,35 +26,27 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchtrail.alerts import service as alerts
-from benchtrail.analysis import ChangePoint
+from benchtrail.analysis import ChangePoint, Settings
 from benchtrail.models import Cell, Project, Run, Variant
 from benchtrail.runs import lifecycle
 from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
 from benchtrail.trails import history, overhead, repository
-from benchtrail.trails.settings import AnalysisSettings, detector_settings, load, settings_key
+from benchtrail.trails.settings import AnalysisSettings, detector_settings, load
 
-
-@dataclass(slots=True)
-class Finding:
-    """A change point found on a trail ('trail') or an overhead trail ('overhead')."""
-
-    trail_id: int
-    metric: str
-    kind: str
-    change_point: ChangePoint
-    points: list[history.Point]
-
-    @property
-    def culprit(self) -> history.Point:
-        return self.points[self.change_point.index]
+KINDS = ("trail", "overhead")
 
 
 @dataclass(slots=True)
 class Outcome:
     overheads: int
     trails_analysed: int
-    findings: list[Finding]
-    alert_ids: list[int]
+    windows: int
+    full: int
+    applied: alerts.Applied
+
+    @property
+    def alert_ids(self) -> list[int]:
+        return self.applied.created
 
 
 def analyse_run(session: Session, run_id: int, *, force: bool = False) -> Outcome | None:
@@ -56,21 +54,31 @@ def analyse_run(session: Session, run_id: int, *, force: bool = False) -> Outcom
     if (run is None or run.status != RunStatus.COMPLETED
             or (run.analysis_status == AnalysisStatus.DONE and not force)):
         return None
-    project = session.scalar(select(Project).where(Project.id == run.project_id).with_for_update())
+    project = session.get(Project, run.project_id)
     assert project is not None
     cfg = load(project.settings)
-    cells = repository.run_cells(session, run.id)
+    cells = list(repository.run_cells(session, run.id))
     variants = {v.id: v for v in session.scalars(select(Variant).where(Variant.run_id == run.id))}
     rows = overhead_rows(run, cells, variants, cfg.metrics)
     repository.replace_overheads(session, run.id, rows)
     session.flush()
 
-    trail_ids = sorted({c.trail_id for c in cells})
-    findings, analysed, current = _analyse_trails(session, project, run.id, trail_ids, cfg)
-    new_alerts = alerts.raise_alerts(session, project, run, findings, cfg, current)
+    trail_cells = {c.trail_id: c for c in cells}
+    repository.lock_trails(session, list(trail_cells))
+    key = history.order_bytes(run.agent_version, run.started_at or run.created_at, run.id)
+    repository.set_order_keys(session, [(c.id, key) for c in cells])
+    bounds = alerts.boundaries(session, project.id, sorted(trail_cells))
+    stored = repository.analyses(session, sorted(trail_cells))
+    findings: list[alerts.TrailFindings] = []
+    full = 0
+    for trail_id, cell in sorted(trail_cells.items()):
+        reviewer = _TrailReview(session, run, trail_id, cell.score_unit, key, cfg, bounds, stored)
+        findings += reviewer.review_all(force=force)
+        full += reviewer.full
+    applied = alerts.apply_findings(session, project, run, findings, confirm_scheduled=cfg.confirm_scheduled)
     lifecycle.analysis_transition(run, AnalysisStatus.DONE)
     session.flush()
-    return Outcome(len(rows), analysed, findings, [a.id for a in new_alerts])
+    return Outcome(len(rows), len(trail_cells), len(trail_cells) - full, full, applied)
 
 
 def overhead_rows(run: Run, cells: list[Cell] | Any, variants: dict[int, Variant],
@@ -100,49 +108,125 @@ def overhead_value(abs_diff: float, rel_diff: float | None) -> float:
     return 100.0 * rel_diff if rel_diff is not None and math.isfinite(rel_diff) else abs_diff
 
 
-def _analyse_trails(session: Session, project: Project, run_id: int, trail_ids: list[int],
-                    cfg: AnalysisSettings) -> tuple[list[Finding], int, dict[tuple[int, str, str], float]]:
-    """Findings, the number of trails analysed, and this run's value on each of them."""
-    stored = repository.analyses(session, trail_ids)
-    annotations, alerted = alerts.known_changes(session, project.id, trail_ids)
-    series: dict[tuple[int, str, str], list[history.Point]] = defaultdict(list)
-    units: dict[int, str | None] = {}
-    for cell, run_row in repository.trail_cells(session, trail_ids, cfg.metrics):
-        units[cell.trail_id] = cell.score_unit
-        for metric in cfg.metrics:
-            value = getattr(cell, metric)
-            if value is not None:
-                series[(cell.trail_id, metric, "trail")].append(
-                    history.point(run_row, value, replicates=tuple(cell.replicates or ()) if metric == "score" else ()))
-    for metric in cfg.metrics:
-        for oh, run_row in repository.overhead_points(session, trail_ids, metric):
-            series[(oh.trail_id, metric, "overhead")].append(
-                history.point(run_row, overhead_value(oh.abs_diff, oh.rel_diff)))
+def series_settings(cfg: AnalysisSettings, metric: str, kind: str, unit: str | None) -> tuple[Settings, float]:
+    """Detector settings of one series, and the smallest |change| alerted in its own unit. Overhead
+    values are percent of the reference already: their threshold is in percentage points of added
+    cost, applied to the change itself rather than as a percentage of the overhead."""
+    s = detector_settings(cfg, metric, unit)
+    if kind == "overhead":
+        return replace(s, min_magnitude_pct=0.0), s.min_magnitude_pct
+    return s, 0.0
 
-    findings: list[Finding] = []
-    current: dict[tuple[int, str, str], float] = {}
-    for (trail_id, metric, kind), points in series.items():
-        points = history.ordered(points)
-        current.update({(trail_id, metric, kind): p.value for p in points if p.run_id == run_id})
-        s = detector_settings(cfg, metric, units.get(trail_id))
-        min_pp = s.min_magnitude_pct
-        if kind == "overhead":
-            # Overhead values are percent of the reference already; the threshold applies to the
-            # change in percentage points, below, not to a percentage of the overhead itself.
-            s = replace(s, min_magnitude_pct=0.0)
-        known = history.known_indices(points, annotations, alerted.get((trail_id, metric, kind), set()))
-        invalid = [p.run_id for p in points if not p.is_valid]
-        key = settings_key(s, [points[i].run_id for i in known] + [-r for r in invalid])
-        prev = stored.get((trail_id, metric, kind))
-        same = prev is not None and prev.settings_key == key
-        cps = history.detect(points, s, known, prev.run_ids if same else None,
-                             prev.change_points if same else None)
-        repository.save_analysis(session, trail_id, metric, kind, [p.run_id for p in points], key,
-                                 [history.cp_to_json(cp, points[cp.index].run_id) for cp in cps])
-        for cp in cps:
-            if cp.known or cp.direction not in ("regression", "improvement"):
-                continue
-            if kind == "overhead" and abs(cp.magnitude_abs) < min_pp:
-                continue
-            findings.append(Finding(trail_id, metric, kind, cp, points))
-    return findings, len(series), current
+
+def window_size(s: Settings) -> tuple[int, int]:
+    """Points read on each side of a new point, and how many of them at a cut edge of the window are
+    context only (change points there are kept as stored, not re-judged)."""
+    return max(2 * s.window, 40), max(s.window // 2, 10)
+
+
+class _TrailReview:
+    """One trail of the run: its window (or the whole trail), every metric and kind reviewed."""
+
+    def __init__(self, session: Session, run: Run, trail_id: int, unit: str | None, key: bytes,
+                 cfg: AnalysisSettings, bounds: alerts.Boundaries, stored: dict[Any, Any]) -> None:
+        self.session, self.run, self.trail_id, self.unit, self.key = session, run, trail_id, unit, key
+        self.cfg, self.bounds, self.stored = cfg, bounds, stored
+        self.full = False
+        self.states: list[dict[str, Any]] = []
+
+    def review_all(self, *, force: bool) -> list[alerts.TrailFindings]:
+        settings = {(m, k): series_settings(self.cfg, m, k, self.unit) for m in self.cfg.metrics for k in KINDS}
+        state_keys = {mk: history.state_key(s, min_abs, self.bounds.accepted.get((self.trail_id, *mk), ()),
+                                            self.bounds.annotations) for mk, (s, min_abs) in settings.items()}
+        # From scratch when the trail has no state yet, or what its change points depend on changed.
+        self.full = force or any((prev := self.stored.get((self.trail_id, *mk))) is None
+                                 or prev.settings_key != state_keys[mk] for mk in settings)
+        context, guard = max(window_size(s) for s, _ in settings.values())
+        rows, before, lo_key, hi_key = self._rows(context, guard)
+        run_ids = [r[0] for _, r in rows]
+        overheads = {(o.run_id, o.metric): overhead_value(o.abs_diff, o.rel_diff)
+                     for o in repository.overheads_of_runs(self.session, self.trail_id, run_ids, self.cfg.metrics)}
+
+        def in_region(k: bytes) -> bool:
+            return (lo_key is None or k >= lo_key) and (hi_key is None or k <= hi_key)
+
+        out = []
+        for (metric, kind), (s, min_abs) in settings.items():
+            points = []
+            for cell, run_row in rows:
+                value = getattr(cell, metric) if kind == "trail" else overheads.get((run_row[0], metric))
+                if value is not None:
+                    reps = tuple(cell.replicates or ()) if metric == "score" and kind == "trail" else ()
+                    points.append(history.point(run_row, value, replicates=reps))
+            if points:
+                out.append(self._review(metric, kind, s, min_abs, points, before, in_region, state_keys[(metric, kind)]))
+            else:  # nothing to follow (a metric the cells lack, the reference's overhead): state all the same
+                self.states.append(dict(trail_id=self.trail_id, metric=metric, kind=kind,
+                                        settings_key=state_keys[(metric, kind)], change_points=[]))
+        repository.save_analyses(self.session, self.states)
+        return out
+
+    def _rows(self, context: int, guard: int) -> tuple[list[tuple[Cell, Any]], history.Point | None,
+                                                       bytes | None, bytes | None]:
+        """The rows to analyse in x-axis order, the point before them (if any), and the key range
+        re-judged (None: unbounded on that side)."""
+        metrics = self.cfg.metrics
+        if self.full:
+            rows = list(repository.trail_cells(self.session, [self.trail_id], metrics))
+            keyed = [(history.point(r, 0.0).key, (c, r)) for c, r in rows]
+            repository.set_order_keys(self.session, [(c.id, k) for k, (c, _) in keyed
+                                                     if c.order_key != k and c.run_id != self.run.id])
+            keyed.sort(key=lambda kr: kr[0])
+            return [cr for _, cr in keyed], None, None, None
+        lower, upper = repository.window_cells(self.session, self.trail_id, self.key, metrics,
+                                               before=context + 1, after=context + 1)
+        more_before, more_after = len(lower) > context, len(upper) > context
+        rows = list(reversed(lower[:context])) + upper[:context]
+        before = history.point(lower[context][1], 0.0) if more_before else None
+        # From the run columns, not the cell: the analysed run's own cells were keyed by a bulk update.
+        lo_key = history.point(rows[guard][1], 0.0).key if more_before else None
+        hi_key = history.point(rows[-1 - guard][1], 0.0).key if more_after else None
+        return rows, before, lo_key, hi_key
+
+    def _review(self, metric: str, kind: str, s: Settings, min_abs: float, points: list[history.Point],
+                before: history.Point | None, in_region: Any, state_key: str) -> alerts.TrailFindings:
+        key3 = (self.trail_id, metric, kind)
+        keys = [p.key for p in points]
+        region = [i for i, k in enumerate(keys) if in_region(k)]
+        known = history.known_indices(points, self.bounds.annotations, self.bounds.accepted.get(key3, ()), before)
+        pos = {p.run_id: i for i, p in enumerate(points)}
+        tentative = [history.Tentative(aid, pos[rid], direction) for aid, rid, direction in self.bounds.open.get(key3, [])
+                     if rid in pos]
+        rv = history.review(points, s, known, tentative, (region[0], region[-1]) if region else (1, 0), min_abs)
+
+        prev = self.stored.get(key3)
+        kept = [d for d in prev.change_points if not in_region(bytes.fromhex(d["key"]))] \
+            if prev is not None and not self.full and prev.settings_key == state_key else []
+        found = [history.cp_to_json(cp, points[cp.index]) for cp in [*rv.detected, *rv.supported.values()]]
+        self.states.append(dict(trail_id=self.trail_id, metric=metric, kind=kind, settings_key=state_key,
+                                change_points=sorted(kept + found, key=lambda d: d["key"])))
+
+        return alerts.TrailFindings(
+            trail_id=self.trail_id, metric=metric, kind=kind, order=[p.run_id for p in points],
+            changes=[_change(cp, points) for cp in rv.detected if history.alertable(cp, min_abs)],
+            supported={aid: _change(cp, points) for aid, cp in rv.supported.items()},
+            withdrawn={aid: self._reason(metric, kind, points, lo, hi, next(t for t in tentative if t.alert_id == aid))
+                       for aid, (lo, hi) in rv.unsupported.items()},
+            current=next((p.value for p in points if p.run_id == self.run.id), None))
+
+    def _reason(self, metric: str, kind: str, points: list[history.Point], lo: int, hi: int,
+                t: history.Tentative) -> str:
+        what = f"the overhead of {metric}" if kind == "overhead" else metric
+        return (f"withdrawn by the analysis of run {_where(self.run)}: between {_where(points[lo])} and "
+                f"{_where(points[hi])} ({hi - lo + 1} points in version order) {what} shows no {t.direction} "
+                f"at or within {history.NEARBY} points of {_where(points[t.index])}")
+
+
+def _where(p: Any) -> str:
+    return f"{p.agent_version} (run {p.slug})" if p.agent_version else f"run {p.slug}"
+
+
+def _change(cp: ChangePoint, points: list[history.Point]) -> alerts.Change:
+    return alerts.Change(culprit_run_id=points[cp.index].run_id, direction=cp.direction,
+                         before_mean=cp.before_mean, after_mean=cp.after_mean, magnitude_abs=cp.magnitude_abs,
+                         magnitude_rel=cp.magnitude_rel, p_value=cp.p_value, effect_sigma=cp.effect_sigma)

@@ -3,7 +3,6 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Query
 from sqlalchemy.orm import Session
 
-from benchtrail.alerts.endpoints import router as alerts_router
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.openapi import ID, errors
@@ -87,7 +86,5 @@ def patch_settings(slug: str, body: AnalysisSettings, session: Session = Session
     return SettingsOut(analysis=body.model_dump())
 
 
-# One router for the app: trails, overheads, comparisons and settings, plus alerts, annotations, webhooks.
-router = APIRouter()
-router.include_router(_trails)
-router.include_router(alerts_router)
+# Trails, overheads, comparisons and settings (alerts, annotations and webhooks have their own router).
+router = _trails

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, aliased, load_only
 
@@ -14,7 +14,7 @@ from benchtrail.models.alert import Overhead, TrailAnalysis
 
 # Cell columns a trail reads; never the histogram, which can be large, unless asked.
 _POINT_COLUMNS = ("id", "run_id", "trail_id", "variant_id", "scenario_id", "load_id", "mode", "params",
-                  "replicates", "score_unit")
+                  "replicates", "score_unit", "order_key")
 _RUN_COLUMNS = (Run.id, Run.slug, Run.agent_version, Run.commit, Run.created_at, Run.started_at, Run.is_valid)
 
 
@@ -81,13 +81,56 @@ def analyses(session: Session, trail_ids: Sequence[int]) -> dict[tuple[int, str,
     return {(a.trail_id, a.metric, a.kind): a for a in rows}
 
 
-def save_analysis(session: Session, trail_id: int, metric: str, kind: str, run_ids: list[int],
-                  settings_key: str, change_points: list[dict[str, Any]]) -> None:
-    values = dict(trail_id=trail_id, metric=metric, kind=kind, run_ids=run_ids, settings_key=settings_key,
-                  change_points=change_points)
-    session.execute(insert(TrailAnalysis).values(values).on_conflict_do_update(
+def save_analyses(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Upsert detection states: dicts of trail_id, metric, kind, settings_key, change_points."""
+    if not rows:
+        return
+    stmt = insert(TrailAnalysis).values(list(rows))
+    session.execute(stmt.on_conflict_do_update(
         index_elements=["trail_id", "metric", "kind"],
-        set_={**{k: values[k] for k in ("run_ids", "settings_key", "change_points")}, "updated_at": func.now()}))
+        set_={"settings_key": stmt.excluded.settings_key, "change_points": stmt.excluded.change_points,
+              "updated_at": func.now()}))
+
+
+# Advisory lock class of "a trail's detection state" (the second key is the trail id).
+_TRAIL_LOCK = 7401
+
+
+def lock_trails(session: Session, trail_ids: Sequence[int]) -> None:
+    """Serialise analyses per trail until the transaction ends. Taken in id order, so two analyses
+    that share trails cannot deadlock; ingest and reads are never blocked."""
+    for trail_id in sorted(set(trail_ids)):
+        session.execute(text("SELECT pg_advisory_xact_lock(:cls, :id)"), {"cls": _TRAIL_LOCK, "id": trail_id})
+
+
+def set_order_keys(session: Session, keys: Sequence[tuple[int, bytes]]) -> None:
+    """(cell id, x-axis key) pairs."""
+    if keys:
+        session.execute(update(Cell), [{"id": cid, "order_key": key} for cid, key in keys],
+                        execution_options={"synchronize_session": False})
+
+
+def window_cells(session: Session, trail_id: int, key: bytes, metrics: Sequence[str], *, before: int,
+                 after: int) -> tuple[list[tuple[Cell, Any]], list[tuple[Cell, Any]]]:
+    """Up to `before` points of the trail before `key` (nearest first) and up to `after` at or after
+    it (nearest first), of completed runs: two range scans of ix_cells_trail_id_order_key."""
+    columns = [getattr(Cell, c) for c in dict.fromkeys([*_POINT_COLUMNS, "order_key", *metrics])]
+    base = (select(Cell, *_RUN_COLUMNS).join(Run, Run.id == Cell.run_id).options(load_only(*columns))
+            .where(Cell.trail_id == trail_id, Run.status == "completed"))
+    lower = base.where(Cell.order_key < key).order_by(Cell.order_key.desc()).limit(before)
+    upper = base.where(Cell.order_key >= key).order_by(Cell.order_key).limit(after)
+    return ([(row[0], row[1:]) for row in session.execute(lower)],
+            [(row[0], row[1:]) for row in session.execute(upper)])
+
+
+def overheads_of_runs(session: Session, trail_id: int, run_ids: Sequence[int],
+                      metrics: Sequence[str]) -> Sequence[Overhead]:
+    if not run_ids:
+        return []
+    return session.scalars(select(Overhead).options(load_only(Overhead.run_id, Overhead.metric, Overhead.abs_diff,
+                                                              Overhead.rel_diff))
+                           .where(Overhead.trail_id == trail_id, Overhead.run_id.in_(list(run_ids)),
+                                  Overhead.metric.in_(list(metrics)))).all()
 
 
 def runs_by_id(session: Session, run_ids: Iterable[int]) -> dict[int, Run]:

@@ -4,13 +4,12 @@ stored (a metric outside the project's analysed set) is computed on the fly."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from benchtrail import metrics as metric_catalog
-from benchtrail.alerts import repository as alerts_repo
 from benchtrail.alerts import service as alerts
 from benchtrail.auth.principal import Principal
 from benchtrail.errors import InvalidRequest, NotFound
@@ -18,7 +17,7 @@ from benchtrail.models import Cell, Load, Project, Scenario, Trail, Variant
 from benchtrail.projects import service as projects
 from benchtrail.runs import service as runs
 from benchtrail.trails import history, overhead, repository, window
-from benchtrail.trails.analysis import overhead_value
+from benchtrail.trails.analysis import overhead_value, series_settings
 from benchtrail.trails.schemas import (AbOut, AlertBrief, AnnotationOut, CellKey, ChangePointOut, CompareOut,
                                        CompareRow, OverheadPoint, OverheadTrail, RunOverhead, RunOverheads,
                                        TrailDetail, TrailOut, TrailPoint)
@@ -60,31 +59,34 @@ def get_trail(session: Session, principal: Principal, trail_id: int) -> tuple[Tr
 
 def _change_points(session: Session, project: Project, trail: Trail, metric: str, kind: str,
                    points: list[history.Point], cfg: AnalysisSettings, unit: str | None) -> list[ChangePointOut]:
-    """The stored analysis when it saw exactly these runs, else a fresh one (same settings)."""
-    stored = repository.analyses(session, [trail.id]).get((trail.id, metric, kind))
-    run_ids = [p.run_id for p in points]
-    if stored is not None and list(stored.run_ids) == run_ids:
-        pos = {rid: i for i, rid in enumerate(run_ids)}
-        cps = [history.cp_from_json(d, pos[d["run_id"]]) for d in stored.change_points]
+    """The stored change points when they were found with the current settings and known change
+    points (those the alerts come from), else a fresh analysis of the whole trail (same settings;
+    open alerts as boundaries, as the analysis has them)."""
+    s, min_abs = series_settings(cfg, metric, kind, unit)
+    bounds = alerts.boundaries(session, project.id, [trail.id])
+    key3 = (trail.id, metric, kind)
+    stored = repository.analyses(session, [trail.id]).get(key3)
+    pos = {p.run_id: i for i, p in enumerate(points)}
+    if metric in cfg.metrics and stored is not None and stored.settings_key == history.state_key(
+            s, min_abs, bounds.accepted.get(key3, ()), bounds.annotations):
+        cps = [history.cp_from_json(d, pos[d["run_id"]]) for d in stored.change_points if d["run_id"] in pos]
     else:
-        from dataclasses import replace
-
-        s = detector_settings(cfg, metric, unit)
-        if kind == "overhead":
-            s = replace(s, min_magnitude_pct=0.0)
-        annotations, alerted = alerts.known_changes(session, project.id, [trail.id])
-        known = history.known_indices(points, annotations, alerted.get((trail.id, metric, kind), set()))
-        cps = history.detect(points, s, known, None, None)
+        known = history.known_indices(points, bounds.annotations, bounds.accepted.get(key3, ()))
+        tentative = {pos[rid] for _, rid, _ in bounds.open.get(key3, []) if rid in pos}
+        cps = history.detect(points, s, sorted(set(known) | tentative))
+        cps = [replace(cp, known=cp.index in known, direction=cp.direction if cp.index in known or not cp.known
+                       else ("regression" if (cp.magnitude_abs > 0) == (s.direction == "lower") else "improvement"))
+               for cp in cps]
     out = []
     for cp in cps:
-        d = history.cp_to_json(cp, points[cp.index].run_id)
+        d = history.cp_to_json(cp, points[cp.index])
         out.append(ChangePointOut(run=points[cp.index].slug, agent_version=points[cp.index].agent_version,
                                   **{k: d[k] for k in ChangePointOut.model_fields if k in d}))
     return out
 
 
 def _alert_briefs(session: Session, trail: Trail, metric: str, kind: str, project: Project) -> list[AlertBrief]:
-    rows = alerts_repo.alert_rows(session, trail_id=trail.id, filters={"metric": metric, "kind": kind})
+    rows = alerts.trail_alerts(session, trail.id, metric, kind)
     return [AlertBrief(id=a.id, state=a.state, kind=a.kind, direction=a.direction, metric=a.metric, run=culprit.slug,
                        summary=alerts.summary(a, t, culprit), permalink=alerts.permalink(project.slug, a.id))
             for a, t, culprit, _ in rows]
@@ -141,7 +143,7 @@ def trail_detail(session: Session, principal: Principal, trail_id: int, metric: 
                 for p in (points[i] for i in w.kept)],
         change_points=change_points, alerts=alert_briefs,
         annotations=[AnnotationOut.model_validate(a, from_attributes=True)
-                     for a in alerts_repo.annotations(session, project.id)], **meta)
+                     for a in alerts.project_annotations(session, project.id)], **meta)
 
 
 def overhead_trail(session: Session, principal: Principal, trail_id: int, metric: str,

@@ -886,8 +886,16 @@ export interface components {
             run: string;
             /** Run Permalink */
             run_permalink: string;
-            /** State */
+            /**
+             * State
+             * @description new | acknowledged | investigating (open) | confirmed | fixed | wontfix (accepted: a known change point) | invalid (a false alarm) | withdrawn (by the analysis: the trail no longer shows the change; see state_reason)
+             */
             state: string;
+            /**
+             * State Reason
+             * @description Why the analysis put the alert in its state (withdrawn: the evidence that no longer supports it)
+             */
+            state_reason?: string | null;
             /** Summary */
             summary: string;
             trail: components["schemas"]["AlertTrail"];
@@ -989,8 +997,16 @@ export interface components {
             run: string;
             /** Run Permalink */
             run_permalink: string;
-            /** State */
+            /**
+             * State
+             * @description new | acknowledged | investigating (open) | confirmed | fixed | wontfix (accepted: a known change point) | invalid (a false alarm) | withdrawn (by the analysis: the trail no longer shows the change; see state_reason)
+             */
             state: string;
+            /**
+             * State Reason
+             * @description Why the analysis put the alert in its state (withdrawn: the evidence that no longer supports it)
+             */
+            state_reason?: string | null;
             /** Summary */
             summary: string;
             trail: components["schemas"]["AlertTrail"];
@@ -1015,7 +1031,7 @@ export interface components {
             /** Notes */
             notes?: string | null;
             /** State */
-            state?: ("new" | "acknowledged" | "investigating" | "fixed" | "invalid" | "wontfix") | null;
+            state?: ("new" | "acknowledged" | "investigating" | "confirmed" | "fixed" | "wontfix" | "invalid") | null;
         };
         /** AlertTrail */
         AlertTrail: {
@@ -2791,7 +2807,7 @@ export interface operations {
     list_alerts_api_v1_projects__slug__alerts_get: {
         parameters: {
             query?: {
-                state?: ("new" | "acknowledged" | "investigating" | "fixed" | "invalid" | "wontfix") | null;
+                state?: ("new" | "acknowledged" | "investigating" | "confirmed" | "fixed" | "wontfix" | "invalid" | "withdrawn") | null;
                 metric?: string | null;
                 direction?: string | null;
                 kind?: string | null;

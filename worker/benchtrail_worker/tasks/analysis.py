@@ -1,6 +1,7 @@
 """`analysis.run`: overheads, change points and alerts of a freshly ingested run. It holds the run's
 row lock for its transaction: a duplicate delivery waits and then skips, and beat's sweeper can tell
-a lost analysis (no lock) from one in progress."""
+a lost analysis (no lock) from one in progress. Several runs of one project may be analysed at once:
+the analysis serialises them per trail (trails.analysis)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def run_analysis(self: Any, run_id: int, force: bool = False) -> str:
         raise
     if outcome is None:
         return "skipped"
+    a = outcome.applied
     log.info("analysed", run_id=run_id, overheads=outcome.overheads, trails=outcome.trails_analysed,
-             change_points=len(outcome.findings), alerts=len(outcome.alert_ids),
-             ms=round((time.perf_counter() - started) * 1000, 1))
+             windows=outcome.windows, from_scratch=outcome.full, alerts=len(a.created), withdrawn=len(a.withdrawn),
+             reinstated=len(a.reinstated), moved=len(a.moved), ms=round((time.perf_counter() - started) * 1000, 1))
     return "done"

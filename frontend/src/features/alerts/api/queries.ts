@@ -1,8 +1,11 @@
 import { queryOptions } from '@tanstack/react-query';
 import { api, unwrap, type AlertDetail, type AlertPatch } from '@/api/client';
 
-export const ALERT_STATES = ['new', 'acknowledged', 'investigating', 'fixed', 'invalid', 'wontfix'] as const;
+/** States people set; `confirmed`, `fixed` and `wontfix` make the change a known change point. */
+export const ALERT_STATES = ['new', 'acknowledged', 'investigating', 'confirmed', 'fixed', 'wontfix', 'invalid'] as const;
 export type AlertState = (typeof ALERT_STATES)[number];
+/** Every state an alert can be in: `withdrawn` is set by the analysis when the trail stops showing the change. */
+export const ALERT_FILTER_STATES = [...ALERT_STATES, 'withdrawn'] as const;
 
 export interface AlertFilters {
   state?: AlertState;

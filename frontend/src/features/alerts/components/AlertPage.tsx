@@ -99,6 +99,7 @@ export function AlertPage(): ReactElement {
       </h1>
       <ProjectTabs slug={slug} />
       <p>{a.summary}</p>
+      {a.state_reason ? <p role="note">{a.state_reason}</p> : null}
       <CopyLinkButton />
       <dl className="facts">
         <div>

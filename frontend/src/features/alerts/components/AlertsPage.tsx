@@ -8,7 +8,7 @@ import { formatDateTime, formatSigned } from '@/lib/format';
 import { metricInfo } from '@/lib/metrics';
 import { stringCodec, type Schema } from '@/lib/urlState';
 import { useUrlState } from '@/lib/useUrlState';
-import { ALERT_STATES, alertsQuery } from '../api/queries';
+import { ALERT_FILTER_STATES, alertsQuery } from '../api/queries';
 import { historyLink, stateTone, trailText } from './alertLinks';
 
 interface AlertListState {
@@ -61,7 +61,7 @@ export function AlertsPage(): ReactElement {
       <h1>Alerts</h1>
       <ProjectTabs slug={slug} />
       <form className="filters" aria-label="Alert filters" onSubmit={(e) => e.preventDefault()}>
-        {select('state', 'state', ALERT_STATES)}
+        {select('state', 'state', ALERT_FILTER_STATES)}
         {select('metric', 'metric', metricOptions, (m) => metricInfo(m).title)}
         {select('direction', 'direction', ['regression', 'improvement'])}
         {select('kind', 'kind', ['trail', 'overhead'], (k) => (k === 'trail' ? 'value trail' : 'overhead'))}
