@@ -8,7 +8,7 @@ export type AlertState = (typeof ALERT_STATES)[number];
 export const ALERT_FILTER_STATES = [...ALERT_STATES, 'withdrawn'] as const;
 
 export interface AlertFilters {
-  state?: AlertState;
+  state?: (typeof ALERT_FILTER_STATES)[number];
   metric?: string;
   direction?: string;
   kind?: string;

@@ -31,7 +31,7 @@ export function AlertsPage(): ReactElement {
   const { slug = '' } = useParams();
   const [filters, setFilters] = useUrlState(SCHEMA);
   const query = {
-    state: ALERT_STATES.find((s) => s === filters.state),
+    state: ALERT_FILTER_STATES.find((s) => s === filters.state),
     metric: filters.metric || undefined,
     direction: filters.direction || undefined,
     kind: filters.kind || undefined,
