@@ -23,6 +23,8 @@ class Plan(Base):
     version: Mapped[int] = mapped_column(Integer, default=1)
     pool: Mapped[str] = mapped_column(String(64), default="default")
     body: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    # Scenario request headers ({scenario: {header: value}}), never returned; the body holds "***".
+    secrets: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = created_at_column()
 
 
@@ -33,6 +35,7 @@ class Schedule(Base):
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
     plan_name: Mapped[str] = mapped_column(String(200))
     cron: Mapped[str] = mapped_column(String(100))
+    agent_version: Mapped[str | None] = mapped_column(String(100))
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     next_fire_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
     last_fired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
