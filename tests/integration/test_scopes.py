@@ -161,3 +161,66 @@ def test_cli_creates_a_pool_scoped_runner_token(client, make_project, infra):
     bad = subprocess.run([*cli, "--pools", "a,,b"], env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "none empty" in bad.stdout + bad.stderr
     assert "bt_" not in bad.stdout
+
+
+# ------------------------------------------------------------------ 3. every URL and path of a plan checked
+
+
+def jmeter_plan(name: str, jmx: str) -> dict:
+    return {"version": 1, "name": name, "tool": "jmeter", "pool": "scopes-idle",
+            "variants": [{"name": "base", "role": "reference", "target": "http://127.0.0.1:18999"}],
+            "scenarios": [{"name": "user", "jmx": jmx}], "loads": [{"threads": 1, "loops": 1}]}
+
+
+def test_plan_urls_outside_the_allow_list_are_refused_naming_the_field(client, make_project):
+    slug, admin = make_project(role="admin")
+    body = plan("urls", variants=[
+        {"name": "base", "role": "reference", "target": "http://127.0.0.1:18999"},
+        {"name": "agent", "target": "http://10.9.8.7:8080",
+         "resources": {"source": "prometheus", "url": "http://metrics.example.com:9090/api/v1/query"}},
+    ])
+    r = post_plan(client, slug, admin, body)
+    assert r.status_code == 422, r.text
+    allow = "BENCHTRAIL_TARGET_ALLOWLIST=127.0.0.1:*,localhost:*,[::1]:*"
+    assert r.json()["error"] == "InvalidRequest"
+    assert r.json()["problems"] == [
+        {"field": "variants[1].target",
+         "reason": f"target 'http://10.9.8.7:8080' is not in the target allow-list ({allow})"},
+        {"field": "variants[1].resources.url",
+         "reason": "resource URL 'http://metrics.example.com:9090/api/v1/query' is not in the target "
+                   f"allow-list ({allow})"},
+    ]
+    assert r.json()["detail"].startswith("plan: variants[1].target: ")
+    # Only the Prometheus URL outside: refused alone, naming its field; nothing was stored.
+    body["variants"][1]["target"] = "http://127.0.0.1:18998"
+    r = post_plan(client, slug, admin, body)
+    assert r.status_code == 422 and [p["field"] for p in r.json()["problems"]] == ["variants[1].resources.url"]
+    assert client.get(f"/api/v1/projects/{slug}/plans").json()["items"] == []
+    body["variants"][1]["resources"]["url"] = "http://127.0.0.1:9090/api/v1/query"
+    assert post_plan(client, slug, admin, body).status_code == 201
+
+
+def test_plan_jmx_paths_must_stay_in_allowed_folders(client, make_project, tmp_path, monkeypatch):
+    from benchtrail.config import get_settings
+
+    allowed_dir = tmp_path / "jmx"
+    monkeypatch.setenv("BENCHTRAIL_JMX_DIRS", str(allowed_dir))
+    get_settings.cache_clear()
+    try:
+        slug, admin = make_project(role="admin")
+        cases = {
+            "/etc/passwd": f"'/etc/passwd' is outside the allowed JMX folders (BENCHTRAIL_JMX_DIRS: {allowed_dir})",
+            f"{allowed_dir}/../secret.jmx": f"'{allowed_dir}/../secret.jmx' is outside the allowed JMX folders "
+                                            f"(BENCHTRAIL_JMX_DIRS: {allowed_dir})",
+            "../../etc/test.jmx": "'../../etc/test.jmx' climbs out of the plan's folder ('..' is not allowed)",
+        }
+        for i, (jmx, reason) in enumerate(cases.items()):
+            r = post_plan(client, slug, admin, jmeter_plan(f"jmx-bad-{i}", jmx))
+            assert r.status_code == 422, r.text
+            assert r.json()["problems"] == [{"field": "scenarios[0].jmx", "reason": reason}]
+        assert client.get(f"/api/v1/projects/{slug}/plans").json()["items"] == []
+        for i, jmx in enumerate((f"{allowed_dir}/orders/checkout.jmx", "tests/checkout.jmx")):
+            r = post_plan(client, slug, admin, jmeter_plan(f"jmx-ok-{i}", jmx))
+            assert r.status_code == 201, r.text
+    finally:
+        get_settings.cache_clear()

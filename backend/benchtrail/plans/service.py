@@ -14,7 +14,7 @@ from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.models import Plan, Project, Run, Schedule
 from benchtrail.plans import repository, spec
 from benchtrail.plans.schemas import PlanOut, ScheduleIn, ScheduleOut, SchedulePatch, StartRun
-from benchtrail.targets import disallowed_targets
+from benchtrail.targets import plan_problems
 from benchtrail.uploads.service import new_slug
 
 
@@ -23,11 +23,12 @@ def plan_out(p: Plan) -> PlanOut:
 
 
 def check_targets(body: dict[str, Any]) -> None:
-    urls = [v["target"] for v in body.get("variants", []) if v.get("target")]
-    bad = disallowed_targets(urls, get_settings().target_patterns)
-    if bad:
-        raise InvalidRequest(f"targets not in the allow-list (BENCHTRAIL_TARGET_ALLOWLIST="
-                             f"{get_settings().target_allowlist}): {', '.join(bad)}")
+    """Every URL and path in the plan against the allow-lists; 422 naming each refused field."""
+    settings = get_settings()
+    problems = plan_problems(body, settings.target_patterns, settings.jmx_folders)
+    if problems:
+        raise InvalidRequest("plan: " + "; ".join(f"{field}: {reason}" for field, reason in problems),
+                             extra={"problems": [{"field": f, "reason": r} for f, r in problems]})
 
 
 def save_plan(session: Session, project: Project, text: str) -> Plan:
