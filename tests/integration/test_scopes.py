@@ -224,3 +224,86 @@ def test_plan_jmx_paths_must_stay_in_allowed_folders(client, make_project, tmp_p
             assert r.status_code == 201, r.text
     finally:
         get_settings.cache_clear()
+
+
+# ------------------------------------------------------------------ 4. plan headers stored apart, never shown
+
+
+SECRET = "Bearer sut-secret-4f1c"
+
+
+def test_plan_headers_are_never_shown_and_go_only_to_the_claiming_runner(client, make_project, infra):
+    import psycopg
+
+    slug, admin = make_project(public=True, role="admin")
+    body = plan("with-headers", scenarios=[
+        {"name": "ok", "path": "/ok", "headers": {"Authorization": SECRET, "X-Tenant": "t-77"}},
+        {"name": "plain", "path": "/plain"}])
+    r = post_plan(client, slug, admin, body)
+    assert r.status_code == 201, r.text
+    shown = {"Authorization": "***", "X-Tenant": "***"}
+    assert r.json()["body"]["scenarios"][0]["headers"] == shown
+    for headers in ({}, auth(admin)):  # anonymous on a public project, and the project's admin
+        for path in (f"/api/v1/projects/{slug}/plans", f"/api/v1/projects/{slug}/plans/with-headers"):
+            got = client.get(path, headers=headers)
+            assert got.status_code == 200 and SECRET not in got.text and "t-77" not in got.text
+            assert got.json()["items"][0]["body"]["scenarios"][0]["headers"] == shown
+    # Stored apart: the plan body column never holds the values.
+    url = infra["BENCHTRAIL_DATABASE_URL"].replace("postgresql+psycopg", "postgresql")
+    with psycopg.connect(url) as conn:
+        stored_body, secrets = conn.execute(
+            "select p.body::text, p.secrets from plans p join projects j on j.id = p.project_id "
+            "where j.slug = %s", (slug,)).fetchone()
+    assert SECRET not in stored_body and secrets == {"ok": {"Authorization": SECRET, "X-Tenant": "t-77"}}
+    # Posting back what the API shows keeps the stored values: same version, nothing changed.
+    again = post_plan(client, slug, admin, client.get(f"/api/v1/projects/{slug}/plans").json()["items"][0]["body"])
+    assert again.status_code == 201 and again.json()["version"] == 1
+    # "***" for a header no earlier version had is refused, naming the field.
+    bad = plan("with-headers", scenarios=[{"name": "ok", "path": "/ok", "headers": {"X-New": "***"}}])
+    r = post_plan(client, slug, admin, bad)
+    assert r.status_code == 422
+    assert r.json() == {"error": "InvalidRequest", "detail": "plan: scenarios[0].headers.X-New: '***' stands for "
+                        "a stored value, but no earlier version of plan 'with-headers' has this header"}
+    # Only the claim answer carries them, to the runner token that claims the run.
+    r = client.post(f"/api/v1/projects/{slug}/plans/with-headers/runs", json={}, headers=auth(admin))
+    run = r.json()["slug"]
+    assert SECRET not in client.get(f"/api/v1/runs/{run}", headers=auth(admin)).text
+    claimed = client.post(f"/api/v1/runs/{run}/claim", json={}, headers=auth(new_runner_token("scopes-secrets")))
+    assert claimed.status_code == 200
+    assert claimed.json() == {"cancel_requested": False,
+                              "headers": {"ok": {"Authorization": SECRET, "X-Tenant": "t-77"}}}
+
+
+def test_runner_sends_the_stored_headers(client, make_project, start_runner):
+    """End to end: a real runner claims the run and hey sends the header values the API never shows."""
+    import http.server
+    import threading
+
+    from tests.harness import wait_until
+
+    seen: list[str | None] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args) -> None:  # noqa: ANN002
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        slug, admin = make_project(role="admin")
+        start_runner("scopes-headers", "runner-scopes-headers")
+        body = plan("sends-headers", pool="scopes-headers", variants=[
+            {"name": "base", "role": "reference", "target": f"http://127.0.0.1:{server.server_port}"}],
+            scenarios=[{"name": "ok", "path": "/ok", "headers": {"Authorization": SECRET}}])
+        queued_run(client, slug, admin, body)
+        wait_until(lambda: len(seen) >= 10, 60, "hey's requests at the target")
+        assert set(seen) == {SECRET}
+    finally:
+        server.shutdown()

@@ -18,7 +18,7 @@ from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
 from benchtrail.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthorized
 from benchtrail.logging import log
-from benchtrail.models import Project, Run
+from benchtrail.models import Plan, Project, Run
 from benchtrail.plans.schemas import FinishIn, ProgressIn
 from benchtrail.runs import environments
 from benchtrail.runs import repository as runs_repository
@@ -106,6 +106,11 @@ def claim(session: Session, principal: Principal, slug: str, runner: str) -> Run
     run.meta = {**(run.meta or {}), "runner_token_id": principal.token_id, "runner_token": principal.name}
     publish_after_commit(session, run)
     return run
+
+
+def plan_secrets(session: Session, run: Run) -> dict[str, dict[str, str]]:
+    plan = session.get(Plan, run.plan_id) if run.plan_id is not None else None
+    return dict(plan.secrets or {}) if plan is not None else {}
 
 
 def progress(session: Session, principal: Principal, slug: str, data: ProgressIn) -> bool:

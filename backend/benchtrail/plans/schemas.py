@@ -67,6 +67,12 @@ class ProgressAck(BaseModel):
     cancel_requested: bool
 
 
+class ClaimOut(ProgressAck):
+    headers: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="The plan's request headers per scenario, given only to the runner "
+                                           "that claims the run (plan bodies show them as \"***\")")
+
+
 class FinishIn(BaseModel):
     status: str = Field(pattern="^(failed|cancelled)$")
     reason: str

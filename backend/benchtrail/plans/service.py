@@ -18,8 +18,35 @@ from benchtrail.targets import plan_problems
 from benchtrail.uploads.service import new_slug
 
 
+MASK = "***"
+
+
+def masked(body: dict[str, Any]) -> dict[str, Any]:
+    """The plan body with every request header value replaced by "***" (header names stay)."""
+    scenarios = [{**s, "headers": {k: MASK for k in s["headers"]}} if s.get("headers") else s
+                 for s in body.get("scenarios", [])]
+    return {**body, "scenarios": scenarios}
+
+
+def split_secrets(body: dict[str, Any], current: Plan | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(body with headers masked, {scenario: {header: value}}). A value sent as "***" (a plan read back
+    from the API and posted again) keeps the current version's value for that scenario and header."""
+    previous = (current.secrets or {}) if current is not None else {}
+    secrets: dict[str, dict[str, str]] = {}
+    for i, s in enumerate(body.get("scenarios", [])):
+        for key, value in (s.get("headers") or {}).items():
+            if value == MASK:
+                if key not in previous.get(s["name"], {}):
+                    raise InvalidRequest(f"plan: scenarios[{i}].headers.{key}: '***' stands for a stored value, "
+                                         f"but no earlier version of plan '{body['name']}' has this header")
+                value = previous[s["name"]][key]
+            secrets.setdefault(s["name"], {})[key] = value
+    return masked(body), secrets
+
+
 def plan_out(p: Plan) -> PlanOut:
-    return PlanOut(id=p.id, name=p.name, version=p.version, pool=p.pool, body=p.body, created_at=p.created_at)
+    return PlanOut(id=p.id, name=p.name, version=p.version, pool=p.pool, body=masked(p.body),
+                   created_at=p.created_at)
 
 
 def check_targets(body: dict[str, Any]) -> None:
@@ -36,10 +63,11 @@ def save_plan(session: Session, project: Project, text: str) -> Plan:
     body = spec.parse(text)
     check_targets(body)
     current = repository.latest(session, project.id, body["name"])
-    if current is not None and current.body == body:
+    body, secrets = split_secrets(body, current)
+    if current is not None and current.body == body and (current.secrets or {}) == secrets:
         return current
     plan = Plan(project_id=project.id, name=body["name"], version=(current.version + 1) if current else 1,
-                pool=body.get("pool", "default"), body=body)
+                pool=body.get("pool", "default"), body=body, secrets=secrets or None)
     session.add(plan)
     session.flush()
     return plan
