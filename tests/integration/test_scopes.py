@@ -307,3 +307,48 @@ def test_runner_sends_the_stored_headers(client, make_project, start_runner):
         assert set(seen) == {SECRET}
     finally:
         server.shutdown()
+
+
+# ------------------------------------------------------------------ 5. scheduled runs carry an agent version
+
+
+def test_scheduled_runs_record_the_agent_version_of_their_schedule_or_plan(client, make_project):
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import select, update
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Run, Schedule
+    from benchtrail_worker.tasks.schedules import fire
+
+    slug, admin = make_project(role="admin")
+    assert post_plan(client, slug, admin, plan("versioned", agent_version="2.0.0")).status_code == 201
+    assert post_plan(client, slug, admin, plan("unversioned")).status_code == 201
+    made = {}
+    for key, body in (("schedule", {"plan": "versioned", "agent_version": "2.3.1"}),
+                      ("plan", {"plan": "versioned"}), ("none", {"plan": "unversioned"})):
+        r = client.post(f"/api/v1/projects/{slug}/schedules", json={**body, "cron": "0 3 * * *"}, headers=auth(admin))
+        assert r.status_code == 201, r.text
+        made[key] = r.json()
+    assert made["schedule"]["agent_version"] == "2.3.1" and made["plan"]["agent_version"] is None
+    r = client.post(f"/api/v1/projects/{slug}/schedules", json={"plan": "versioned", "cron": "0 3 * * *",
+                                                               "agent_version": ""}, headers=auth(admin))
+    assert r.status_code == 422
+    with unit_of_work() as session:
+        session.execute(update(Schedule).where(Schedule.id.in_([s["id"] for s in made.values()]))
+                        .values(next_fire_at=datetime.now(timezone.utc) - timedelta(minutes=1)))
+    fire.run()
+    with unit_of_work() as session:
+        recorded = {key: session.scalars(select(Run.agent_version)
+                                         .where(Run.labels["schedule"].astext == str(s["id"]))).all()
+                    for key, s in made.items()}
+    assert recorded == {"schedule": ["2.3.1"], "plan": ["2.0.0"], "none": [None]}
+    listed = client.get(f"/api/v1/projects/{slug}/runs?agent_version=2.3.1").json()["items"]
+    assert [r["source"] for r in listed] == ["schedule"]
+    # A manual start without an agent version records the plan's as well.
+    r = client.post(f"/api/v1/projects/{slug}/plans/versioned/runs", json={}, headers=auth(admin))
+    assert r.status_code == 202 and r.json()["agent_version"] == "2.0.0"
+    # The version can be changed on the schedule.
+    r = client.patch(f"/api/v1/projects/{slug}/schedules/{made['plan']['id']}", json={"agent_version": "2.4.0"},
+                     headers=auth(admin))
+    assert r.status_code == 200 and r.json()["agent_version"] == "2.4.0"

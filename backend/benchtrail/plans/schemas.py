@@ -32,11 +32,14 @@ class ScheduleIn(BaseModel):
     plan: str = Field(description="Plan name (the latest version runs at each firing)")
     cron: str = Field(examples=["0 2 * * *"])
     enabled: bool = True
+    agent_version: str | None = Field(default=None, min_length=1, max_length=100,
+                                      description="Recorded on each scheduled run; default: the plan's agent_version")
 
 
 class SchedulePatch(BaseModel):
     cron: str | None = None
     enabled: bool | None = None
+    agent_version: str | None = Field(default=None, min_length=1, max_length=100)
 
 
 class ScheduleOut(BaseModel):
@@ -44,6 +47,7 @@ class ScheduleOut(BaseModel):
     plan: str
     cron: str
     enabled: bool
+    agent_version: str | None
     next_fire_at: datetime | None
     last_fired_at: datetime | None
 

@@ -86,7 +86,7 @@ def start_run(session: Session, project: Project, plan: Plan, req: StartRun, *, 
     variants = [v["name"] for v in plan.body["variants"]]
     reference = next((v["name"] for v in plan.body["variants"] if v.get("role") == "reference"), variants[0])
     run = Run(slug=new_slug(), project_id=project.id, plan_id=plan.id, source=source, tool=plan.body["tool"],
-              agent_version=req.agent_version, app_version=req.app_version, commit=req.commit, branch=req.branch,
+              agent_version=req.agent_version or plan.body.get("agent_version"), app_version=req.app_version, commit=req.commit, branch=req.branch,
               labels=req.labels, status="queued", validity=[], criteria=[], progress={},
               meta={"reference": reference, "variants": variants, "plan": plan.name, "plan_version": plan.version,
                     "pool": plan.pool})
@@ -106,7 +106,7 @@ def create_schedule(session: Session, project: Project, data: ScheduleIn) -> Sch
     get_plan(session, project, data.plan)
     now = datetime.now(timezone.utc)
     row = Schedule(project_id=project.id, plan_name=data.plan, cron=data.cron, enabled=data.enabled,
-                   next_fire_at=next_fire(data.cron, now))
+                   agent_version=data.agent_version, next_fire_at=next_fire(data.cron, now))
     session.add(row)
     session.flush()
     return row
@@ -119,6 +119,8 @@ def update_schedule(session: Session, project: Project, schedule_id: int, data: 
     if data.cron is not None:
         row.next_fire_at = next_fire(data.cron, datetime.now(timezone.utc))
         row.cron = data.cron
+    if data.agent_version is not None:
+        row.agent_version = data.agent_version
     if data.enabled is not None:
         row.enabled = data.enabled
         if data.enabled:
@@ -128,7 +130,8 @@ def update_schedule(session: Session, project: Project, schedule_id: int, data: 
 
 
 def schedule_out(s: Schedule) -> ScheduleOut:
-    return ScheduleOut(id=s.id, plan=s.plan_name, cron=s.cron, enabled=s.enabled, next_fire_at=s.next_fire_at,
+    return ScheduleOut(id=s.id, plan=s.plan_name, cron=s.cron, enabled=s.enabled, agent_version=s.agent_version,
+                       next_fire_at=s.next_fire_at,
                        last_fired_at=s.last_fired_at)
 
 
@@ -144,7 +147,8 @@ def fire_due(session: Session, now: datetime) -> list[Run]:
         if project is None or plan is None:
             sched.enabled = False
             continue
-        started.append(start_run(session, project, plan, StartRun(labels={"schedule": str(sched.id)}),
+        started.append(start_run(session, project, plan, StartRun(
+            labels={"schedule": str(sched.id)}, agent_version=sched.agent_version),
                                  source="schedule"))
     session.flush()
     return started
