@@ -34,6 +34,9 @@ def disallowed_targets(urls: list[str], patterns: list[str]) -> list[str]:
     return bad
 
 
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
 def jmx_path_problem(path: str, folders: list[str]) -> str | None:
     """Why a plan's JMX path is refused, or None. A relative path is read from the plan's own folder
     on the runner and may not climb out of it; an absolute one must lie inside an allowed folder."""
@@ -72,6 +75,12 @@ def plan_problems(body: dict[str, Any], patterns: list[str], jmx_folders: list[s
         resources = variant.get("resources") or {}
         if resources.get("url"):
             check_url(f"variants[{i}].resources.url", resources["url"], "resource URL")
+        if resources.get("pid") is not None:
+            host = (urlsplit(variant.get("target") or "").hostname or "").lower()
+            if host not in LOOPBACK:
+                problems.append((f"variants[{i}].resources.pid",
+                                 "a pid names a process on the runner's own host: it is accepted only for a "
+                                 f"target on that host ({', '.join(sorted(LOOPBACK))}), not '{host}'"))
     for i, scenario in enumerate(body.get("scenarios", [])):
         if scenario.get("jmx"):
             reason = jmx_path_problem(scenario["jmx"], jmx_folders)

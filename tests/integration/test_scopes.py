@@ -196,6 +196,16 @@ def test_plan_urls_outside_the_allow_list_are_refused_naming_the_field(client, m
     r = post_plan(client, slug, admin, body)
     assert r.status_code == 422 and [p["field"] for p in r.json()["problems"]] == ["variants[1].resources.url"]
     assert client.get(f"/api/v1/projects/{slug}/plans").json()["items"] == []
+    # A pid is a process on the runner's host: only with a target on that host.
+    pid_plan = plan("pid", variants=[{"name": "base", "role": "reference", "target": "http://10.9.8.7:8080",
+                                      "resources": {"source": "process", "pid": 4242}}])
+    r = post_plan(client, slug, admin, pid_plan)
+    assert r.status_code == 422
+    assert {"field": "variants[0].resources.pid",
+            "reason": "a pid names a process on the runner's own host: it is accepted only for a target on that "
+                      "host (127.0.0.1, ::1, localhost), not '10.9.8.7'"} in r.json()["problems"]
+    pid_plan["variants"][0]["target"] = "http://127.0.0.1:18999"
+    assert post_plan(client, slug, admin, pid_plan).status_code == 201
     body["variants"][1]["resources"]["url"] = "http://127.0.0.1:9090/api/v1/query"
     assert post_plan(client, slug, admin, body).status_code == 201
 
