@@ -42,6 +42,8 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         "BENCHTRAIL_RATE_LIMIT_WRITES_PER_TOKEN": "1000000/minute",
         "BENCHTRAIL_RATE_LIMIT_WRITES_PER_ADDRESS": "1000000/minute",
         "BENCHTRAIL_RATE_LIMIT_FAILED_AUTH_PER_ADDRESS": "100000/minute",
+        # Plans may name the hand-written JMX files kept with the tests.
+        "BENCHTRAIL_JMX_DIRS": str(REPO / "tests" / "fixtures"),
     }
     os.environ.update(env)
     _reset_caches()

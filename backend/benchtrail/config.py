@@ -55,6 +55,9 @@ class Settings(BaseSettings):
 
     # Load tests may only target these host[:port] patterns (fnmatch); runners check again.
     target_allowlist: str = "127.0.0.1:*,localhost:*,[::1]:*"
+    # A plan's absolute JMX paths must lie inside one of these folders (comma-separated); relative
+    # paths stay inside the plan's folder. Empty = no absolute JMX path is accepted.
+    jmx_dirs: str = ""
     # Webhooks may only be sent to these host[:port] patterns (fnmatch; no port = any port). Empty = none.
     webhook_allowlist: str = ""
 
@@ -67,6 +70,10 @@ class Settings(BaseSettings):
     @property
     def target_patterns(self) -> list[str]:
         return [p.strip() for p in self.target_allowlist.split(",") if p.strip()]
+
+    @property
+    def jmx_folders(self) -> list[str]:
+        return [p.strip() for p in self.jmx_dirs.split(",") if p.strip()]
 
     @property
     def blob_dir(self) -> Path:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from benchtrail.auth.tokens import ROLE_RANK, hash_token
 from benchtrail.db_boundary import request_session
 from benchtrail.errors import Forbidden, NotFound, Unauthorized
-from benchtrail.models import ApiToken, Project
+from benchtrail.models import ApiToken, Project, Run
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +21,7 @@ class Principal:
     project_id: int | None = None  # None with a token = site-wide token
     role: str | None = None
     name: str = "anonymous"
+    pools: tuple[str, ...] | None = None  # runner tokens: the pools it may claim from; None = all
 
     @property
     def is_anonymous(self) -> bool:
@@ -35,7 +36,9 @@ class Principal:
         return self.token_id is not None and self.project_id is None and self.role == "runner"
 
     def rank_on(self, project: Project) -> int:
-        if self.token_id is None:
+        if self.token_id is None or self.is_runner:
+            # A runner token holds no role on any project: it only claims and reports plan runs
+            # (benchtrail.execution), and reads the runs it executes.
             return 0
         if self.project_id is None:  # site-wide tokens act on every project
             return ROLE_RANK[self.role or "viewer"]
@@ -53,7 +56,17 @@ class Principal:
             return
         if self.is_anonymous:
             raise Unauthorized(f"this action needs a token with the '{role}' role on '{project.slug}'")
+        if self.is_runner:
+            raise Forbidden(f"runner token '{self.name}' may only claim and report plan runs; it has no "
+                            f"'{role}' role on project '{project.slug}'")
         raise Forbidden(f"token '{self.name}' lacks the '{role}' role on project '{project.slug}'")
+
+    def executes(self, run: Run) -> bool:
+        """A runner token reads the runs it claimed (even on a private project), and nothing else."""
+        return self.is_runner and (run.meta or {}).get("runner_token_id") == self.token_id
+
+    def may_claim(self, pool: str) -> bool:
+        return self.is_runner and (self.pools is None or pool in self.pools)
 
     def require_site_admin(self) -> None:
         if self.is_anonymous:
@@ -80,7 +93,8 @@ def resolve(session: Session, token: str | None) -> Principal:
         raise Unauthorized("invalid or revoked token")
     session.execute(update(ApiToken).where(ApiToken.id == row.id)
                     .values(last_used_at=datetime.now(timezone.utc)))
-    return Principal(token_id=row.id, project_id=row.project_id, role=row.role, name=row.name)
+    return Principal(token_id=row.id, project_id=row.project_id, role=row.role, name=row.name,
+                     pools=tuple(row.pools) if row.pools is not None else None)
 
 
 def get_principal(request: Request,

@@ -328,6 +328,8 @@ def admin_create_project(slug: str, name: str | None = None, description: str = 
 def admin_create_token(role: Annotated[str, typer.Option(help="viewer | uploader | admin | runner")],
                        name: Annotated[str, typer.Option(help="What the token is for")],
                        project: Annotated[str | None, typer.Option(help="Project slug; omit for site-wide")] = None,
+                       pools: Annotated[str | None, typer.Option(
+                           help="Runner tokens: comma-separated pools it may claim runs from; omit = every pool")] = None,
                        json_out: JsonOpt = False) -> None:
     """Create a token; it is printed once and stored hashed."""
     from benchtrail.db_boundary import unit_of_work
@@ -342,7 +344,8 @@ def admin_create_token(role: Annotated[str, typer.Option(help="viewer | uploader
                 target = repository.get_by_slug(session, project)
                 if target is None:
                     fail(EXIT_REJECTED, f"project '{project}' not found")
-            created = create_token(session, project=target, name=name, role=role)
+            created = create_token(session, project=target, name=name, role=role,
+                                   pools=pools.split(",") if pools is not None else None)
     except AppError as exc:
         fail(EXIT_REJECTED, exc.detail)
     if json_out:

@@ -25,6 +25,8 @@ class Plan(Base):
     body: Mapped[dict[str, Any]] = mapped_column(JSONB)
     # The YAML text the plan was saved from, comments and key order intact; None when saved as JSON.
     source_yaml: Mapped[str | None] = mapped_column(Text)
+    # Scenario request headers ({scenario: {header: value}}), never returned; the body holds "***".
+    secrets: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = created_at_column()
 
 
@@ -35,6 +37,7 @@ class Schedule(Base):
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
     plan_name: Mapped[str] = mapped_column(String(200))
     cron: Mapped[str] = mapped_column(String(100))
+    agent_version: Mapped[str | None] = mapped_column(String(100))
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     next_fire_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
     last_fired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

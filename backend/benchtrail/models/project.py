@@ -38,3 +38,5 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = created_at_column()
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Runner tokens only: the pools whose runs it may claim; NULL = every pool.
+    pools: Mapped[list[str] | None] = mapped_column(JSONB)

@@ -139,6 +139,7 @@ class Plan(_Model):
     version: Literal[1]
     name: str
     description: str | None = None
+    agent_version: str | None = None
     tool: Tool
     pool: str = "default"
     variants: tuple[Variant, ...]

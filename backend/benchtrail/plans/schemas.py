@@ -34,11 +34,14 @@ class ScheduleIn(SafeModel):
     plan: str = Field(description="Plan name (the latest version runs at each firing)")
     cron: str = Field(examples=["0 2 * * *"])
     enabled: bool = True
+    agent_version: str | None = Field(default=None, min_length=1, max_length=100,
+                                      description="Recorded on each scheduled run; default: the plan's agent_version")
 
 
 class SchedulePatch(SafeModel):
     cron: str | None = None
     enabled: bool | None = None
+    agent_version: str | None = Field(default=None, min_length=1, max_length=100)
 
 
 class ScheduleOut(BaseModel):
@@ -46,6 +49,7 @@ class ScheduleOut(BaseModel):
     plan: str
     cron: str
     enabled: bool
+    agent_version: str | None
     next_fire_at: datetime | None
     last_fired_at: datetime | None
 
@@ -67,6 +71,12 @@ class ProgressIn(SafeModel):
 
 class ProgressAck(BaseModel):
     cancel_requested: bool
+
+
+class ClaimOut(ProgressAck):
+    headers: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="The plan's request headers per scenario, given only to the runner "
+                                           "that claims the run (plan bodies show them as \"***\")")
 
 
 class FinishIn(SafeModel):

@@ -16,21 +16,48 @@ from benchtrail.models import Plan, Project, Run, Schedule
 from benchtrail.plans import repository, spec
 from benchtrail.plans.schemas import PlanOut, ScheduleIn, ScheduleOut, SchedulePatch, StartRun
 from benchtrail.runs.lifecycle import RunStatus
-from benchtrail.targets import disallowed_targets
+from benchtrail.targets import plan_problems
 from benchtrail.uploads.service import new_slug
 
 
+MASK = "***"
+
+
+def masked(body: dict[str, Any]) -> dict[str, Any]:
+    """The plan body with every request header value replaced by "***" (header names stay)."""
+    scenarios = [{**s, "headers": {k: MASK for k in s["headers"]}} if s.get("headers") else s
+                 for s in body.get("scenarios", [])]
+    return {**body, "scenarios": scenarios}
+
+
+def split_secrets(body: dict[str, Any], current: Plan | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(body with headers masked, {scenario: {header: value}}). A value sent as "***" (a plan read back
+    from the API and posted again) keeps the current version's value for that scenario and header."""
+    previous = (current.secrets or {}) if current is not None else {}
+    secrets: dict[str, dict[str, str]] = {}
+    for i, s in enumerate(body.get("scenarios", [])):
+        for key, value in (s.get("headers") or {}).items():
+            if value == MASK:
+                if key not in previous.get(s["name"], {}):
+                    raise InvalidRequest(f"plan: scenarios[{i}].headers.{key}: '***' stands for a stored value, "
+                                         f"but no earlier version of plan '{body['name']}' has this header")
+                value = previous[s["name"]][key]
+            secrets.setdefault(s["name"], {})[key] = value
+    return masked(body), secrets
+
+
 def plan_out(p: Plan) -> PlanOut:
-    return PlanOut(id=p.id, name=p.name, version=p.version, pool=p.pool, body=p.body, source_yaml=p.source_yaml,
-                   created_at=p.created_at)
+    return PlanOut(id=p.id, name=p.name, version=p.version, pool=p.pool, body=masked(p.body),
+                   source_yaml=p.source_yaml, created_at=p.created_at)
 
 
 def check_targets(body: dict[str, Any]) -> None:
-    urls = [v["target"] for v in body.get("variants", []) if v.get("target")]
-    bad = disallowed_targets(urls, get_settings().target_patterns)
-    if bad:
-        raise InvalidRequest(f"targets not in the allow-list (BENCHTRAIL_TARGET_ALLOWLIST="
-                             f"{get_settings().target_allowlist}): {', '.join(bad)}")
+    """Every URL and path in the plan against the allow-lists; 422 naming each refused field."""
+    settings = get_settings()
+    problems = plan_problems(body, settings.target_patterns, settings.jmx_folders)
+    if problems:
+        raise InvalidRequest("plan: " + "; ".join(f"{field}: {reason}" for field, reason in problems),
+                             extra={"problems": [{"field": f, "reason": r} for f, r in problems]})
 
 
 def _is_json(text: str) -> bool:
@@ -46,10 +73,13 @@ def save_plan(session: Session, project: Project, text: str) -> Plan:
     body = spec.parse(text)
     check_targets(body)
     current = repository.latest(session, project.id, body["name"])
-    if current is not None and current.body == body:
+    body, secrets = split_secrets(body, current)
+    if current is not None and current.body == body and (current.secrets or {}) == secrets:
         return current
     plan = Plan(project_id=project.id, name=body["name"], version=(current.version + 1) if current else 1,
-                pool=body.get("pool", "default"), body=body, source_yaml=None if _is_json(text) else text)
+                pool=body.get("pool", "default"), body=body, secrets=secrets or None,
+                # The saved text would show the headers' values: a plan with headers is shown from its masked body.
+                source_yaml=None if _is_json(text) or secrets else text)
     session.add(plan)
     session.flush()
     return plan
@@ -68,7 +98,8 @@ def start_run(session: Session, project: Project, plan: Plan, req: StartRun, *, 
     variants = [v["name"] for v in plan.body["variants"]]
     reference = next((v["name"] for v in plan.body["variants"] if v.get("role") == "reference"), variants[0])
     run = Run(slug=new_slug(), project_id=project.id, plan_id=plan.id, source=source, tool=plan.body["tool"],
-              agent_version=req.agent_version, app_version=req.app_version, commit=req.commit, branch=req.branch,
+              agent_version=req.agent_version or plan.body.get("agent_version"), app_version=req.app_version,
+              commit=req.commit, branch=req.branch,
               labels=req.labels, status=RunStatus.QUEUED.value, validity=[], criteria=[], progress={},
               meta={"reference": reference, "variants": variants, "plan": plan.name, "plan_version": plan.version,
                     "pool": plan.pool})
@@ -88,7 +119,7 @@ def create_schedule(session: Session, project: Project, data: ScheduleIn) -> Sch
     get_plan(session, project, data.plan)
     now = datetime.now(timezone.utc)
     row = Schedule(project_id=project.id, plan_name=data.plan, cron=data.cron, enabled=data.enabled,
-                   next_fire_at=next_fire(data.cron, now))
+                   agent_version=data.agent_version, next_fire_at=next_fire(data.cron, now))
     session.add(row)
     session.flush()
     return row
@@ -101,6 +132,8 @@ def update_schedule(session: Session, project: Project, schedule_id: int, data: 
     if data.cron is not None:
         row.next_fire_at = next_fire(data.cron, datetime.now(timezone.utc))
         row.cron = data.cron
+    if data.agent_version is not None:
+        row.agent_version = data.agent_version
     if data.enabled is not None:
         row.enabled = data.enabled
         if data.enabled:
@@ -110,7 +143,8 @@ def update_schedule(session: Session, project: Project, schedule_id: int, data: 
 
 
 def schedule_out(s: Schedule) -> ScheduleOut:
-    return ScheduleOut(id=s.id, plan=s.plan_name, cron=s.cron, enabled=s.enabled, next_fire_at=s.next_fire_at,
+    return ScheduleOut(id=s.id, plan=s.plan_name, cron=s.cron, enabled=s.enabled, agent_version=s.agent_version,
+                       next_fire_at=s.next_fire_at,
                        last_fired_at=s.last_fired_at)
 
 
@@ -126,7 +160,8 @@ def fire_due(session: Session, now: datetime) -> list[Run]:
         if project is None or plan is None:
             sched.enabled = False
             continue
-        started.append(start_run(session, project, plan, StartRun(labels={"schedule": str(sched.id)}),
+        started.append(start_run(session, project, plan, StartRun(
+            labels={"schedule": str(sched.id)}, agent_version=sched.agent_version),
                                  source="schedule"))
     session.flush()
     return started

@@ -30,7 +30,7 @@ def get_visible(session: Session, principal: Principal, slug: str) -> Project:
 def list_projects(session: Session, principal: Principal) -> list[ProjectOut]:
     projects = repository.list_visible(
         session, project_id=principal.project_id,
-        all_projects=principal.token_id is not None and principal.project_id is None)
+        all_projects=principal.token_id is not None and principal.project_id is None and not principal.is_runner)
     ids = [p.id for p in projects]
     stats = repository.run_stats(session, ids)
     alerts = repository.open_alert_counts(session, ids)
@@ -48,14 +48,21 @@ def to_out(p: Project, stats: tuple[int, object] = (0, None), open_alerts: int =
                       open_alerts=open_alerts)
 
 
-def create_token(session: Session, *, project: Project | None, name: str, role: str) -> TokenCreated:
+def create_token(session: Session, *, project: Project | None, name: str, role: str,
+                 pools: list[str] | None = None) -> TokenCreated:
     if role not in (*tokens.ROLES, "runner"):
         raise InvalidRequest(f"role must be one of {', '.join(tokens.ROLES)} or runner")
     if role == "runner" and project is not None:
         raise InvalidRequest("runner tokens are site-wide; create them without a project")
+    if pools is not None:
+        if role != "runner":
+            raise InvalidRequest("pools: only a runner token is scoped to pools")
+        pools = [p.strip() for p in pools]
+        if not pools or not all(pools):
+            raise InvalidRequest("pools: give one or more pool names (comma-separated), none empty")
     secret = tokens.generate()
     row = repository.add_token(session, ApiToken(
         project_id=project.id if project else None, name=name, role=role,
-        token_hash=tokens.hash_token(secret), prefix=tokens.display_prefix(secret)))
+        token_hash=tokens.hash_token(secret), prefix=tokens.display_prefix(secret), pools=pools))
     return TokenCreated(id=row.id, name=name, role=role, project=project.slug if project else None,
                         token=secret)

@@ -16,11 +16,12 @@ from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
-from benchtrail.errors import Conflict, InvalidRequest
+from benchtrail.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthorized
 from benchtrail.logging import log
-from benchtrail.models import Run
+from benchtrail.models import Plan, Project, Run
 from benchtrail.plans.schemas import FinishIn, ProgressIn
 from benchtrail.runs import environments, lifecycle
+from benchtrail.runs import repository as runs_repository
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs.service import get_visible_run
 from benchtrail.uploads.schemas import UploadMetadata
@@ -72,19 +73,49 @@ def _locked_run(session: Session, principal: Principal, slug: str, role: str) ->
     return locked
 
 
+def _runner_run(session: Session, principal: Principal, slug: str, *, claiming: bool = False) -> Run:
+    """The run, locked, for a runner endpoint: only a runner token gets it (never a project token),
+    only for its pools when claiming, and afterwards only the runner token that claimed it."""
+    if principal.is_anonymous:
+        raise Unauthorized("claiming or reporting a run needs a runner token")
+    run = runs_repository.get_by_slug(session, slug)
+    project = session.get(Project, run.project_id) if run is not None else None
+    if run is None or project is None or not (principal.is_runner or principal.can_see(project)):
+        raise NotFound(f"run '{slug}' not found")
+    if not principal.is_runner:
+        raise Forbidden(f"token '{principal.name}' is not a runner token; only a runner token "
+                        f"(benchtrail admin create-token --role runner) may claim or report a run")
+    pool = (run.meta or {}).get("pool", "default")
+    if claiming and not principal.may_claim(pool):
+        raise Forbidden(f"runner token '{principal.name}' may claim runs of pools "
+                        f"{', '.join(principal.pools or ())}; run '{slug}' is in pool '{pool}'")
+    if not claiming and not principal.executes(run):
+        raise Forbidden(f"run '{slug}' was not claimed by runner token '{principal.name}'; only the runner "
+                        f"that claimed a run reports on it")
+    locked = session.scalar(select(Run).where(Run.id == run.id).with_for_update())
+    assert locked is not None
+    return locked
+
+
 def claim(session: Session, principal: Principal, slug: str, runner: str) -> Run:
-    run = _locked_run(session, principal, slug, "uploader")
+    run = _runner_run(session, principal, slug, claiming=True)
     if run.status != RunStatus.QUEUED:
         raise Conflict(f"run '{slug}' is {run.status}; only a queued run can be started (never twice)")
     lifecycle.transition(run, RunStatus.RUNNING)
     run.progress = {"runner": runner, "percent": 0.0, "log": []}
+    run.meta = {**(run.meta or {}), "runner_token_id": principal.token_id, "runner_token": principal.name}
     publish_after_commit(session, run)
     return run
 
 
+def plan_secrets(session: Session, run: Run) -> dict[str, dict[str, str]]:
+    plan = session.get(Plan, run.plan_id) if run.plan_id is not None else None
+    return dict(plan.secrets or {}) if plan is not None else {}
+
+
 def progress(session: Session, principal: Principal, slug: str, data: ProgressIn) -> bool:
     """Store a progress report (it is also the runner's heartbeat); answer whether to cancel."""
-    run = _locked_run(session, principal, slug, "uploader")
+    run = _runner_run(session, principal, slug)
     if run.status != RunStatus.RUNNING:
         return True  # nothing to run any more: the runner must stop
     current = dict(run.progress or {})
@@ -99,7 +130,7 @@ def progress(session: Session, principal: Principal, slug: str, data: ProgressIn
 
 def attach_results(session: Session, principal: Principal, slug: str, metadata_raw: str,
                    parts: list[tuple[str, BinaryIO]]) -> Run:
-    run = _locked_run(session, principal, slug, "uploader")
+    run = _runner_run(session, principal, slug)
     if run.status != RunStatus.RUNNING:
         raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from its running runner")
     try:
@@ -119,7 +150,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
 
 
 def finish(session: Session, principal: Principal, slug: str, data: FinishIn) -> Run:
-    run = _locked_run(session, principal, slug, "uploader")
+    run = _runner_run(session, principal, slug)
     if run.status in TERMINAL:
         return run
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):

@@ -14,8 +14,8 @@ from benchtrail.auth.principal import Principal, bearer_token, get_principal, re
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
+from benchtrail.plans.schemas import ClaimOut, FinishIn, ProgressAck, ProgressIn
 from benchtrail.runs import execution as service
-from benchtrail.plans.schemas import FinishIn, ProgressAck, ProgressIn
 from benchtrail.runs.service import get_visible_run
 
 router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
@@ -29,12 +29,13 @@ RUN_EVENT = {"type": "object", "required": ["data"], "properties": {
 SessionDep = Depends(request_session, scope="function")
 
 
-@router.post("/{slug}/claim", response_model=ProgressAck, responses=errors(403, 409))
+@router.post("/{slug}/claim", response_model=ClaimOut, responses=errors(403, 409))
 def claim(slug: str, runner: str = "runner", session: Session = SessionDep,
-          principal: Principal = Depends(get_principal)) -> ProgressAck:
-    """A runner takes a queued run; 409 if it is not queued any more (never started twice)."""
-    service.claim(session, principal, slug, runner)
-    return ProgressAck(cancel_requested=False)
+          principal: Principal = Depends(get_principal)) -> ClaimOut:
+    """A runner token takes a queued run of one of its pools; 409 if it is not queued any more (never
+    started twice). The answer carries the plan's request headers, which no other endpoint shows."""
+    run = service.claim(session, principal, slug, runner)
+    return ClaimOut(cancel_requested=False, headers=service.plan_secrets(session, run))
 
 
 @router.post("/{slug}/progress", response_model=ProgressAck, responses=errors(403))

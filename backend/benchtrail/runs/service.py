@@ -29,7 +29,7 @@ def get_visible_run(session: Session, principal: Principal, slug: str) -> tuple[
         raise NotFound(f"run '{slug}' not found")
     project = session.get(Project, run.project_id)
     assert project is not None
-    if not principal.can_see(project):
+    if not principal.can_see(project) and not principal.executes(run):
         raise NotFound(f"run '{slug}' not found")
     return run, project
 

@@ -398,7 +398,8 @@ export interface paths {
         put?: never;
         /**
          * Claim
-         * @description A runner takes a queued run; 409 if it is not queued any more (never started twice).
+         * @description A runner token takes a queued run of one of its pools; 409 if it is not queued any more (never
+         *     started twice). The answer carries the plan's request headers, which no other endpoint shows.
          */
         post: operations["claim_api_v1_runs__slug__claim_post"];
         delete?: never;
@@ -1274,6 +1275,20 @@ export interface components {
             /** Run */
             run: string;
         };
+        /** ClaimOut */
+        ClaimOut: {
+            /** Cancel Requested */
+            cancel_requested: boolean;
+            /**
+             * Headers
+             * @description The plan's request headers per scenario, given only to the runner that claims the run (plan bodies show them as "***")
+             */
+            headers?: {
+                [key: string]: {
+                    [key: string]: string;
+                };
+            };
+        };
         /** CompareOut */
         CompareOut: {
             /** A */
@@ -1890,6 +1905,11 @@ export interface components {
         /** ScheduleIn */
         ScheduleIn: {
             /**
+             * Agent Version
+             * @description Recorded on each scheduled run; default: the plan's agent_version
+             */
+            agent_version?: string | null;
+            /**
              * Cron
              * @example 0 2 * * *
              */
@@ -1912,6 +1932,8 @@ export interface components {
         };
         /** ScheduleOut */
         ScheduleOut: {
+            /** Agent Version */
+            agent_version: string | null;
             /** Cron */
             cron: string;
             /** Enabled */
@@ -1927,6 +1949,8 @@ export interface components {
         };
         /** SchedulePatch */
         SchedulePatch: {
+            /** Agent Version */
+            agent_version?: string | null;
             /** Cron */
             cron?: string | null;
             /** Enabled */
@@ -4964,7 +4988,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProgressAck"];
+                    "application/json": components["schemas"]["ClaimOut"];
                 };
             };
             /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */

@@ -91,7 +91,7 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
     settings = get_settings()
     api = _client()
     try:
-        api.post(f"/api/v1/runs/{slug}/claim?runner={settings.runner_name}", {})
+        claimed = api.post(f"/api/v1/runs/{slug}/claim?runner={settings.runner_name}", {})
     except ApiError as exc:
         if exc.status == 409:
             log.info("run not claimable, skipped", run=slug, detail=exc.body.get("detail"))
@@ -103,6 +103,11 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
         log.info("run finished", run=slug, status=status, reason=reason)
         return status
 
+    # The queued plan body shows request headers as "***"; their values come with the claim only.
+    secrets = (claimed or {}).get("headers", {})
+    plan_body = {**plan_body, "scenarios": [
+        {**s, "headers": {**s.get("headers", {}), **secrets[s["name"]]}} if s.get("name") in secrets else s
+        for s in plan_body.get("scenarios", [])]}
     try:
         plan = load_plan(json.dumps(plan_body))
     except PlanError as exc:
