@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: up down backup restore test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
+.PHONY: up down backup restore lint test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
 
 ## Start the whole product with demo data (PostgreSQL, Redis, API + dashboard, worker, beat, runner).
 up:
@@ -28,7 +28,14 @@ restore:
 ## Every test: Python (unit + integration on real PostgreSQL/Redis/Celery), Vitest, Playwright e2e.
 test:
 	infra/scripts/bootstrap.sh --browser --tools --frontend
-	$(MAKE) --no-print-directory test-python test-frontend test-e2e
+	$(MAKE) --no-print-directory lint test-python test-frontend test-e2e
+
+## Boundaries and static checks: ruff, mypy (strict on the statistics), import-linter contracts, ESLint feature zones.
+lint:
+	.venv/bin/ruff check .
+	.venv/bin/mypy backend/benchtrail/analysis
+	.venv/bin/lint-imports --no-cache
+	cd frontend && npm run --silent lint
 
 test-python:
 	$(PY) -m pytest -p no:cacheprovider

@@ -105,7 +105,7 @@ def test_shuffled_concurrent_uploads_alert_only_at_the_step(api, worker, second_
 
 
 def test_an_alert_the_trail_no_longer_shows_is_withdrawn_with_its_reason(client, worker, make_project,
-                                                                         admin_token, receiver):
+                                                                         admin_token, receiver):  # noqa: F811 - the fixture
     from tests.integration.test_trails_xray import wait_analysed
 
     slug, token = make_project()

@@ -5,7 +5,6 @@ and the CLI riding out a database outage with exactly one run stored."""
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import os
 import socket
@@ -16,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import pytest
 
 from tests.harness import REPO, VENV_BIN, wait_until
 

@@ -22,7 +22,6 @@ import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import func, select
 
 from tests.conftest import SHARED_FIXTURES
 from tests.harness import REPO

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 
-import pytest
 
 from tests.harness import VENV_BIN
 

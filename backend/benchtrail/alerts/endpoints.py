@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 from benchtrail.alerts import service, webhooks
 from benchtrail.alerts.schemas import (AlertDetail, AlertEventOut, AlertGroup, AlertList, AlertOut, AlertPatch,
                                        AlertTrail, AnnotationIn, AnnotationList, AnnotationOut, AnnotationPatch,
-                                       AnyState, DeliveryList, DeliveryOut, State, WebhookCreated, WebhookIn, WebhookList, WebhookOut)
+                                       AnyState, DeliveryList, DeliveryOut, WebhookCreated, WebhookIn, WebhookList, WebhookOut)
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.openapi import ID, errors

@@ -64,6 +64,11 @@ def allowed(url: str, patterns: list[str] | None = None) -> bool:
     return False
 
 
+def delivery_for_update(session: Session, delivery_id: int) -> tuple[WebhookDelivery, Webhook] | None:
+    """A delivery and its webhook, locked for the one task that sends it."""
+    return repository.delivery_for_update(session, delivery_id)
+
+
 def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 

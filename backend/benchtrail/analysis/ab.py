@@ -53,13 +53,13 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as sps
 
+from benchtrail.analysis.direction import Direction
 from benchtrail.analysis.distributions import (
     Distribution,
     cliffs_delta_and_u,
     from_hdr,
     from_samples,
 )
-from benchtrail.metrics import Direction
 
 N_BOOT = 2000
 SEED = 20240601
@@ -222,7 +222,7 @@ def _arm(data: ArmInput, scale: float) -> list[_Rep] | NDArray[np.float64]:
         vals = vals[np.isfinite(vals)]
         if vals.size == 0:
             raise ValueError("no replicate values")
-        return vals
+        return np.asarray(vals, dtype=np.float64)
     if isinstance(data, (str, bytes)):
         return [_rep(Repetition(histogram=data), scale)]
     if isinstance(data, np.ndarray) and data.ndim == 1:
@@ -317,7 +317,9 @@ def compare(reference: ArmInput, variant: ArmInput, *, direction: Direction = "l
 def _result(statistic: str, e: _Estimate, direction: Direction) -> AbResult:
     abs_diff = e.variant - e.reference
     base = abs(e.reference)
-    rel = (lambda v: v / base if base else math.nan)
+    def rel(v: float) -> float:
+        return v / base if base else math.nan
+
     if e.too_noisy or not (math.isfinite(e.lo) and math.isfinite(e.hi)):
         verdict: Verdict = "too noisy to tell"
     else:
@@ -394,7 +396,7 @@ def _by_replicates(a: NDArray[np.float64], b: NDArray[np.float64], rng: np.rando
 
 def _boot_mean(vals: NDArray[np.float64], rng: np.random.Generator, b: int) -> NDArray[np.float64]:
     idx = rng.integers(0, vals.size, size=(b, vals.size))
-    return vals[idx].mean(axis=1)
+    return np.asarray(vals[idx].mean(axis=1), dtype=np.float64)
 
 
 def _expanded_alpha(n: int, alpha: float = 0.05) -> float:
@@ -420,7 +422,7 @@ def _quantile_of(dist: Distribution, u: NDArray[np.float64]) -> NDArray[np.float
     """The distribution's nearest-rank quantile at each level u in [0, 1]."""
     cum = np.cumsum(dist.counts)
     rank = np.clip(np.ceil(u * dist.n - 1e-9), 1, dist.n)
-    return dist.values[np.minimum(np.searchsorted(cum, rank), dist.values.size - 1)]
+    return np.asarray(dist.values[np.minimum(np.searchsorted(cum, rank), dist.values.size - 1)], dtype=np.float64)
 
 
 def stationary_indices(t: int, block: float, n_boot: int, rng: np.random.Generator) -> NDArray[np.int64]:
@@ -433,7 +435,7 @@ def stationary_indices(t: int, block: float, n_boot: int, rng: np.random.Generat
     new[:, 0] = True
     starts = rng.integers(0, t, size=(n_boot, t))
     last = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
-    return (np.take_along_axis(starts, last, axis=1) + pos - last) % t
+    return np.asarray((np.take_along_axis(starts, last, axis=1) + pos - last) % t, dtype=np.int64)
 
 
 def _time_boot(rep: _Rep, q: float | None, rng: np.random.Generator, n_boot: int) -> _TimeBoot:

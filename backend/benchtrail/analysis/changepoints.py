@@ -37,7 +37,7 @@ from otava.analysis import split as otava_split
 from scipy import special
 from scipy import stats as sps
 
-from benchtrail.metrics import Direction
+from benchtrail.analysis.direction import Direction
 
 _MAD_TO_SIGMA = 1.4826
 

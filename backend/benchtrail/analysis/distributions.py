@@ -11,7 +11,6 @@ the HDR precision the design fixes for latency cells, so that resampling stays a
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,7 +68,7 @@ def from_hdr(encoded: str | bytes, scale: float = 1.0) -> Distribution:
     values = np.array([hist.get_highest_equivalent_value(hist.get_value_from_index(int(i))) for i in idx],
                       dtype=np.float64) * scale
     order = np.argsort(values, kind="stable")
-    return Distribution(values[order], counts[idx][order])
+    return Distribution(np.asarray(values[order], dtype=np.float64), counts[idx][order])
 
 
 def merge(parts: list[Distribution]) -> Distribution:
@@ -86,7 +85,7 @@ def percentiles_from_counts(values: NDArray[np.float64], counts: NDArray[np.int6
     n = cum[:, -1]
     rank = np.maximum(np.ceil(q / 100.0 * n - 1e-9), 1).astype(np.int64)
     idx = np.minimum((cum < rank[:, None]).sum(axis=1), values.size - 1)
-    return values[idx]
+    return np.asarray(values[idx], dtype=np.float64)
 
 
 def cliffs_delta_and_u(ref: Distribution, var: Distribution) -> tuple[float, float]:

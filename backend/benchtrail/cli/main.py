@@ -334,14 +334,13 @@ def admin_create_token(role: Annotated[str, typer.Option(help="viewer | uploader
     """Create a token; it is printed once and stored hashed."""
     from benchtrail.db_boundary import unit_of_work
     from benchtrail.errors import AppError
-    from benchtrail.projects import repository
-    from benchtrail.projects.service import create_token
+    from benchtrail.projects.service import by_slug, create_token
 
     try:
         with unit_of_work() as session:
             target = None
             if project is not None:
-                target = repository.get_by_slug(session, project)
+                target = by_slug(session, project)
                 if target is None:
                     fail(EXIT_REJECTED, f"project '{project}' not found")
             created = create_token(session, project=target, name=name, role=role,

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import jsonschema
 import yaml
 from benchtrail.ingest.model import LoadSpec
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 from benchtrail.validation import SafeModel
 
 Tool = Literal["jmeter", "hey", "constant-rate"]

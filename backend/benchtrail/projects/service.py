@@ -18,6 +18,11 @@ def create_project(session: Session, data: ProjectCreate) -> Project:
                                            settings={}))
 
 
+def by_slug(session: Session, slug: str) -> Project | None:
+    """The project, whoever asks (the server host's admin commands)."""
+    return repository.get_by_slug(session, slug)
+
+
 def get_visible(session: Session, principal: Principal, slug: str) -> Project:
     """The project if this principal may see it; a private project is indistinguishable from a
     missing one."""

@@ -132,7 +132,9 @@ def _result(ref: float, var: float, lo: float, hi: float, mde: float, direction:
     worse = None
     if verdict not in ("no difference", "too noisy to tell"):
         worse = diff > 0 if direction == "lower" else diff < 0
-    rel = (lambda v: v / base if base else math.nan)
+    def rel(v: float) -> float:
+        return v / base if base else math.nan
+
     return AbResult(statistic="mean", reference=ref, variant=var, abs_diff=diff, rel_diff=rel(diff),
                     ci_low=lo, ci_high=hi, ci_low_rel=rel(lo), ci_high_rel=rel(hi), mw_p=None,
                     cliffs_delta=None, verdict=verdict, worse=worse, mde=mde, mde_rel=rel(mde),

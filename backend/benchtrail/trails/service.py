@@ -21,7 +21,7 @@ from benchtrail.trails.analysis import overhead_value, series_settings
 from benchtrail.trails.schemas import (AbOut, AlertBrief, AnnotationOut, CellKey, ChangePointOut, CompareOut,
                                        CompareRow, OverheadPoint, OverheadTrail, RunOverhead, RunOverheads,
                                        TrailDetail, TrailOut, TrailPoint)
-from benchtrail.trails.settings import TRAIL_METRICS, AnalysisSettings, detector_settings, load
+from benchtrail.trails.settings import TRAIL_METRICS, AnalysisSettings, load
 
 
 def _metric(name: str) -> str:

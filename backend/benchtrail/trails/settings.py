@@ -13,7 +13,7 @@ import json
 from dataclasses import replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 from benchtrail.validation import SafeModel
 
 from benchtrail import metrics

@@ -3,12 +3,9 @@ paths (t over repetitions, block bootstrap over time) are in test_ab_repetitions
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
-import pytest
 from hdrh.histogram import HdrHistogram
-from scipy import stats
 
 from benchtrail.analysis.ab import Replicates, compare
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from benchtrail.alerts import repository, webhooks
+from benchtrail.alerts import webhooks
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
 from benchtrail_worker.policy import task
@@ -18,7 +18,7 @@ TIMEOUT_S = 10.0
       max_retries=webhooks.MAX_ATTEMPTS + 1)
 def deliver(self: Any, delivery_id: int) -> str:
     with unit_of_work() as session:
-        found = repository.delivery_for_update(session, delivery_id)
+        found = webhooks.delivery_for_update(session, delivery_id)
         if found is None:
             return "missing"
         delivery, hook = found
