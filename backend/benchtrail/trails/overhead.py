@@ -76,12 +76,21 @@ def evidence(cell: Cell, metric: str) -> CellEvidence | None:
     cnt = (cell.params or {}).get("cnt")
     return CellEvidence(
         value=float(value),
-        repetitions=repetitions_of(cell, metric) if metric in HISTOGRAM_METRICS else (),
+        repetitions=repetitions_of(cell, metric) if metric in HISTOGRAM_METRICS else reported_repetitions(cell, metric),
         histogram=cell.histogram if metric in HISTOGRAM_METRICS else None,
         replicates=tuple(cell.replicates or ()) if metric == "score" else (),
         error=cell.score_error if metric == "score" else None,
         cnt=int(cnt) if cnt is not None and str(cnt).isdigit() else None,
         unit=cell.score_unit)
+
+
+def reported_repetitions(cell: Cell, metric: str) -> tuple[Repetition, ...]:
+    """One value per repetition of a reported metric (a resource sampled in each repetition: CPU, heap,
+    RSS; a summary's throughput), as ingest keeps them in `extra.repetitions_reported`: compared over
+    repetitions like latency, so the interval holds the run-to-run noise."""
+    values = [r.get(metric) for r in ((cell.extra or {}).get("repetitions_reported") or [])]
+    finite = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return tuple(Repetition(stats={"mean": v}) for v in finite) if len(finite) >= 2 else ()
 
 
 def direction_of(metric: str, unit: str | None) -> metrics.Direction:
@@ -91,7 +100,8 @@ def direction_of(metric: str, unit: str | None) -> metrics.Direction:
 def ab(ref: CellEvidence, var: CellEvidence, metric: str) -> AbResult:
     direction = direction_of(metric, var.unit or ref.unit)
     if ref.repetitions and var.repetitions:
-        return compare(list(ref.repetitions), list(var.repetitions), direction=direction, kind=metric, scale=1e-3)
+        scale = 1e-3 if metric in HISTOGRAM_METRICS else 1.0   # histograms and their statistics are in µs
+        return compare(list(ref.repetitions), list(var.repetitions), direction=direction, kind=metric, scale=scale)
     if ref.histogram and var.histogram:
         return compare(ref.histogram, var.histogram, direction=direction, kind=metric, scale=1e-3)
     if len(ref.replicates) >= 2 and len(var.replicates) >= 2:
