@@ -72,8 +72,39 @@ def describe(path: Iterable[str | int]) -> str:
     return ".".join(ascii(p)[1:-1] if isinstance(p, str) and text_problem(p) else str(p) for p in path)
 
 
+# The same rule as `text_problem`, as a JSON Schema pattern: the OpenAPI document states it, so a client
+# (or schemathesis) knows which strings the server stores. Lone surrogates cannot be written in UTF-8 JSON.
+STORABLE_TEXT = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$"
+
+
+def _declare_storable(schema: Any) -> None:
+    """Add the storable-text pattern to every string (and mapping key) in one model's own schema."""
+    if isinstance(schema, list):
+        for item in schema:
+            _declare_storable(item)
+        return
+    if not isinstance(schema, dict) or "$ref" in schema:
+        return
+    if schema.get("type") == "string" and "pattern" not in schema and "enum" not in schema and "format" not in schema:
+        schema["pattern"] = STORABLE_TEXT
+    if schema.get("type") == "object" and schema.get("additionalProperties") not in (None, False, True):
+        schema.setdefault("propertyNames", {"pattern": STORABLE_TEXT})
+    for key in ("properties",):
+        for sub in (schema.get(key) or {}).values():
+            _declare_storable(sub)
+    for key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
+        if key in schema:
+            _declare_storable(schema[key])
+
+
 class SafeModel(BaseModel):
     """Base of request bodies: every string field, list item, mapping key and value is checked."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        schema = handler(core_schema)
+        _declare_storable(handler.resolve_ref_schema(schema))
+        return schema
 
     @field_validator("*", mode="after")
     @classmethod
