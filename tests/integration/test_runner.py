@@ -220,4 +220,5 @@ def test_cli_runs_a_plan_and_waits(client, make_project, start_runner, worker, g
     assert result["status"] == "completed" and result["is_valid"] is True
     run = run_of(client, result["run"])
     assert run["agent_version"] == "9.9.9"
-    assert any(c["count"] == 300 for c in run["cells"])
+    # Plans default to 3 interleaved repetitions: the cell holds all three repetitions' requests.
+    assert any(c["count"] == 3 * 300 for c in run["cells"])
