@@ -85,8 +85,11 @@ def _declare_storable(schema: Any) -> None:
         return
     if not isinstance(schema, dict) or "$ref" in schema:
         return
-    if schema.get("type") == "string" and "pattern" not in schema and "enum" not in schema and "format" not in schema:
-        schema["pattern"] = STORABLE_TEXT
+    if schema.get("type") == "string" and "enum" not in schema and "format" not in schema:
+        if "pattern" not in schema:
+            schema["pattern"] = STORABLE_TEXT
+        elif schema["pattern"] != STORABLE_TEXT:
+            schema.setdefault("allOf", []).append({"pattern": STORABLE_TEXT})
     if schema.get("type") == "object" and schema.get("additionalProperties") not in (None, False, True):
         schema.setdefault("propertyNames", {"pattern": STORABLE_TEXT})
     for key in ("properties",):

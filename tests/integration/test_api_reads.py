@@ -47,7 +47,7 @@ def test_keyset_pages_are_the_list_newest_first(client, history):
             break
     assert seen == [r["slug"] for r in full["items"]]
     bad = client.get(f"/api/v1/projects/{slug}/runs", params={"cursor": "not-a-cursor"})
-    assert bad.status_code == 422 and bad.json()["error"] == "InvalidRequest"
+    assert bad.status_code == 422 and "cursor" in bad.json()["detail"]
 
 
 def test_a_run_answers_304_to_its_etag(client, history, make_project):
@@ -88,7 +88,7 @@ def test_a_trail_is_windowed_in_version_order(client, history):
     assert thin["downsampled"] and len(kept) <= 10
     assert min(values) in kept and max(values) in kept
     assert client.get(f"/api/v1/trails/{trail_id}",
-                      params={"metric": "latency_p75", "before": "nope"}).status_code == 422
+                      params={"metric": "latency_p75", "before": "nope"}).status_code == 404
     overhead = client.get(f"/api/v1/trails/{trail_id}/overhead", params={"metric": "latency_p75", "limit": 3}).json()
     assert overhead["reference_variant"] == "baseline" and overhead["total_points"] == 12
     assert [p["agent_version"] for p in overhead["points"]] == VERSIONS[9:]

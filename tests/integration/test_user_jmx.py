@@ -24,7 +24,7 @@ def test_a_hand_written_jmx_runs_end_to_end(client, make_project, start_runner, 
     plan = {"version": 1, "name": "shop", "tool": "jmeter", "pool": "jmx",
             "variants": [{"name": "target", "role": "reference", "target": go_target}],
             "scenarios": [{"name": "shop", "jmx": str(JMX)}],
-            "loads": [{"threads": 3, "duration_s": 3}]}
+            "loads": [{"threads": 3, "duration_s": 3}], "repetitions": 1}
     post_plan(client, slug, token, plan)
     run_slug = start(client, slug, token, "shop")
     run = wait_status(client, run_slug, ("completed", "failed", "cancelled"), 240)

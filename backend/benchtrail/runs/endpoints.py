@@ -27,7 +27,7 @@ def list_runs(slug: str, environment: str | None = None, agent_version: str | No
               label: list[Annotated[str, StringConstraints(pattern=LABEL)]] = Query(
                   default=[], description="key:value (the first colon splits), repeatable; every one must match"),
               page: int = Query(default=1, ge=1, le=1_000_000), per_page: int = Query(default=50, ge=1, le=500),
-              cursor: str | None = Query(default=None, max_length=200,
+              cursor: str | None = Query(default=None, pattern=service.CURSOR,
                                          description="`next_cursor` of the previous page: keyset pagination, as "
                                                      "fast at the 100th page as at the first (`page` is then ignored)"),
               session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> RunPage:

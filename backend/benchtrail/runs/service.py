@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-import base64
 import threading
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from cachetools import LRUCache
@@ -46,16 +45,18 @@ def summary(run: Run, project: Project, env_name: str | None) -> RunSummary:
                       finished_at=run.finished_at, permalink=permalink(run))
 
 
+CURSOR = r"^[0-9]{1,16}_[0-9]{1,18}$"   # microseconds since 1970 _ run id: every such string is a position
+
+
 def _cursor(run: Run) -> str:
-    return base64.urlsafe_b64encode(f"{run.created_at.isoformat()}|{run.id}".encode()).decode()
+    created = run.created_at
+    micros = (created - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1)
+    return f"{micros}_{run.id}"
 
 
 def _after(cursor: str) -> tuple[datetime, int]:
-    try:
-        created, _, run_id = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
-        return datetime.fromisoformat(created), int(run_id)
-    except ValueError:
-        raise InvalidRequest(f"cursor '{cursor}' is not one this API gave out (use next_cursor)") from None
+    micros, _, run_id = cursor.partition("_")
+    return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=int(micros)), int(run_id)
 
 
 def list_runs(session: Session, principal: Principal, project_slug: str, *, environment: str | None,

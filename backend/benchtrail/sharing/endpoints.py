@@ -8,6 +8,7 @@ from benchtrail.db_boundary import request_session
 from benchtrail.errors import InvalidRequest
 from benchtrail.http_cache import cached_bytes, cached_json
 from benchtrail.models import Project
+from benchtrail.openapi import ID, errors
 from benchtrail.sharing import charts, service
 from benchtrail.sharing.schemas import SnapshotCreate, SnapshotOut
 from benchtrail.trails.settings import TRAIL_METRICS
@@ -16,7 +17,8 @@ router = APIRouter(prefix="/api/v1", tags=["sharing"])
 SessionDep = Depends(request_session, scope="function")
 IMAGE = {200: {"content": {"image/svg+xml": {}, "image/png": {}}, "description": "The image"},
          304: {"description": "Not modified: the ETag sent in If-None-Match is current"}}
-MetricPath = Path(description="A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score")
+MetricPath = Path(description="A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score",
+                  json_schema_extra={"enum": sorted(TRAIL_METRICS)})
 ImageFormat = Path(pattern="^(svg|png)$", description="svg or png")
 
 
@@ -40,14 +42,16 @@ def run_chart(request: Request, slug: str, metric: str = MetricPath, fmt: str = 
 
 
 @router.get("/trails/{trail_id}/badge.svg", response_class=Response, responses=IMAGE)
-def trail_badge(request: Request, trail_id: int, metric: str = Query(default="latency_p75"),
+def trail_badge(request: Request, trail_id: ID, metric: str = Query(default="latency_p75", json_schema_extra={
+                    "enum": sorted(TRAIL_METRICS)}),
                 session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> Response:
     """A badge with the trail's latest overhead (variant vs reference of the newest run) and its interval."""
     body, project = service.trail_badge(session, principal, trail_id, _metric(metric))
     return cached_bytes(request, body, charts.MEDIA_TYPES["svg"], public=project.is_public, max_age=300)
 
 
-@router.post("/snapshots", response_model=SnapshotOut, status_code=201)
+@router.post("/snapshots", response_model=SnapshotOut, status_code=201,
+             responses=errors(403, 404, e404="No visible run with that slug"))
 def create_snapshot(body: SnapshotCreate, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> SnapshotOut:
     """Freeze a run's view: its run document and overheads as they are now, under a permalink of its own

@@ -3,16 +3,23 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from benchtrail.validation import SafeModel
 
 
+class SnapshotView(SafeModel):
+    """The frozen view's URL: kept as given and handed back, so the page opens as it was."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(default="", max_length=500, description="e.g. /r/abc")
+    query: str = Field(default="", max_length=2000, description="The view state, e.g. load=50&p=p99")
+
+
 class SnapshotCreate(SafeModel):
+    model_config = ConfigDict(extra="forbid")
     run: str = Field(description="Slug of the run whose view is frozen", min_length=1, max_length=16)
-    view: dict[str, Any] = Field(default_factory=dict,
-                                 description="The view's state, e.g. {\"path\": \"/r/abc\", \"query\": \"load=50\"}: "
-                                             "kept as given and handed back, so the frozen page opens as it was")
+    view: SnapshotView = Field(default_factory=SnapshotView)
     title: str | None = Field(default=None, max_length=300)
 
 
@@ -21,7 +28,7 @@ class SnapshotOut(BaseModel):
     project: str
     kind: Literal["run"]
     title: str
-    view: dict[str, Any]
+    view: SnapshotView
     data: dict[str, Any] = Field(description="The API answers the view showed when frozen: `run` (the run "
                                              "document) and `overheads` (metric -> the run's overheads)")
     markdown: str = Field(description="The seed-shaped tables of the frozen data")

@@ -13,7 +13,7 @@ from benchtrail.errors import NotFound
 from benchtrail.models import Project, Snapshot
 from benchtrail.runs import service as runs
 from benchtrail.sharing import charts, repository, tables
-from benchtrail.sharing.schemas import SnapshotCreate, SnapshotOut
+from benchtrail.sharing.schemas import SnapshotCreate, SnapshotOut, SnapshotView
 from benchtrail.trails import service as trails
 
 # The overheads frozen with a run: what its lead table and charts show.
@@ -36,7 +36,7 @@ def create_snapshot(session: Session, principal: Principal, body: SnapshotCreate
     title = body.title or f"{project.slug} run {run['slug']}" + (
         f" (agent {run['agent_version']})" if run.get("agent_version") else "")
     snapshot = repository.add(session, Snapshot(
-        slug=secrets.token_urlsafe(8), project_id=project.id, kind="run", title=title, view=body.view, data=data,
+        slug=secrets.token_urlsafe(8), project_id=project.id, kind="run", title=title, view=body.view.model_dump(), data=data,
         markdown=tables.run_markdown(run, data["overheads"]), created_by=principal.name))
     return _out(snapshot, project)
 
@@ -76,6 +76,6 @@ def _chart(run: dict[str, Any], metric: str, fmt: charts.Format) -> bytes:
 
 
 def _out(s: Snapshot, project: Project) -> SnapshotOut:
-    return SnapshotOut(slug=s.slug, project=project.slug, kind="run", title=s.title, view=s.view, data=s.data,
+    return SnapshotOut(slug=s.slug, project=project.slug, kind="run", title=s.title, view=SnapshotView(**s.view), data=s.data,
                        markdown=s.markdown, created_by=s.created_by, created_at=s.created_at,
                        permalink=f"{get_settings().public_url.rstrip('/')}/s/{s.slug}")

@@ -223,10 +223,17 @@ def review(points: Sequence[Point], settings: Settings, known: Sequence[int], te
                 continue
             lo = max((b for b in boundaries if b < t.index), default=0)
             hi = min((b for b in boundaries if b > t.index), default=len(points))
-            seg = analyse(values[lo:hi], replicates=reps[lo:hi] if reps is not None else None,
-                          settings=settings).change_points
-            near = [cp for cp in seg if alertable(cp, min_abs) and cp.direction == t.direction
-                    and abs(lo + cp.index - t.index) <= NEARBY]
+            near = []
+            # The newest points may already be a next change too short to be found yet (fewer than
+            # min_segment points): they would inflate the noise, so the alert also stands if the
+            # change holds without them.
+            for end in range(hi, max(t.index + settings.min_segment, hi - settings.min_segment + 1) - 1, -1):
+                seg = analyse(values[lo:end], replicates=reps[lo:end] if reps is not None else None,
+                              settings=settings).change_points
+                near = [cp for cp in seg if alertable(cp, min_abs) and cp.direction == t.direction
+                        and abs(lo + cp.index - t.index) <= NEARBY]
+                if near or hi < len(points):
+                    break
             if near:
                 best = min(near, key=lambda cp: (abs(lo + cp.index - t.index), cp.p_value))
                 supported[t.alert_id] = replace(best, index=lo + best.index)

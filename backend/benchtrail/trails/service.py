@@ -110,7 +110,7 @@ def _windowed(points: list[history.Point], page: Page, change_points: list[Chang
         w = window.window(slugs, history.values_of(points), before=page.before, limit=page.limit,
                           max_points=page.max_points, keep=keep)
     except ValueError:
-        raise InvalidRequest(f"run '{page.before}' is not a point of this trail") from None
+        raise NotFound(f"run '{page.before}' is not a point of this trail") from None
     shown = [c for c in change_points if w.start <= pos[c.run] < w.stop]
     meta = dict(total_points=w.total, window_start=w.start, downsampled=w.downsampled,
                 earlier=slugs[w.start] if w.start > 0 else None)

@@ -1411,7 +1411,7 @@ export interface components {
             /** Reason */
             reason: string;
             /** Status */
-            status: string;
+            status: string & unknown;
         };
         /** LoadOut */
         LoadOut: {
@@ -1585,7 +1585,7 @@ export interface components {
              * Slug
              * @example easeagent
              */
-            slug: string;
+            slug: string & unknown;
         };
         /** ProjectList */
         ProjectList: {
@@ -1996,13 +1996,7 @@ export interface components {
             run: string;
             /** Title */
             title?: string | null;
-            /**
-             * View
-             * @description The view's state, e.g. {"path": "/r/abc", "query": "load=50"}: kept as given and handed back, so the frozen page opens as it was
-             */
-            view?: {
-                [key: string]: unknown;
-            };
+            view?: components["schemas"]["SnapshotView"];
         };
         /** SnapshotOut */
         SnapshotOut: {
@@ -2038,10 +2032,25 @@ export interface components {
             slug: string;
             /** Title */
             title: string;
-            /** View */
-            view: {
-                [key: string]: unknown;
-            };
+            view: components["schemas"]["SnapshotView"];
+        };
+        /**
+         * SnapshotView
+         * @description The frozen view's URL: kept as given and handed back, so the page opens as it was.
+         */
+        SnapshotView: {
+            /**
+             * Path
+             * @description e.g. /r/abc
+             * @default
+             */
+            path: string;
+            /**
+             * Query
+             * @description The view state, e.g. load=50&p=p99
+             * @default
+             */
+            query: string;
         };
         /** StartRun */
         StartRun: {
@@ -2252,7 +2261,7 @@ export interface components {
              * Url
              * @description An http(s) URL whose host[:port] matches BENCHTRAIL_WEBHOOK_ALLOWLIST (set by the site admin); any other destination is refused with 422
              */
-            url: string;
+            url: string & unknown;
         };
         /** WebhookList */
         WebhookList: {
@@ -4884,7 +4893,7 @@ export interface operations {
             path: {
                 slug: string;
                 /** @description A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score */
-                metric: string;
+                metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
                 /** @description svg or png */
                 fmt: string;
             };
@@ -5858,6 +5867,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No visible run with that slug */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The request body exceeds BENCHTRAIL_MAX_UPLOAD_MB (checked before it is read) */
             413: {
                 headers: {
@@ -5987,7 +6014,7 @@ export interface operations {
             path: {
                 slug: string;
                 /** @description A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score */
-                metric: string;
+                metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
                 /** @description svg or png */
                 fmt: string;
             };
@@ -6245,10 +6272,11 @@ export interface operations {
     trail_badge_api_v1_trails__trail_id__badge_svg_get: {
         parameters: {
             query?: {
-                metric?: string;
+                metric?: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
             };
             header?: never;
             path: {
+                /** @description Row id (1..2^31-1) */
                 trail_id: number;
             };
             cookie?: never;

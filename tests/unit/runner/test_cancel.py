@@ -27,6 +27,8 @@ tool: {tool}
 variants: [{{name: a, target: "{url}"}}, {{name: b, target: "{url}"}}]
 scenarios: [{{name: slow, path: /slow}}]
 loads: [{load}]
+order: simultaneous
+repetitions: 1
 """
 
 
