@@ -59,7 +59,18 @@ class AlertBrief(BaseModel):
     permalink: str
 
 
-class TrailDetail(BaseModel):
+class TrailWindow(BaseModel):
+    """Which part of a long trail an answer holds (`before`, `limit`, `max_points`)."""
+
+    total_points: int = Field(0, description="Points in the whole trail")
+    window_start: int = Field(0, description="Position of the first point of this window in the whole trail")
+    earlier: str | None = Field(None, description="Pass as `before` to get the window of earlier points; "
+                                                   "null when this window starts at the first point")
+    downsampled: bool = Field(False, description="Points were thinned to `max_points` (every change point, "
+                                                 "alerted run and each bucket's extremes kept)")
+
+
+class TrailDetail(TrailWindow):
     trail: TrailOut
     metric: str
     unit: str
@@ -68,12 +79,6 @@ class TrailDetail(BaseModel):
     change_points: list[ChangePointOut]
     alerts: list[AlertBrief]
     annotations: list[AnnotationOut]
-    total_points: int = Field(0, description="Points in the whole trail")
-    window_start: int = Field(0, description="Position of the first point of this window in the whole trail")
-    earlier: str | None = Field(None, description="Pass as `before` to get the window of earlier points; "
-                                                   "null when this window starts at the first point")
-    downsampled: bool = Field(False, description="Points were thinned to `max_points` (every change point, "
-                                                 "alerted run and each bucket's extremes kept)")
 
 
 class RepetitionValues(BaseModel):
@@ -147,19 +152,13 @@ class OverheadPoint(BaseModel):
     verdict: str
 
 
-class OverheadTrail(BaseModel):
+class OverheadTrail(TrailWindow):
     trail: TrailOut
     reference_variant: str | None
     metric: str
     points: list[OverheadPoint]
     change_points: list[ChangePointOut]
     alerts: list[AlertBrief]
-    total_points: int = Field(0, description="Points in the whole trail")
-    window_start: int = Field(0, description="Position of the first point of this window in the whole trail")
-    earlier: str | None = Field(None, description="Pass as `before` to get the window of earlier points; "
-                                                   "null when this window starts at the first point")
-    downsampled: bool = Field(False, description="Points were thinned to `max_points` (every change point, "
-                                                 "alerted run and each bucket's extremes kept)")
 
 
 class CellKey(BaseModel):

@@ -38,6 +38,25 @@ export function FailureDetail({ detail }: { detail: Record<string, unknown> }): 
   );
 }
 
+type Check = RunDetail['validity'][number];
+
+function CheckList({ title, label, checks }: { title: string; label?: string; checks: Check[] }): ReactElement | null {
+  if (!checks.length) return null;
+  return (
+    <div className="state warn" role="note" aria-label={label}>
+      <strong>{title}</strong>
+      <ul>
+        {checks.map((v, i) => (
+          <li key={i}>
+            {text(v.check)}
+            {v.load ? ` at ${text(v.load)}` : ''}: {text(v.detail)}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
 /** Criteria and validity checks as one line ("criteria 10/12 pass · validity ok") that expands to the detail. */
 function ChecksSummary({ run }: { run: RunDetail }): ReactElement | null {
   const failed = run.validity.filter((v) => v.ok === false || v.valid === false);
@@ -85,32 +104,8 @@ function ChecksSummary({ run }: { run: RunDetail }): ReactElement | null {
         {invalid.length ? <Badge tone="bad">{invalid.length} failed</Badge> : <Badge tone="good">ok</Badge>}
         {warnings.length ? <Badge tone="warn">{warnings.length} warning{warnings.length === 1 ? '' : 's'}</Badge> : null}
       </summary>
-      {invalid.length ? (
-        <div className="state warn" role="note">
-          <strong>Validity checks failed:</strong>
-          <ul>
-            {invalid.map((v, i) => (
-              <li key={i}>
-                {text(v.check)}
-                {v.load ? ` at ${text(v.load)}` : ''}: {text(v.detail)}
-              </li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
-      {warnings.length ? (
-        <div className="state warn" role="note" aria-label="Validity warnings">
-          <strong>Validity warnings:</strong>
-          <ul>
-            {warnings.map((v, i) => (
-              <li key={i}>
-                {text(v.check)}
-                {v.load ? ` at ${text(v.load)}` : ''}: {text(v.detail)}
-              </li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
+      <CheckList title="Validity checks failed:" checks={invalid} />
+      <CheckList title="Validity warnings:" label="Validity warnings" checks={warnings} />
       {run.criteria.length ? <DataTable model={criteria} /> : null}
     </details>
   );
