@@ -49,9 +49,9 @@ test('plans: view the body, start a run, watch it live to completed', async ({ p
   const run = await apiJson<Run>(`/api/v1/runs/${slug}`);
   expect(run.status).toBe('completed');
   expect(run.agent_version).toBe('0.9.0-e2e');
-  // The plan asked for 200 requests; the stored cell counted every one of them.
+  // The plan asked for 200 requests in each of its 3 repetitions (the default); the cell counted every one.
   const ok = run.scenarios.find((s) => s.name === 'ok')!;
-  expect(run.cells.find((c) => c.scenario_id === ok.id)?.count).toBe(200);
+  expect(run.cells.find((c) => c.scenario_id === ok.id)?.count).toBe(3 * 200);
   await expect(page.getByTestId('progress-percent')).toHaveText('100%');
   if (run.progress.requests !== undefined) await expectShownNumber(page.getByTestId('progress-requests'), run.progress.requests);
   if (run.progress.achieved_rate !== undefined) await expectShownNumber(page.getByTestId('progress-rate'), run.progress.achieved_rate);
