@@ -34,17 +34,8 @@ CP="$JAVA_DIR/demo-service.jar:$JAVA_DIR/lib/*"
 
 alive() { [ -f "$RUN/demo-$1.pid" ] && kill -0 "$(cat "$RUN/demo-$1.pid")" 2>/dev/null; }
 
-stop() {   # name: by its recorded PID only
-    local f="$RUN/demo-$1.pid" pid
-    [ -f "$f" ] || return 0
-    pid=$(cat "$f")
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -TERM "$pid"
-        for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-    fi
-    rm -f "$f"
-}
+# shellcheck source=infra/demo/stop.sh
+. "$HERE/stop.sh"
 
 spawn() {   # name command...
     local name="$1"; shift
