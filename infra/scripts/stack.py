@@ -151,7 +151,8 @@ class Stack:
     def start_services(self) -> None:
         env = self.env()
         runner_env = {**env, "BENCHTRAIL_RUNNER_TOKEN": self.token("runner"), "BENCHTRAIL_RUNNER_NAME": "local"}
-        celery = [str(BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet"]  # no banners: JSON log lines only
+        # Supervised (restarted if a broker fault ends them); no banners: JSON log lines only.
+        celery = [str(BIN / "benchtrail-supervise"), str(BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet"]
         self._spawn("api", [str(BIN / "benchtrail-api"), "--host", "127.0.0.1", "--port", str(self.api_port)], env)
         self._spawn("worker", celery + ["worker", "-Q", "ingest,analysis,default", "-c", "2", "-n",
                                         "worker@%h", "--loglevel", "INFO"], env)

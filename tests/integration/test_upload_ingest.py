@@ -209,3 +209,25 @@ def test_upload_while_the_broker_is_down_is_ingested_later(client, worker, make_
                         .values(heartbeat_at=datetime.now(timezone.utc) - timedelta(minutes=6)))
     assert sweep.run() >= 1
     assert wait_run(client, run_slug)["status"] == "completed"
+
+
+def test_a_worker_ended_by_a_fault_is_restarted_and_ingests(client, worker, make_project, scratch):
+    """The Celery process under benchtrail-supervise dies (as on kombu's crash after a second broker loss):
+    the supervisor starts it again and an upload made afterwards is ingested."""
+    import os
+    import signal
+
+    import psutil
+
+    supervisor = psutil.Process(worker.proc.pid)
+    (celery,) = supervisor.children()
+    os.kill(celery.pid, signal.SIGKILL)
+    wait_until(lambda: [c.pid for c in supervisor.children()] not in ([], [celery.pid]), 30,
+               "the supervisor to start the worker again")
+    assert worker.alive()
+    assert "supervised process exited, restarting" in worker.output()
+    slug, token = make_project()
+    f = write_jtl(scratch / "after.jtl", seed=23, per_group=40)
+    r = upload(client, slug, token, [("baseline", f)])
+    assert r.status_code == 202, r.text
+    assert wait_run(client, r.json()["run"])["status"] == "completed"

@@ -1,0 +1,61 @@
+"""Keep a Celery process alive: restart it when it exits on its own, stop it when asked.
+
+A Celery worker can die of a broker fault (e.g. kombu's Redis transport raising while it restores
+unacknowledged messages on a second connection loss); nothing is lost, because late-acked tasks go back
+to the queue and the sweeper re-queues stuck runs, but only a running worker picks them up again.
+`make up` has no init system, so every Celery process it starts runs under this supervisor:
+
+    benchtrail-supervise celery -A benchtrail_worker.app worker ...
+
+The child stays in the supervisor's process group, so a signal to the group (`make down`, Ctrl-C, systemd)
+reaches both: on SIGTERM or SIGINT the supervisor waits for the child's own shutdown and exits with its
+code. Any other exit of the child is logged and followed by a restart, after a back-off that doubles from 1 s up to 30 s
+and starts again at 1 s once a child has stayed up for a minute.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from types import FrameType
+
+from benchtrail import logging as applog
+
+BACKOFF_FIRST_S = 1.0
+BACKOFF_MAX_S = 30.0
+HEALTHY_AFTER_S = 60.0
+
+
+def supervise(argv: list[str]) -> int:
+    stopping: list[int] = []
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        stopping.append(signum)  # the child got the same signal from its process group
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    backoff = BACKOFF_FIRST_S
+    while True:
+        started = time.monotonic()
+        code = subprocess.Popen(argv).wait()
+        if stopping:
+            return code
+        if time.monotonic() - started >= HEALTHY_AFTER_S:
+            backoff = BACKOFF_FIRST_S
+        applog.log.warning("supervised process exited, restarting", argv=argv[:4], exit_code=code,
+                           restart_in_s=backoff)
+        deadline = time.monotonic() + backoff
+        while not stopping and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if stopping:
+            return code
+        backoff = min(backoff * 2, BACKOFF_MAX_S)
+
+
+def main() -> None:
+    if len(sys.argv) < 2:
+        sys.exit("usage: benchtrail-supervise COMMAND [ARG...]")
+    applog.configure(json=True)
+    sys.exit(supervise(sys.argv[1:]))
