@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
 from benchtrail.config import get_settings
+from benchtrail.ingest import criteria as criteria_judge
 from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.detect import parse_file
 from benchtrail.ingest.histogram import merge as merge_histograms
@@ -29,6 +31,7 @@ from benchtrail.ingest.options import options_for
 from benchtrail.ingest import validity
 from benchtrail.metrics import PERCENTILES
 from benchtrail.models import Blob, Cell, Environment, Load, Project, Run, RunFile, Scenario, Series, Trail, Variant
+from benchtrail.plans import service as plans
 from benchtrail.runs import lifecycle
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.uploads.files import open_blob_for_parsing
@@ -182,6 +185,9 @@ class RunWriter:
         self.loads: dict[str, LoadSpec] = {}
         self._calls = 0
         self.findings: list[validity.Finding] = []          # per-file checks (stalls)
+        self.facts: list[tuple[validity.FileFacts, str]] = []   # per measured file and load key
+        self.unanswered: dict[tuple[str, str, str], int] = {}          # (variant, scenario, load key)
+        self.arrivals: dict[tuple[str, str, str], list[float]] = {}    # ... -> per file arrival rates
         self.combined: dict[tuple[str, str, str, str], dict[str, Any]] = {}   # written cells' values
 
     def add_cell(self, variant: str, cell: Any, position: int | None = None) -> None:
@@ -286,10 +292,43 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     writer.write(reference=run.meta.get("reference") or "")
-    judge_validity(session, run, writer)
+    expected = expectations(session, run)
+    run.criteria = judge_criteria(writer, expected, reference=run.meta.get("reference"))
+    judge_validity(session, run, writer, expected)
     lifecycle.transition(run, RunStatus.COMPLETED)
     run.heartbeat_at = run.finished_at  # analysis is queued now; the sweeper re-queues it if it is lost
     return run
+
+
+@dataclass(slots=True)
+class Expectations:
+    """What the run was asked to measure, for criteria and the per-file checks: a plan run's from its
+    stored plan (and the load-generator CPU its runner measured), an upload's from its metadata."""
+
+    criteria: list[Any]                                    # benchtrail.plans.model.Criterion
+    requested_rate: dict[str, float]                       # load key -> requested req/s per scenario
+    file_checks: bool                                      # judge each file's rate, errors, drops
+    loadgen: list[dict[str, Any]]                          # per measured step, from the runner
+
+
+def expectations(session: Session, run: Run) -> Expectations:
+    meta = run.meta or {}
+    plan = plans.plan_of_run(session, run)
+    if plan is not None:
+        rates = {load.spec.key: float(load.rate) for load in plan.loads if load.rate}
+        return Expectations(list(plan.criteria), rates, True, list(meta.get("loadgen") or []))
+    return Expectations(plans.parse_criteria(meta.get("criteria") or []), {}, bool(meta.get("file_checks")), [])
+
+
+def judge_criteria(writer: RunWriter, expected: Expectations, *, reference: str | None) -> list[dict[str, Any]]:
+    """The criteria over the written cells (`ingest.criteria`), one row per criterion and cell."""
+    if not expected.criteria:
+        return []
+    labels = {key: spec.label for key, spec in writer.loads.items()}
+    cells = {(v, sc, lk): criteria_judge.CellView(
+        values, labels.get(lk, lk), writer.unanswered.get((v, sc, lk), 0), tuple(writer.arrivals.get((v, sc, lk), ())))
+        for (v, sc, lk, _), values in writer.combined.items()}
+    return criteria_judge.judge(expected.criteria, cells, reference=reference)
 
 
 def requested_percentiles(session: Session, run: Run) -> list[tuple[str, float]]:
@@ -302,10 +341,18 @@ def requested_percentiles(session: Session, run: Run) -> list[tuple[str, float]]
     return [(f"latency_{n}", p) for n, p in PERCENTILES if f"latency_{n}" in names]
 
 
-def judge_validity(session: Session, run: Run, writer: RunWriter) -> None:
-    """Ingest's validity checks (benchtrail.ingest.validity) next to the runner's rows; an invalid
-    run's points leave its trails, so it never alerts."""
-    findings = list(writer.findings)
+def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expectations | None = None) -> None:
+    """Every validity check of the run (benchtrail.ingest.validity), from its files and what it was
+    asked to measure; an invalid run's points leave its trails, so it never alerts."""
+    expected = expected or expectations(session, run)
+    findings: list[validity.Finding] = []
+    if expected.file_checks:
+        for f, load_key in writer.facts:
+            findings += validity.file_checks(f, expected.requested_rate.get(load_key))
+    for step in expected.loadgen:
+        findings.append(validity.load_generator(float(step["cpu_s"]), float(step["wall_s"]), int(step["cores"]),
+                                                float(step.get("max_cpu_pct") or 0.0), load=step.get("load")))
+    findings += writer.findings
     labels = {key: spec.label for key, spec in writer.loads.items()}
     cells = [(v, s, labels.get(lk), values) for (v, s, lk, _), values in writer.combined.items()
              if not values.get("is_transaction")]
@@ -315,7 +362,7 @@ def judge_validity(session: Session, run: Run, writer: RunWriter) -> None:
         if found is not None:
             findings.append(found)
     findings += validity.too_few_samples(named or cells, requested_percentiles(session, run))
-    rows = [r for r in (run.validity or []) if r.get("source") != "ingest"] + [f.row() for f in findings]
+    rows = [f.row() for f in findings]
     run.validity = rows
     run.is_valid = validity.is_valid(rows)
 
@@ -336,12 +383,54 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
                 if found is not None and not found.ok:
                     writer.findings.append(found)
     if not run_file.options.get("series_only"):
+        if parsed.samples is not None and parsed.samples.height:
+            _note_file(writer, run_file, parsed, float(run_file.options.get("warmup_s", 0)))
         for cell in result.cells:
             writer.add_cell(run_file.variant, cell, run_file.position)
         for cell in result.reported:
             writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, run_file.position)
     for series in result.series:
         writer.add_series(getattr(series, "variant", None) or run_file.variant, series)
+
+
+def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: float) -> None:
+    """A measured file's facts for the rate and error checks and the criteria: per load level (and
+    per scenario) its samples, errors and arrival rate; for a hey CSV of a known request count, the
+    requests it has no row for (hey writes only answered requests)."""
+    df = parsed.samples.filter(~pl.col("is_transaction"))
+    if warmup_s > 0:
+        df = df.filter(pl.col("start_ms") >= pl.col("start_ms").min().over("load_key") + int(round(warmup_s * 1000)))
+    if df.height == 0:
+        return
+    variant = run_file.variant
+    own = run_file.options.get("scenario")
+    aggs = [pl.len().alias("n"), (~pl.col("success")).sum().alias("errors"), pl.col("start_ms").min().alias("lo"),
+            pl.col("start_ms").max().alias("hi"), pl.col("scenario").n_unique().alias("scenarios")]
+    per_load = df.group_by("load_key").agg(aggs)
+    per_scenario = df.group_by("scenario", "load_key").agg(aggs)
+
+    def rate(n: int, lo: int, hi: int) -> float | None:
+        return (n - 1) / ((hi - lo) / 1000.0) if n > 1 and hi > lo else None
+
+    for row in per_scenario.iter_rows(named=True):
+        r = rate(row["n"], row["lo"], row["hi"])
+        if r is not None:
+            writer.arrivals.setdefault((variant, row["scenario"], row["load_key"]), []).append(r)
+    for row in per_load.iter_rows(named=True):
+        load = parsed.loads.get(row["load_key"]) or LoadSpec()
+        unanswered = 0
+        if run_file.format == "hey-csv" and load.requests:
+            unanswered = max(0, load.requests - int(row["n"]))
+            scenario = own or str(df["scenario"][0])
+            for key in ((variant, scenario, load.key), (variant, ALL_SCENARIOS, load.key)):
+                writer.unanswered[key] = writer.unanswered.get(key, 0) + unanswered
+        r = rate(row["n"], row["lo"], row["hi"])
+        if r is not None:
+            writer.arrivals.setdefault((variant, ALL_SCENARIOS, row["load_key"]), []).append(r)
+        writer.facts.append((validity.FileFacts(
+            variant=variant, scenario=own, load=load.label, count=int(row["n"]), errors=int(row["errors"]),
+            unanswered=unanswered, arrival_rate=r, scenarios=int(row["scenarios"]),
+            dropped=int(parsed.meta.get("dropped_iterations") or 0)), row["load_key"]))
 
 
 def _scratch() -> Path:

@@ -170,3 +170,69 @@ def too_few_samples(cells: Sequence[tuple[str, str, str | None, dict[str, Any]]]
                   f"value, not a stable percentile")
         out.append(Finding(f"samples for {metric}", False, detail, severity="warning"))
     return out
+
+
+# ------------------------------------------------------------- per file: rate, errors, dropped
+
+RATE_TOLERANCE = 0.01          # ±1 % of a requested rate
+MAX_ERROR_RATE_PCT = 1.0
+SATURATION_SHARE = 0.9         # load generators using >= 90 % of the host's cores
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    """What one measured file (one repetition of a variant at a load level) says, for the checks below.
+    `scenario` is the file's own scenario (hey: one file per scenario); None when the file holds every
+    scenario of the load (`scenarios` of them)."""
+
+    variant: str
+    scenario: str | None
+    load: str                   # the load level's label
+    count: int                  # samples of the file (not Transaction Controller rows)
+    errors: int
+    unanswered: int = 0         # requests sent but absent from the file (hey CSV lists answered ones only)
+    arrival_rate: float | None = None   # (n - 1) / (last start - first start), req/s
+    scenarios: int = 1
+    dropped: int = 0            # k6 arrivals the executor could not start (dropped_iterations)
+
+    @property
+    def who(self) -> str:
+        return self.variant if self.scenario is None else f"{self.variant}/{self.scenario}"
+
+
+def file_checks(f: FileFacts, requested_rate: float | None, *, rate_tolerance: float = RATE_TOLERANCE,
+                max_error_pct: float = MAX_ERROR_RATE_PCT) -> list[Finding]:
+    """The file's checks: achieved vs requested rate (per scenario: a file of every scenario is asked
+    `scenarios` × the rate), error rate (unanswered requests count as failed), dropped arrivals."""
+    out: list[Finding] = []
+    if requested_rate:
+        per_file = requested_rate * (f.scenarios if f.scenario is None else 1)
+        achieved = f.arrival_rate if f.arrival_rate is not None else 0.0
+        dev = (achieved - per_file) / per_file
+        out.append(Finding(f"rate {f.who}", abs(dev) <= rate_tolerance,
+                           f"achieved {achieved:.1f} req/s vs requested {per_file:g} ({dev:+.2%}, "
+                           f"tolerance ±{rate_tolerance:.0%})", variant=f.variant, scenario=f.scenario, load=f.load))
+    sent = f.count + f.unanswered
+    failed = f.errors + f.unanswered
+    pct = 100.0 * failed / sent if sent else 100.0
+    out.append(Finding(f"errors {f.who}", pct < max_error_pct,
+                       f"{failed} of {sent} failed ({pct:.2f}%, limit {max_error_pct:g}%)"
+                       + (f"; {f.unanswered} request(s) failed without a response" if f.unanswered else ""),
+                       variant=f.variant, scenario=f.scenario, load=f.load))
+    if f.dropped:
+        out.append(Finding(f"dropped {f.who}", False,
+                           f"{f.dropped} arrivals not sent (too few virtual users; raise max_vus)",
+                           variant=f.variant, scenario=f.scenario, load=f.load))
+    return out
+
+
+def load_generator(cpu_s: float, wall_s: float, cores: int, max_cpu_pct: float, *, load: str | None = None,
+                   share_limit: float = SATURATION_SHARE) -> Finding:
+    """Were the load generators (CPU the runner measured for one step) close to saturating their host?"""
+    wall = max(wall_s, 1e-9)
+    share = cpu_s / wall / max(cores, 1)
+    saturated = share >= share_limit
+    return Finding("load generator", not saturated,
+                   f"load generators used {cpu_s:.1f} CPU-s in {wall:.1f} s = {share:.0%} of {cores} cores "
+                   f"(peak process {max_cpu_pct:.0f}% of one core)"
+                   + ("; saturated: results measure the load generator" if saturated else ""), load=load)

@@ -38,3 +38,7 @@ def schedules(session: Session, project_id: int) -> Sequence[Schedule]:
 def due_schedules(session: Session, now: datetime) -> Sequence[Schedule]:
     return session.scalars(select(Schedule).where(Schedule.enabled.is_(True), Schedule.next_fire_at <= now)
                            .order_by(Schedule.next_fire_at).with_for_update(skip_locked=True)).all()
+
+
+def by_id(session: Session, plan_id: int) -> Plan | None:
+    return session.get(Plan, plan_id)

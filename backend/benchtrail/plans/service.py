@@ -13,7 +13,7 @@ from benchtrail import jobs
 from benchtrail.config import get_settings
 from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.models import Plan, Project, Run, Schedule
-from benchtrail.plans import repository, spec
+from benchtrail.plans import model, repository, spec
 from benchtrail.plans.schemas import PlanOut, ScheduleIn, ScheduleOut, SchedulePatch, StartRun
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.targets import plan_problems
@@ -107,6 +107,17 @@ def start_run(session: Session, project: Project, plan: Plan, req: StartRun, *, 
     session.flush()
     jobs.enqueue(session, "runs.execute", run.slug, plan.body, queue=f"runner.{plan.pool}")
     return run
+
+
+def plan_of_run(session: Session, run: Run) -> model.Plan | None:
+    """The plan version a run ran (as the runner executed it), or None for an upload."""
+    stored = repository.by_id(session, run.plan_id) if run.plan_id is not None else None
+    return model.parse_plan_data(stored.body) if stored is not None else None
+
+
+def parse_criteria(items: list[dict[str, Any]]) -> list[model.Criterion]:
+    """Criteria stored with an upload, as the plan model reads them."""
+    return [model.Criterion.model_validate(c) for c in items]
 
 
 def next_fire(cron: str, after: datetime) -> datetime:

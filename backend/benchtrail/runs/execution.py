@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, BinaryIO
 
 import redis
-from pydantic import ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -26,17 +26,30 @@ from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs.service import get_visible_run
 from benchtrail.uploads.schemas import UploadMetadata
 from benchtrail.uploads.service import store_files
+from benchtrail.validation import SafeModel
 
 LOG_TAIL = 200
 TERMINAL = tuple(s.value for s in lifecycle.TERMINAL)
 
 
-class ResultsMetadata(UploadMetadata):
-    """What a runner sends with its raw outputs: the files plus the run's validity and criteria."""
+class LoadgenStep(SafeModel):
+    """CPU of a measured step's load-generator processes, as the runner measured it: ingest judges
+    from it whether the load generator saturated its host (`ingest.validity.load_generator`)."""
 
-    validity: list[dict[str, Any]] = []
-    criteria: list[dict[str, Any]] = []
-    achieved: dict[str, Any] = {}
+    model_config = ConfigDict(extra="forbid")
+    step: int = Field(ge=0)
+    load: str = Field(max_length=200)
+    cpu_s: float = Field(ge=0, allow_inf_nan=False)
+    wall_s: float = Field(ge=0, allow_inf_nan=False)
+    max_cpu_pct: float = Field(ge=0, allow_inf_nan=False)
+    cores: int = Field(ge=1, le=1_000_000)
+
+
+class ResultsMetadata(UploadMetadata):
+    """What a runner sends with its raw outputs: the files and its load generators' CPU per step.
+    Criteria and validity are judged by ingest from the files and the run's plan, as for an upload."""
+
+    loadgen: list[LoadgenStep] = Field(default_factory=list)
 
 
 def channel(slug: str) -> str:
@@ -139,10 +152,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
         raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
     if run.environment_id is None and meta.environment is not None:
         run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
-    run.validity = meta.validity
-    run.is_valid = all(c.get("ok", True) for c in meta.validity)
-    run.criteria = meta.criteria
-    run.meta = {**(run.meta or {}), "achieved": meta.achieved}
+    run.meta = {**(run.meta or {}), "loadgen": [s.model_dump() for s in meta.loadgen]}
     store_files(session, run, meta, parts)
     run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
     publish_after_commit(session, run)

@@ -38,6 +38,23 @@ class FileIn(SafeModel):
     series_only: bool = Field(default=False, description="A warm-up output: kept in series, never in cells")
 
 
+CriterionMetric = Literal["latency_mean", "latency_p50", "latency_p75", "latency_p90", "latency_p95", "latency_p99",
+                          "latency_p999", "latency_max", "error_rate", "throughput", "achieved_rate", "cpu_pct",
+                          "rss_mb", "heap_mb", "cpu_s_per_1k"]
+
+
+class CriterionIn(SafeModel):
+    """A pass/fail criterion, as a plan's `criteria` entry (docs/plans/plan-v1.schema.json)."""
+
+    model_config = ConfigDict(extra="forbid")
+    metric: CriterionMetric
+    op: Literal["<", "<=", ">", ">="]
+    value: float = Field(allow_inf_nan=False, description="In the metric's unit (ms, %, req/s, MB)")
+    variant: str | None = Field(default=None, max_length=100, description="Only this variant (default: every variant)")
+    scenario: str | None = Field(default=None, max_length=200, description="Only this scenario (default: all scenarios)")
+    overhead: bool = Field(default=False, description="Variant minus reference instead of the variant's own value")
+
+
 class UploadMetadata(SafeModel):
     model_config = ConfigDict(extra="forbid")
     environment: EnvironmentIn | None = None
@@ -51,6 +68,11 @@ class UploadMetadata(SafeModel):
     started_at: datetime | None = None
     source: Literal["upload", "manual", "schedule"] = "upload"
     files: list[FileIn] = Field(min_length=1)
+    criteria: list[CriterionIn] = Field(default_factory=list, max_length=100, description=(
+        "Pass/fail criteria judged on the run's cells, as a plan's (results in the run's `criteria`)"))
+    file_checks: bool = Field(default=False, description=(
+        "Judge each sample file's error rate (and, for a rate load, achieved vs requested rate) as a plan "
+        "run does; a failed check makes the run invalid"))
 
 
 class UploadAccepted(BaseModel):

@@ -132,12 +132,22 @@ def _create_run(session: Session, project: Project, meta: UploadMetadata, idempo
                 tool: str) -> Run:
     env = environments.get_or_create(session, project.id, meta.environment)
     variants = list(dict.fromkeys(f.variant for f in meta.files))
+    for i, c in enumerate(meta.criteria):
+        if c.variant is not None and c.variant not in variants:
+            raise InvalidRequest(f"metadata.criteria[{i}].variant: no file of variant '{c.variant}'")
+        if c.overhead and len(variants) < 2:
+            raise InvalidRequest(f"metadata.criteria[{i}].overhead: an overhead needs a reference and another variant")
+    extra: dict[str, object] = {}
+    if meta.criteria:
+        extra["criteria"] = [c.model_dump(exclude_defaults=True) for c in meta.criteria]
+    if meta.file_checks:
+        extra["file_checks"] = True
     run = Run(slug=new_slug(), project_id=project.id, environment_id=env.id, source=meta.source, tool=tool,
               agent_version=meta.agent_version, app_version=meta.app_version, commit=meta.commit,
               branch=meta.branch, labels=meta.labels, status=RunStatus.INGESTING.value,
               idempotency_key=idempotency_key,
               started_at=meta.started_at, meta={"reference": meta.reference or variants[0],
-                                                 "variants": variants},
+                                                 "variants": variants, **extra},
               validity=[], criteria=[], progress={})
     session.add(run)
     session.flush()

@@ -1,5 +1,7 @@
-"""Reading the tools' raw outputs back, only as far as the runner needs: deciding success and
-checking validity (counts, errors, span, latencies). Cells are computed later by ingest."""
+"""Reading the tools' raw outputs back, only as far as running them needs: did the tool work (not
+every request failed), live progress (count, errors, rate) and the time window that trims resource
+samples. No latency statistic, criterion or validity check is computed here: ingest reads the uploaded
+files for those (`benchtrail.ingest`), for runner runs and uploads alike."""
 
 from __future__ import annotations
 
@@ -14,13 +16,10 @@ import polars as pl
 
 @dataclass
 class OutputSummary:
-    count: int                  # samples recorded (hey: successful transport only)
-    errors: int                 # failed samples (HTTP >= 400 or transport errors where recorded)
+    count: int                  # requests sent (hey: rows plus the requests without a response)
+    errors: int                 # failed requests (HTTP >= 400 or transport errors where recorded)
     span_s: float               # first request start -> last response end
-    latencies_ms: np.ndarray    # every recorded sample's latency in ms
     first_failure: str | None = None
-    dropped: int = 0            # k6 iterations the arrival-rate executor could not start
-    arrival_rate: float | None = None   # (n - 1) / (last start - first start): the offered rate
     window: tuple[float, float] | None = None   # epoch s of first start and last end, when known
 
     @property
@@ -41,7 +40,7 @@ def jmeter_jtl(path: Path) -> OutputSummary:
                      infer_schema_length=100)
     df = df.filter(~pl.col("responseMessage").fill_null("").str.starts_with("Number of samples in transaction"))
     if df.height == 0:
-        return OutputSummary(0, 0, 0.0, np.zeros(0))
+        return OutputSummary(0, 0, 0.0)
     ok = df["success"].str.to_lowercase() == "true"
     ts = df["timeStamp"].cast(pl.Int64).to_numpy()
     el = df["elapsed"].cast(pl.Int64).to_numpy()
@@ -51,9 +50,7 @@ def jmeter_jtl(path: Path) -> OutputSummary:
         first = f"{failed['responseCode'][0]} {failed['responseMessage'][0]}"
     # timeStamp is the sample start: the shipped jmeter.properties sets sampleresult.timestamp.start.
     span = (float((ts + el).max()) - float(ts.min())) / 1000.0
-    return OutputSummary(count=df.height, errors=int((~ok).sum()), span_s=span,
-                         latencies_ms=el.astype(np.float64), first_failure=first,
-                         arrival_rate=_arrival_rate(ts / 1000.0),
+    return OutputSummary(count=df.height, errors=int((~ok).sum()), span_s=span, first_failure=first,
                          window=(float(ts.min()) / 1000.0, float((ts + el).max()) / 1000.0))
 
 
@@ -62,8 +59,7 @@ def hey_csv(path: Path, requested: int | None = None) -> OutputSummary:
     -n the missing rows are the transport errors); seconds with 0.1 ms resolution; unsorted."""
     df = pl.read_csv(path, schema_overrides={"status-code": pl.Int64})
     if df.height == 0:
-        return OutputSummary(requested or 0, requested or 0, 0.0, np.zeros(0),
-                             first_failure="no request got a response")
+        return OutputSummary(requested or 0, requested or 0, 0.0, first_failure="no request got a response")
     rt = df["response-time"].to_numpy()
     off = df["offset"].to_numpy()
     status = df["status-code"].to_numpy()
@@ -75,8 +71,7 @@ def hey_csv(path: Path, requested: int | None = None) -> OutputSummary:
     elif http_errors:
         first = f"HTTP {int(status[status >= 400][0])}"
     span = float((off + rt).max() - off.min())
-    return OutputSummary(count=df.height + missing, errors=http_errors + missing, span_s=span,
-                         latencies_ms=rt * 1000.0, first_failure=first, arrival_rate=_arrival_rate(off))
+    return OutputSummary(count=df.height + missing, errors=http_errors + missing, span_s=span, first_failure=first)
 
 
 def _k6_time(text: str) -> float:
@@ -95,12 +90,12 @@ def _k6_time(text: str) -> float:
 
 
 def k6_ndjson(path: Path) -> OutputSummary:
-    """k6 --out json: http_req_duration points (ms) give latencies and times, http_req_failed
-    points (1 = failed) the errors. Only the lines of those two metrics are decoded."""
+    """k6 --out json: http_req_duration points give the count and the time window (the resource
+    samples are trimmed to it), http_req_failed points (1 = failed) the errors. Only the lines of
+    those two metrics are decoded."""
     starts: list[float] = []
     lat: list[float] = []
     errors = 0
-    dropped = 0
     first = None
     with open(path, "rb") as f:
         for line in f:
@@ -111,8 +106,6 @@ def k6_ndjson(path: Path) -> OutputSummary:
                 end = _k6_time(d["time"])
                 lat.append(float(d["value"]))
                 starts.append(end - float(d["value"]) / 1000.0)
-            elif b'"metric":"dropped_iterations"' in line:
-                dropped += int(json.loads(line)["data"]["value"])
             elif b'"metric":"http_req_failed"' in line:
                 d = json.loads(line)["data"]
                 if d["value"]:
@@ -121,18 +114,11 @@ def k6_ndjson(path: Path) -> OutputSummary:
                         tags = d.get("tags", {})
                         first = f"status {tags.get('status', '?')} error_code {tags.get('error_code', '?')}"
     if not lat:
-        return OutputSummary(0, 0, 0.0, np.zeros(0))
+        return OutputSummary(0, 0, 0.0)
     # The point's time is when k6 recorded the sample (the end of the request).
     s = np.asarray(starts)
     lat_ms = np.asarray(lat)
     span = float((s + lat_ms / 1000.0).max() - s.min())
-    return OutputSummary(count=len(lat), errors=errors, span_s=span, latencies_ms=lat_ms,
-                         first_failure=first, dropped=dropped, arrival_rate=_arrival_rate(s),
+    return OutputSummary(count=len(lat), errors=errors, span_s=span, first_failure=first,
                          window=(float(s.min()), float((s + lat_ms / 1000.0).max())))
 
-
-def _arrival_rate(starts: np.ndarray) -> float | None:
-    if len(starts) < 2:
-        return None
-    width = float(starts.max() - starts.min())
-    return (len(starts) - 1) / width if width > 0 else None

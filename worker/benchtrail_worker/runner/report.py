@@ -1,6 +1,6 @@
 """What a runner sends back through the API once a plan has run: the raw tool outputs, a
-Benchtrail JSON file with the targets' resources (per variant and load level), and the run's
-validity checks and pass/fail criteria."""
+Benchtrail JSON file with the targets' resources (per variant and load level) and its load
+generators' CPU per step. Criteria and validity are judged by ingest, as for an upload."""
 
 from __future__ import annotations
 
@@ -8,19 +8,17 @@ import json
 import os
 import platform
 import socket
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import psutil
-from benchtrail.ingest.model import LoadSpec
 
 from .execute import PlanResult
 
 RESOURCE_SERIES = ("cpu_pct", "rss_mb", "heap_mb")
 
 
-def _load_json(spec: LoadSpec) -> dict[str, Any]:
+def _load_json(spec: Any) -> dict[str, Any]:
     return {"kind": spec.kind, "value": spec.value, "requests": spec.requests, "duration_s": spec.duration_s}
 
 
@@ -55,8 +53,16 @@ def host_environment() -> dict[str, Any]:
             "os": f"{platform.system()} {platform.release()}", "attributes": {"recorded_by": "runner"}}
 
 
+def loadgen(result: PlanResult) -> list[dict[str, Any]]:
+    """The load generators' CPU in each measured step, for ingest's saturation check."""
+    cores = psutil.cpu_count() or 1
+    return [{"step": s.step.index, "load": s.step.load.spec.label, "cpu_s": s.run.loadgen_cpu_s,
+             "wall_s": s.run.wall_s, "max_cpu_pct": s.run.loadgen_max_cpu_pct, "cores": cores}
+            for s in result.steps if s.run is not None and s.step.phase == "measure"]
+
+
 def results_upload(result: PlanResult, workdir: Path) -> tuple[dict[str, Any], list[Path]]:
-    """Upload metadata (files in order, validity, criteria) and the files to send."""
+    """Upload metadata (files in order, load-generator CPU) and the files to send."""
     entries: list[dict[str, Any]] = []
     paths: list[Path] = []
     for output, step in result.files():
@@ -85,12 +91,5 @@ def results_upload(result: PlanResult, workdir: Path) -> tuple[dict[str, Any], l
         first_variant = doc["variants"][0]["name"]
         entries.append({"variant": first_variant, "format": "benchtrail-json"})
         paths.append(path)
-    checks = [{"check": c.check, "ok": bool(c.ok), "detail": c.detail, "step": s.step.index, "load": s.step.load.spec.label}
-              for s in result.steps for c in s.checks]
-    criteria = [{**asdict(c), "load": s.step.load.spec.label} for s in result.steps for c in s.criteria]
-    achieved = {f"step{o_step.index}:{o.variant}{':' + o.scenario if o.scenario else ''}": {
-        "requests": o.summary.count, "errors": o.summary.errors, "achieved_rate": o.summary.achieved_rate}
-        for o, o_step in result.files()}
-    meta = {"files": entries, "validity": checks, "criteria": criteria, "achieved": achieved,
-            "environment": host_environment()}
+    meta = {"files": entries, "loadgen": loadgen(result), "environment": host_environment()}
     return meta, paths

@@ -136,6 +136,7 @@ def parse_ndjson(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     options = options or ParseOptions()
     rows: list[tuple[str, int, float, bool]] = []
     peak = 0.0
+    dropped = 0
     for n, line in enumerate(read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
@@ -149,6 +150,12 @@ def parse_ndjson(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         metric = obj.get("metric")
         if metric == "vus":
             peak = max(peak, float(data.get("value", 0)))
+        elif metric == "dropped_iterations":
+            # arrivals a constant-arrival-rate executor could not start (too few VUs): a validity check
+            value = data.get("value")
+            if not isinstance(value, (int, float)):
+                raise ParseError(f"value {value!r} is not a number", line=n, field="value")
+            dropped += int(value)
         elif metric == "http_req_duration":
             tags = data.get("tags") or {}
             value = data.get("value")
@@ -156,7 +163,10 @@ def parse_ndjson(path: Path, options: ParseOptions | None = None) -> ParsedFile:
                 raise ParseError(f"value {value!r} is not a number", line=n, field="value")
             rows.append((tags.get("name") or tags.get("url") or "default",
                          _parse_time(str(data.get("time")), n), float(value), _ok(tags)))
-    return _samples(rows, options, peak, "k6-json", [])
+    parsed = _samples(rows, options, peak, "k6-json", [])
+    if dropped:
+        parsed.meta["dropped_iterations"] = dropped
+    return parsed
 
 
 def parse_csv(path: Path, options: ParseOptions | None = None) -> ParsedFile:
