@@ -1,0 +1,105 @@
+"""One measurement core: a plan run by a real runner and an upload of the very same tool output files
+give the same cells, criteria and validity, because both are judged by ingest (`benchtrail.ingest`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+
+from benchtrail.db_boundary import unit_of_work
+from benchtrail.models import Run, RunFile
+from tests.integration.test_runner import post_plan, start, wait_status
+from tests.integration.test_upload_ingest import wait_run
+
+pytestmark = pytest.mark.slow
+
+CRITERIA = [
+    {"metric": "latency_p95", "op": "<", "value": 1000},
+    {"metric": "latency_p50", "op": "<", "value": 1},          # /slow sleeps 5 ms: fails
+    {"metric": "error_rate", "op": "<", "value": 1},
+    {"metric": "achieved_rate", "op": ">", "value": 0},
+    {"metric": "latency_p75", "op": "<", "value": 100, "overhead": True},
+    {"metric": "cpu_pct", "op": "<", "value": 10_000, "variant": "base"},
+]
+IDS = {"id", "variant_id", "scenario_id", "load_id", "trail_id"}
+
+
+def _named_cells(run: dict) -> dict[tuple[str, str, str], dict]:
+    variants = {v["id"]: v["name"] for v in run["variants"]}
+    scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+    loads = {load["id"]: load["key"] for load in run["loads"]}
+    return {(variants[c["variant_id"]], scenarios[c["scenario_id"]], loads[c["load_id"]]):
+            {k: v for k, v in c.items() if k not in IDS} for c in run["cells"]}
+
+
+def test_runner_and_upload_of_the_same_files_agree(client, make_project, start_runner, worker, go_target):
+    slug, token = make_project(role="admin")
+    auth = {"Authorization": f"Bearer {token}"}
+    start_runner("pool-parity", "runner-parity")
+    plan = {"version": 1, "name": "parity", "tool": "hey", "pool": "pool-parity",
+            "variants": [{"name": "base", "role": "reference", "target": go_target,
+                          "resources": {"source": "process"}},
+                         {"name": "other", "target": go_target}],
+            "scenarios": [{"name": "slow", "path": "/slow"}, {"name": "ok", "path": "/ok"}],
+            "loads": [{"concurrency": 4, "requests": 300}], "warmup_s": 0.5, "repetitions": 2,
+            "criteria": CRITERIA}
+    post_plan(client, slug, token, plan)
+    run_slug = start(client, slug, token, "parity")
+    by_runner = wait_status(client, run_slug, ("completed", "failed", "cancelled"), 180)
+    assert by_runner["status"] == "completed", by_runner["status_detail"]
+
+    # The same files, described as the runner described them, uploaded as a CI job would.
+    with unit_of_work() as session:
+        stored = session.scalars(select(RunFile).join(Run, Run.id == RunFile.run_id)
+                                 .where(Run.slug == run_slug).order_by(RunFile.position)).all()
+        entries = [{"variant": f.variant, "format": f.format, **f.options} for f in stored]
+        ids = [f.id for f in stored]
+    raw = [client.get(f"/api/v1/runs/{run_slug}/files/{i}/raw", headers=auth).content for i in ids]
+    meta = {"files": entries, "reference": "base", "criteria": CRITERIA, "file_checks": True}
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, data={"metadata": json.dumps(meta)},
+                    files=[("files", (f"f{i}.{e['format']}", body)) for i, (e, body) in enumerate(zip(entries, raw))])
+    assert r.status_code == 202, r.text
+    by_upload = wait_run(client, r.json()["run"])
+    assert by_upload["status"] == "completed", by_upload["status_detail"]
+
+    cells = _named_cells(by_runner)
+    assert cells == _named_cells(by_upload)
+    assert by_runner["criteria"] == by_upload["criteria"]
+    # Only a runner measures its load generators' CPU; every other check is the same.
+    loadgen = [v for v in by_runner["validity"] if v["check"] == "load generator"]
+    assert len(loadgen) == 2 * 2  # one per measured step: 2 repetitions x 2 variants (interleaved)
+    assert [v for v in by_runner["validity"] if v["check"] != "load generator"] == by_upload["validity"]
+    assert by_upload["is_valid"] is True and by_runner["is_valid"] == all(v["ok"] for v in loadgen)
+
+    # The numbers are right, from the raw files with numpy (nearest rank = inverted_cdf, HDR: 0.1%).
+    key = "concurrency:4:n300"
+    for variant in ("base", "other"):
+        latencies_ms = {"slow": [], "ok": []}
+        for e, body in zip(entries, raw):
+            if e["variant"] == variant and e["format"] == "hey-csv" and not e.get("series_only"):
+                rows = list(csv.DictReader(io.StringIO(body.decode())))
+                latencies_ms[e["scenario"]] += [float(x["response-time"]) * 1000 for x in rows]
+        assert len(latencies_ms["slow"]) == len(latencies_ms["ok"]) == 2 * 300
+        both = np.array(latencies_ms["slow"] + latencies_ms["ok"])
+        cell = cells[(variant, "*", key)]
+        assert cell["count"] == 1200 and cell["errors"] == 0
+        expected_p95 = float(np.percentile(both, 95, method="inverted_cdf"))
+        assert cell["latency_p95"] == pytest.approx(expected_p95, rel=1e-3, abs=1e-3)
+        [p95] = [c for c in by_runner["criteria"] if c["criterion"] == "latency_p95 < 1000" and c["variant"] == variant]
+        assert p95["scenario"] is None and p95["load"] == "4 concurrency, 300 requests"
+        assert p95["observed"] == cell["latency_p95"] and p95["ok"] is True
+        [p50] = [c for c in by_runner["criteria"] if c["criterion"] == "latency_p50 < 1" and c["variant"] == variant]
+        assert p50["ok"] is False  # the plan run fails this criterion
+    [overhead] = [c for c in by_runner["criteria"] if c["criterion"].startswith("overhead of")]
+    assert overhead["variant"] == "other"
+    assert overhead["observed"] == pytest.approx(
+        cells[("other", "*", key)]["latency_p75"] - cells[("base", "*", key)]["latency_p75"])
+    [cpu] = [c for c in by_runner["criteria"] if c["criterion"].startswith("cpu_pct")]
+    assert cpu["variant"] == "base" and cpu["observed"] == cells[("base", "*", key)]["cpu_pct"] > 0
+    errors = [v for v in by_runner["validity"] if v["check"].startswith("errors ")]
+    assert len(errors) == 2 * 2 * 2 and all(v["ok"] and "0 of 300 failed" in v["detail"] for v in errors)
