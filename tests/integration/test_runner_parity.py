@@ -103,3 +103,33 @@ def test_runner_and_upload_of_the_same_files_agree(client, make_project, start_r
     assert cpu["variant"] == "base" and cpu["observed"] == cells[("base", "*", key)]["cpu_pct"] > 0
     errors = [v for v in by_runner["validity"] if v["check"].startswith("errors ")]
     assert len(errors) == 2 * 2 * 2 and all(v["ok"] and "0 of 300 failed" in v["detail"] for v in errors)
+
+
+def test_upload_criteria_are_judged_and_a_bad_one_is_refused(client, worker, make_project, scratch):
+    from tests.support.jtl import write_jtl
+
+    slug, token = make_project()
+    auth = {"Authorization": f"Bearer {token}"}
+    jtl = write_jtl(scratch / "criteria.jtl", seed=3, groups=(10,))
+    bad = {"files": [{"variant": "baseline"}], "criteria": [{"metric": "latency_p75", "op": "<", "value": 5,
+                                                            "variant": "nope"}]}
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, data={"metadata": json.dumps(bad)},
+                    files=[("files", (jtl.name, jtl.read_bytes()))])
+    assert r.status_code == 400 and "criteria[0].variant" in r.json()["detail"], r.text
+    assert client.get(f"/api/v1/projects/{slug}/runs", headers=auth).json()["items"] == []
+
+    good = {"files": [{"variant": "baseline"}], "criteria": [{"metric": "latency_p75", "op": "<", "value": 5},
+                                                             {"metric": "error_rate", "op": "<", "value": 5}]}
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, data={"metadata": json.dumps(good)},
+                    files=[("files", (jtl.name, jtl.read_bytes()))])
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    with jtl.open() as f:
+        rows = [r for r in csv.DictReader(f)]
+    elapsed = np.array([float(r["elapsed"]) for r in rows])
+    p75 = float(np.percentile(elapsed, 75, method="inverted_cdf"))
+    failed = sum(r["success"] == "false" for r in rows)
+    [lat, err] = run["criteria"]
+    assert lat["criterion"] == "latency_p75 < 5" and lat["scenario"] is None and lat["load"] == "10 threads"
+    assert lat["observed"] == pytest.approx(p75, rel=1e-3) and lat["ok"] is (p75 < 5) is False
+    assert err["observed"] == pytest.approx(100 * failed / len(rows)) and err["ok"] is True

@@ -393,44 +393,63 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
         writer.add_series(getattr(series, "variant", None) or run_file.variant, series)
 
 
-def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: float) -> None:
-    """A measured file's facts for the rate and error checks and the criteria: per load level (and
-    per scenario) its samples, errors and arrival rate; for a hey CSV of a known request count, the
-    requests it has no row for (hey writes only answered requests)."""
+@dataclass(slots=True)
+class MeasuredFile:
+    """A measured file's facts for the rate and error checks and the criteria: per load level its
+    samples, errors and arrival rate (`facts`, with the load key), arrival rates per (variant,
+    scenario, load key) and, for a hey CSV of a known request count, the requests it has no row for
+    (hey writes only answered requests)."""
+
+    facts: list[tuple[validity.FileFacts, str]]
+    arrivals: dict[tuple[str, str, str], float]
+    unanswered: dict[tuple[str, str, str], int]
+
+
+def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, warmup_s: float = 0.0) -> MeasuredFile:
+    out = MeasuredFile([], {}, {})
+    if parsed.samples is None or parsed.samples.height == 0:
+        return out
     df = parsed.samples.filter(~pl.col("is_transaction"))
     if warmup_s > 0:
         df = df.filter(pl.col("start_ms") >= pl.col("start_ms").min().over("load_key") + int(round(warmup_s * 1000)))
     if df.height == 0:
-        return
-    variant = run_file.variant
-    own = run_file.options.get("scenario")
+        return out
     aggs = [pl.len().alias("n"), (~pl.col("success")).sum().alias("errors"), pl.col("start_ms").min().alias("lo"),
             pl.col("start_ms").max().alias("hi"), pl.col("scenario").n_unique().alias("scenarios")]
-    per_load = df.group_by("load_key").agg(aggs)
-    per_scenario = df.group_by("scenario", "load_key").agg(aggs)
 
     def rate(n: int, lo: int, hi: int) -> float | None:
         return (n - 1) / ((hi - lo) / 1000.0) if n > 1 and hi > lo else None
 
-    for row in per_scenario.iter_rows(named=True):
+    for row in df.group_by("scenario", "load_key").agg(aggs).iter_rows(named=True):
         r = rate(row["n"], row["lo"], row["hi"])
         if r is not None:
-            writer.arrivals.setdefault((variant, row["scenario"], row["load_key"]), []).append(r)
-    for row in per_load.iter_rows(named=True):
+            out.arrivals[(variant, row["scenario"], row["load_key"])] = r
+    for row in df.group_by("load_key").agg(aggs).iter_rows(named=True):
         load = parsed.loads.get(row["load_key"]) or LoadSpec()
         unanswered = 0
-        if run_file.format == "hey-csv" and load.requests:
+        if fmt == "hey-csv" and load.requests:
             unanswered = max(0, load.requests - int(row["n"]))
-            scenario = own or str(df["scenario"][0])
-            for key in ((variant, scenario, load.key), (variant, ALL_SCENARIOS, load.key)):
-                writer.unanswered[key] = writer.unanswered.get(key, 0) + unanswered
+            for key in ((variant, scenario or str(df["scenario"][0]), row["load_key"]),
+                        (variant, ALL_SCENARIOS, row["load_key"])):
+                out.unanswered[key] = unanswered
         r = rate(row["n"], row["lo"], row["hi"])
         if r is not None:
-            writer.arrivals.setdefault((variant, ALL_SCENARIOS, row["load_key"]), []).append(r)
-        writer.facts.append((validity.FileFacts(
-            variant=variant, scenario=own, load=load.label, count=int(row["n"]), errors=int(row["errors"]),
+            out.arrivals[(variant, ALL_SCENARIOS, row["load_key"])] = r
+        out.facts.append((validity.FileFacts(
+            variant=variant, scenario=scenario, load=load.label, count=int(row["n"]), errors=int(row["errors"]),
             unanswered=unanswered, arrival_rate=r, scenarios=int(row["scenarios"]),
             dropped=int(parsed.meta.get("dropped_iterations") or 0)), row["load_key"]))
+    return out
+
+
+def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: float) -> None:
+    found = measured_file(parsed, variant=run_file.variant, scenario=run_file.options.get("scenario"),
+                          fmt=run_file.format, warmup_s=warmup_s)
+    writer.facts += found.facts
+    for key, r in found.arrivals.items():
+        writer.arrivals.setdefault(key, []).append(r)
+    for key, n in found.unanswered.items():
+        writer.unanswered[key] = writer.unanswered.get(key, 0) + n
 
 
 def _scratch() -> Path:

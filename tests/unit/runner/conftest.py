@@ -90,3 +90,19 @@ def proc_rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024.0
     raise AssertionError("no VmRSS")
+
+
+def ingest_checks(plan, run) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """What ingest judges of a step's raw outputs (the runner judges nothing): check name -> Finding."""
+    from benchtrail.ingest.detect import parse_file
+    from benchtrail.ingest.model import ParseOptions
+    from benchtrail.ingest.service import measured_file
+    from benchtrail.ingest.validity import file_checks
+
+    rates = {load.spec.key: float(load.rate) for load in plan.loads if load.rate}
+    found: dict[str, object] = {}
+    for o in run.outputs:
+        parsed = parse_file(o.path, format=o.format, options=ParseOptions(load=run.step.load.spec, scenario=o.scenario))
+        for facts, key in measured_file(parsed, variant=o.variant, scenario=o.scenario, fmt=o.format).facts:
+            found |= {f.check: f for f in file_checks(facts, rates.get(key))}
+    return found
