@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "backend"))
 
-from tests.harness import Postgres, Redis, migrate  # noqa: E402
+from infra.localstack import Postgres, Redis, migrate  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_ANALYSIS_RUNS", "2000"))
 SAMPLES = 300

@@ -34,7 +34,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.harness import VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until  # noqa: E402
+from infra.localstack import VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until  # noqa: E402
 from tests.support.jtl import write_jtl  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_API_RUNS", "2000"))

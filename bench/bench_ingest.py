@@ -176,7 +176,7 @@ def main() -> None:
         _main()
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.harness import Postgres, migrate
+    from infra.localstack import Postgres, migrate
 
     pg = Postgres().start()
     try:

@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.harness import VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until  # noqa: E402
+from infra.localstack import VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until  # noqa: E402
 
 TOOLS = Path(os.environ.get("BENCHTRAIL_TOOLS_DIR", REPO / ".tools"))
 CONCURRENCY, REQUESTS, REPS = 20, 20000, 2

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import REPO, Postgres, Process, Redis, celery_worker, migrate
+from infra.localstack import REPO, Postgres, Process, Redis, celery_worker, migrate
 
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 

@@ -27,6 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / ".venv" / "bin"
 sys.path.insert(0, str(REPO))
 
+from infra import localstack  # noqa: E402  (needs the repository root on sys.path)
+
 
 def log(msg: str) -> None:
     print(f"stack: {msg}", flush=True)
@@ -112,17 +114,15 @@ class Stack:
     def start_postgres(self) -> None:
         """Durable (fsync, synchronous_commit, full_page_writes on) with scram-sha-256 passwords kept in
         secrets/ (mode 600); `fast` stacks use the test harness's unsafe settings instead."""
-        script, createdb = str(REPO / "infra/scripts/postgres.sh"), str(REPO / "infra/scripts/createdb.sh")
         if self.fast:
-            subprocess.run([script, "start", str(self.state / "pg"), str(self.pg_port), "--test"], check=True)
-            subprocess.run([createdb, str(self.pg_port), "benchtrail"], check=True)
+            localstack.start_postgres(self.state / "pg", self.pg_port, unsafe=True)
+            localstack.create_database(self.pg_port, "benchtrail")
             return
         self._ensure_secret("postgres-superuser-password")
         self._ensure_secret("postgres-benchtrail-password")
-        subprocess.run([script, "start", str(self.state / "pg"), str(self.pg_port), "--password-file",
-                        str(self.secrets / "postgres-superuser-password")], check=True)
-        subprocess.run([createdb, str(self.pg_port), "benchtrail", str(self.secrets / "postgres-benchtrail-password"),
-                        str(self.secrets / "postgres-superuser-password")], check=True)
+        superuser = self.secrets / "postgres-superuser-password"
+        localstack.start_postgres(self.state / "pg", self.pg_port, password_file=superuser)
+        localstack.create_database(self.pg_port, "benchtrail", self.secrets / "postgres-benchtrail-password", superuser)
 
     def start_redis(self) -> None:
         """Redis with append-only persistence; with a generated password (requirepass) unless `fast`.
@@ -151,14 +151,12 @@ class Stack:
     def start_services(self) -> None:
         env = self.env()
         runner_env = {**env, "BENCHTRAIL_RUNNER_TOKEN": self.token("runner"), "BENCHTRAIL_RUNNER_NAME": "local"}
-        # Supervised (restarted if a broker fault ends them); no banners: JSON log lines only.
-        celery = [str(BIN / "benchtrail-supervise"), str(BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet"]
+        # Supervised (restarted if a broker fault ends them), as in the tests: infra/localstack.py.
+        celery = localstack.celery_command
         self._spawn("api", [str(BIN / "benchtrail-api"), "--host", "127.0.0.1", "--port", str(self.api_port)], env)
-        self._spawn("worker", celery + ["worker", "-Q", "ingest,analysis,default", "-c", "2", "-n",
-                                        "worker@%h", "--loglevel", "INFO"], env)
-        self._spawn("beat", celery + ["beat", "-s", str(self.run_dir / "beat-schedule"), "--loglevel", "INFO"], env)
-        self._spawn("runner", celery + ["worker", "-Q", "runner.local", "-c", "1", "-n", "runner-local@%h",
-                                        "--loglevel", "INFO"], runner_env)
+        self._spawn("worker", celery(BIN, *localstack.worker_args("worker", "ingest,analysis,default", 2)), env)
+        self._spawn("beat", celery(BIN, "beat", "-s", str(self.run_dir / "beat-schedule"), "--loglevel", "INFO"), env)
+        self._spawn("runner", celery(BIN, *localstack.worker_args("runner-local", "runner.local", 1)), runner_env)
         self._wait(lambda: self._health() == 200, 180, "the API health check")
 
     def start_demo_targets(self) -> None:
@@ -169,8 +167,7 @@ class Stack:
         for name in ("runner", "beat", "worker", "api", "redis"):
             self._kill(name, quiet)
         if not self.external_db:
-            subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "stop", str(self.state / "pg"),
-                            str(self.pg_port)], check=False)
+            localstack.stop_postgres(self.state / "pg", self.pg_port)
 
     # -- processes ------------------------------------------------------------------------------
     def _pidfile(self, name: str) -> Path:
@@ -311,7 +308,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 
 def cmd_ephemeral(args: argparse.Namespace) -> int:
-    from tests.harness import free_port
+    from infra.localstack import free_port
 
     state = Path(tempfile.mkdtemp(prefix="bt-stack-"))
     state.chmod(0o711)  # our own temp folder: the postgres user may pass through it to its data folder

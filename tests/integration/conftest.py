@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import REPO, VENV_BIN, Process, celery_worker, free_port, wait_until
+from infra.localstack import REPO, VENV_BIN, Process, celery_worker, free_port, wait_until
 
 TOOLS = Path(os.environ.get("BENCHTRAIL_TOOLS_DIR", REPO / ".tools"))
 

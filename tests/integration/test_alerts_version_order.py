@@ -13,7 +13,7 @@ import httpx
 import numpy as np
 import pytest
 
-from tests.harness import VENV_BIN, Process, celery_worker, free_port, wait_until
+from infra.localstack import VENV_BIN, Process, celery_worker, free_port, wait_until
 from tests.integration.test_webhooks_synthetic import jmh, receiver  # noqa: F401 - a fixture
 
 N, STEP = 120, 70

@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 import yaml
 
-from tests.harness import REPO
+from infra.localstack import REPO
 from tests.integration.test_runner import post_plan, start, wait_status
 
 pytestmark = pytest.mark.slow

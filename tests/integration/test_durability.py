@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.harness import REPO, Postgres, free_port, wait_until
+from infra.localstack import REPO, Postgres, free_port, wait_until
 from tests.support.jtl import write_jtl
 
 SCRIPT = str(REPO / "infra/scripts/postgres.sh")

@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 
-from tests.harness import REPO, VENV_BIN, wait_until
+from infra.localstack import REPO, VENV_BIN, wait_until
 
 
 @contextlib.contextmanager

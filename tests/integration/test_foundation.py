@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from tests.harness import REPO, Redis, wait_until
+from infra.localstack import REPO, Redis, wait_until
 
 
 def test_health_ok_names_components(client):

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SHARED_FIXTURES
-from tests.harness import REPO
+from infra.localstack import REPO
 
 UPLOAD_CASES = int(os.environ.get("BT_FUZZ_UPLOADS", 1400))
 JSON_CASES = int(os.environ.get("BT_FUZZ_JSON", 900))

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.harness import wait_until
+from infra.localstack import wait_until
 from tests.integration.conftest import TOOLS
 
 CASES = {"static": "/static/0cc175b9c0f1b6a831c399e269772661", "prefix": "/users/alice/42", "ok": "/ok"}

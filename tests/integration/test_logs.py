@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.models import Project, Run
-from tests.harness import Redis, celery_worker, wait_until
+from infra.localstack import Redis, celery_worker, wait_until
 
 
 def _lines(text: str) -> list[dict]:

@@ -28,7 +28,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import (content_type_conformance, positive_data_acceptance,
                                                response_schema_conformance, status_code_conformance)
 
-from tests.harness import REPO, VENV_BIN, Process, free_port, wait_until
+from infra.localstack import REPO, VENV_BIN, Process, free_port, wait_until
 from tests.support.jtl import write_jtl
 
 SPEC = REPO / "frontend" / "src" / "api" / "openapi.json"

@@ -18,7 +18,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.harness import REPO, VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until
+from infra.localstack import REPO, VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until
 from tests.support.jtl import independent_cells, write_jtl
 
 RECOVERY_LIMIT_S = 120

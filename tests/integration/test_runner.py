@@ -10,7 +10,7 @@ import time
 import psutil
 import pytest
 
-from tests.harness import wait_until
+from infra.localstack import wait_until
 from tests.support.jtl import independent_cells
 
 pytestmark = pytest.mark.slow
@@ -202,7 +202,7 @@ def test_plan_validation_names_the_field(client, make_project):
 def test_cli_runs_a_plan_and_waits(client, make_project, start_runner, worker, go_target, live_api, scratch):
     import subprocess
 
-    from tests.harness import VENV_BIN
+    from infra.localstack import VENV_BIN
 
     slug, token = make_project(role="admin")
     start_runner("pool-cli", "runner-cli")

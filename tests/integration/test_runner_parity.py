@@ -115,7 +115,7 @@ def test_upload_criteria_are_judged_and_a_bad_one_is_refused(client, worker, mak
                                                             "variant": "nope"}]}
     r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, data={"metadata": json.dumps(bad)},
                     files=[("files", (jtl.name, jtl.read_bytes()))])
-    assert r.status_code == 400 and "criteria[0].variant" in r.json()["detail"], r.text
+    assert r.status_code == 422 and "criteria[0].variant" in r.json()["detail"], r.text
     assert client.get(f"/api/v1/projects/{slug}/runs", headers=auth).json()["items"] == []
 
     good = {"files": [{"variant": "baseline"}], "criteria": [{"metric": "latency_p75", "op": "<", "value": 5},

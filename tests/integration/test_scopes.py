@@ -9,7 +9,7 @@ import os
 import subprocess
 
 
-from tests.harness import VENV_BIN
+from infra.localstack import VENV_BIN
 
 
 def auth(token: str) -> dict[str, str]:
@@ -288,7 +288,7 @@ def test_runner_sends_the_stored_headers(client, make_project, start_runner):
     import http.server
     import threading
 
-    from tests.harness import wait_until
+    from infra.localstack import wait_until
 
     seen: list[str | None] = []
 

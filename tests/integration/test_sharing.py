@@ -12,7 +12,7 @@ from matplotlib import image as mpimg
 
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.jobs import enqueue
-from tests.harness import wait_until
+from infra.localstack import wait_until
 from tests.integration.test_trails_xray import wait_analysed
 from tests.integration.test_upload_ingest import upload
 from tests.support.jtl import LABELS, write_jtl

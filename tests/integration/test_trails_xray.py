@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tests.harness import REPO, wait_until
+from infra.localstack import REPO, wait_until
 
 DATA = REPO / "examples" / "data" / "aws-xray-java-agent"
 VERSIONS = ["2.7.x", "2.8.x", "2.9.x", "2.18.x", "2.21.0", "2.21.x"]

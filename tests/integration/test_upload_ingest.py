@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import wait_until
+from infra.localstack import wait_until
 from tests.support.jtl import independent_cells, write_jtl
 
 
@@ -191,7 +191,7 @@ def test_upload_while_the_broker_is_down_is_ingested_later(client, worker, make_
     from benchtrail.db_boundary import unit_of_work
     from benchtrail.models import Run
     from benchtrail_worker.tasks.sweeper import sweep
-    from tests.harness import Redis
+    from infra.localstack import Redis
 
     slug, token = make_project()
     f = write_jtl(scratch / "a.jtl", seed=21, per_group=40)

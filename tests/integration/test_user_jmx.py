@@ -10,7 +10,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from tests.harness import REPO
+from infra.localstack import REPO
 from tests.integration.test_runner import admin_headers, post_plan, start, wait_status
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tests.harness import VENV_BIN, Process, free_port, wait_until
+from infra.localstack import VENV_BIN, Process, free_port, wait_until
 from tests.integration.test_trails_xray import wait_analysed
 
 # The worker and the API read the allow-list at start; test modules are imported before any

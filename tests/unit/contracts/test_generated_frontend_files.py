@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from benchtrail.metrics import catalog_json
-from tests.harness import REPO
+from infra.localstack import REPO
 
 
 def test_metric_catalog_json_is_current():

@@ -1,0 +1,1 @@
+"""Local infrastructure in Python (importable with the repository root on sys.path): `infra.localstack`."""
