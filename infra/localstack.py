@@ -187,7 +187,11 @@ def celery_worker(name: str, env: dict[str, str], logdir: Path, queues: str = "i
     """A supervised Celery worker as `make up` starts it, returned once it is ready."""
     proc = Process(name, celery_command(VENV_BIN, *worker_args(name, queues, concurrency),
                                         "--without-gossip", "--without-mingle", "--without-heartbeat"), env, logdir)
-    wait_until(lambda: "ready" in proc.output() or not proc.alive(), 60, f"celery worker {name} to be ready")
+    try:
+        wait_until(lambda: "ready" in proc.output() or not proc.alive(), 120, f"celery worker {name} to be ready")
+    except TimeoutError:
+        proc.stop()  # never leave a worker behind: it would keep writing into the next session's log
+        raise
     if not proc.alive():
         raise RuntimeError(f"worker {name} died:\n{proc.output()}")
     return proc
