@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
@@ -28,9 +26,9 @@ from benchtrail.ingest.histogram import merge as merge_histograms
 from benchtrail.ingest.histogram import percentile_ms
 from benchtrail.ingest.model import LoadSpec, ParseError
 from benchtrail.ingest.options import options_for
-from benchtrail.ingest import validity
+from benchtrail.ingest import repository, validity
 from benchtrail.metrics import PERCENTILES
-from benchtrail.models import Blob, Cell, Environment, Load, Project, Run, RunFile, Scenario, Series, Trail, Variant
+from benchtrail.models import Cell, Load, Project, Run, RunFile, Scenario, Series, Variant
 from benchtrail.plans import service as plans
 from benchtrail.runs import lifecycle
 from benchtrail.runs.lifecycle import RunStatus
@@ -261,15 +259,10 @@ class RunWriter:
     def _trail_ids(self, keys: set[tuple[str, str, str, str]]) -> dict[tuple[str, str, str, str], int]:
         project_id = self.run.project_id
         by_hash = {trail_hash(project_id, self.env_fingerprint, *k): k for k in keys}
-        if not by_hash:
-            return {}
-        self.session.execute(
-            insert(Trail).values([
-                dict(project_id=project_id, hash=h, env_fingerprint=self.env_fingerprint, scenario=k[0],
-                     load_key=k[1], variant=k[2], mode=k[3]) for h, k in by_hash.items()
-            ]).on_conflict_do_nothing(index_elements=["hash"]))
-        rows = self.session.execute(select(Trail.id, Trail.hash).where(Trail.hash.in_(list(by_hash))))
-        return {by_hash[h]: tid for tid, h in rows}
+        ids = repository.trail_ids(self.session, [
+            dict(project_id=project_id, hash=h, env_fingerprint=self.env_fingerprint, scenario=k[0],
+                 load_key=k[1], variant=k[2], mode=k[3]) for h, k in by_hash.items()])
+        return {by_hash[h]: tid for h, tid in ids.items()}
 
 
 def _load_sort(spec: LoadSpec) -> tuple[str, float, int]:
@@ -278,13 +271,12 @@ def _load_sort(spec: LoadSpec) -> tuple[str, float, int]:
 
 def ingest_run(session: Session, run_id: int) -> Run | None:
     """Parse every file of a run and write its cells; returns None when there is nothing to do."""
-    run = session.scalar(select(Run).where(Run.id == run_id).with_for_update())
+    run = repository.lock_run(session, run_id)
     if run is None or run.status != RunStatus.INGESTING:
         return None
-    env = session.get(Environment, run.environment_id) if run.environment_id else None
+    env = repository.environment(session, run.environment_id)
     writer = RunWriter(session, run, env.fingerprint if env else "")
-    files = session.execute(select(RunFile, Blob).join(Blob, Blob.id == RunFile.blob_id)
-                            .where(RunFile.run_id == run.id).order_by(RunFile.position)).all()
+    files = repository.files_with_blobs(session, run.id)
     scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=_scratch()))
     try:
         for run_file, blob in files:
@@ -333,7 +325,7 @@ def judge_criteria(writer: RunWriter, expected: Expectations, *, reference: str 
 
 def requested_percentiles(session: Session, run: Run) -> list[tuple[str, float]]:
     """Percentiles someone asked for: the project's analysed metrics and the run's criteria."""
-    project = session.get(Project, run.project_id)
+    project = repository.project(session, run.project_id)
     names = set(((project.settings or {}).get("analysis") or {}).get("metrics") or
                 ["latency_p75", "latency_p99"]) if project else set()
     names |= {c.get("criterion", "").split()[-3] for c in run.criteria or []
@@ -467,7 +459,6 @@ def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:
     from benchtrail.config import get_settings
     from benchtrail.db import get_engine, get_sessionmaker
     from benchtrail.db_boundary import unit_of_work
-    from benchtrail.models import Project
 
     os.environ["BENCHTRAIL_DATABASE_URL"] = database_url
     for cached in (get_settings, get_engine, get_sessionmaker):

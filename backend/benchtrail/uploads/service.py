@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pydantic import ValidationError
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchtrail import jobs, storage
@@ -29,6 +28,7 @@ from benchtrail.models import Blob, Project, Run, RunFile
 from benchtrail.projects import service as projects
 from benchtrail.runs import environments, lifecycle
 from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.uploads import repository
 from benchtrail.uploads.files import ReceivedFile, receive
 from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
 from benchtrail.validation import unsafe_text_errors
@@ -65,8 +65,7 @@ def accept_upload(session: Session, principal: Principal, project_slug: str, met
     if meta.reference is not None and meta.reference not in variants:
         raise InvalidRequest(f"reference '{meta.reference}' is not one of the variants: {', '.join(variants)}")
     if idempotency_key:
-        existing = session.scalar(select(Run).where(Run.project_id == project.id,
-                                                    Run.idempotency_key == idempotency_key))
+        existing = repository.run_by_idempotency_key(session, project.id, idempotency_key)
         if existing is not None:
             return accepted(existing, duplicate=True)
 
@@ -155,7 +154,7 @@ def _create_run(session: Session, project: Project, meta: UploadMetadata, idempo
 
 
 def _store_blob(session: Session, rf: ReceivedFile) -> Blob:
-    blob = session.scalar(select(Blob).where(Blob.sha256 == rf.raw_sha256))
+    blob = repository.blob_by_sha256(session, rf.raw_sha256)
     path, created = storage.put(rf.raw_path, rf.raw_sha256)
     if created:
         # A rolled-back upload must leave nothing behind, not even an orphan file on disk.

@@ -1,0 +1,40 @@
+"""Every query of ingest: the run it writes (locked), its files, and the trails its cells extend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from benchtrail.models import Blob, Environment, Project, Run, RunFile, Trail
+
+
+def lock_run(session: Session, run_id: int) -> Run | None:
+    """The run, row-locked for the ingest transaction (one ingest of a run at a time)."""
+    return session.scalar(select(Run).where(Run.id == run_id).with_for_update())
+
+
+def environment(session: Session, environment_id: int | None) -> Environment | None:
+    return session.get(Environment, environment_id) if environment_id else None
+
+
+def project(session: Session, project_id: int) -> Project | None:
+    return session.get(Project, project_id)
+
+
+def files_with_blobs(session: Session, run_id: int) -> Sequence[Any]:
+    """(RunFile, Blob) rows of the run in file order."""
+    return session.execute(select(RunFile, Blob).join(Blob, Blob.id == RunFile.blob_id)
+                           .where(RunFile.run_id == run_id).order_by(RunFile.position)).all()
+
+
+def trail_ids(session: Session, rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Create the trails that do not exist yet (rows of Trail columns, `hash` unique); hash -> id."""
+    if not rows:
+        return {}
+    session.execute(insert(Trail).values(rows).on_conflict_do_nothing(index_elements=["hash"]))
+    found = session.execute(select(Trail.id, Trail.hash).where(Trail.hash.in_([r["hash"] for r in rows])))
+    return {h: tid for tid, h in found}
