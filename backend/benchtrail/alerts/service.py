@@ -37,6 +37,7 @@ from benchtrail.config import get_settings
 from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.models import Alert, AlertEvent, Annotation, Project, Run, Trail
 from benchtrail.projects import service as projects
+from benchtrail.runs import meta as run_meta
 
 __all__ = ["Applied", "Boundaries", "Change", "TrailFindings", "apply_findings", "boundaries"]
 
@@ -107,7 +108,7 @@ def apply_findings(session: Session, project: Project, run: Run, findings: list[
     original_slug = (run.labels or {}).get("confirmation_of")
     if original_slug is not None:
         original = session.scalar(select(Run).where(Run.slug == original_slug, Run.project_id == project.id))
-        for suspect in ((original.meta or {}).get("suspected") or []) if original else []:
+        for suspect in run_meta.of(original).suspected if original else []:
             key = (suspect["trail_id"], suspect["metric"], suspect["kind"])
             value = current.get(key)
             if value is not None and confirms(suspect, value):
@@ -144,7 +145,7 @@ def apply_findings(session: Session, project: Project, run: Run, findings: list[
             out.created.append(alert.id)
             notify.append(alert)
     if suspected:
-        run.meta = {**(run.meta or {}), "suspected": suspected}
+        run_meta.update(run, suspected=suspected)
         request_confirmation(session, run)
     regressions = [a for a in notify if a.direction == "regression"]
     if regressions:

@@ -13,6 +13,7 @@ from benchtrail.auth.tokens import ROLE_RANK, hash_token
 from benchtrail.db_boundary import request_session
 from benchtrail.errors import Forbidden, NotFound, Unauthorized
 from benchtrail.models import ApiToken, Project, Run
+from benchtrail.runs import meta as run_meta
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,7 @@ class Principal:
 
     def executes(self, run: Run) -> bool:
         """A runner token reads the runs it claimed (even on a private project), and nothing else."""
-        return self.is_runner and (run.meta or {}).get("runner_token_id") == self.token_id
+        return self.is_runner and run_meta.of(run).runner_token_id == self.token_id
 
     def may_claim(self, pool: str) -> bool:
         return self.is_runner and (self.pools is None or pool in self.pools)

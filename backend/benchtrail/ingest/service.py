@@ -31,6 +31,7 @@ from benchtrail.metrics import PERCENTILES
 from benchtrail.models import Cell, Load, Project, Run, RunFile, Scenario, Series, Variant
 from benchtrail.plans import service as plans
 from benchtrail.runs import lifecycle
+from benchtrail.runs import meta as run_meta
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.uploads.files import open_blob_for_parsing
 
@@ -215,7 +216,7 @@ class RunWriter:
     def write(self, reference: str) -> None:
         s, run = self.session, self.run
         variants = {}
-        declared = run.meta.get("variants") or []
+        declared = run_meta.of(run).variants
         order = [v for v in declared if v in self.variant_order] + \
                 [v for v in self.variant_order if v not in declared]
         for i, name in enumerate(order):
@@ -283,9 +284,9 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
             add_file(writer, run_file, storage.blob_path(blob.sha256), scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    writer.write(reference=run.meta.get("reference") or "")
+    writer.write(reference=run_meta.of(run).reference or "")
     expected = expectations(session, run)
-    run.criteria = judge_criteria(writer, expected, reference=run.meta.get("reference"))
+    run.criteria = judge_criteria(writer, expected, reference=run_meta.of(run).reference)
     judge_validity(session, run, writer, expected)
     lifecycle.transition(run, RunStatus.COMPLETED)
     run.heartbeat_at = run.finished_at  # analysis is queued now; the sweeper re-queues it if it is lost
@@ -304,12 +305,12 @@ class Expectations:
 
 
 def expectations(session: Session, run: Run) -> Expectations:
-    meta = run.meta or {}
+    meta = run_meta.of(run)
     plan = plans.plan_of_run(session, run)
     if plan is not None:
         rates = {load.spec.key: float(load.rate) for load in plan.loads if load.rate}
-        return Expectations(list(plan.criteria), rates, True, list(meta.get("loadgen") or []))
-    return Expectations(plans.parse_criteria(meta.get("criteria") or []), {}, bool(meta.get("file_checks")), [])
+        return Expectations(list(plan.criteria), rates, True, [s.model_dump() for s in meta.loadgen])
+    return Expectations(plans.parse_criteria(meta.criteria), {}, meta.file_checks, [])
 
 
 def judge_criteria(writer: RunWriter, expected: Expectations, *, reference: str | None) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.models import Plan, Project, Run, Schedule
 from benchtrail.plans import model, repository, spec
 from benchtrail.plans.schemas import PlanOut, ScheduleIn, ScheduleOut, SchedulePatch, StartRun
+from benchtrail.runs import meta as run_meta
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.targets import plan_problems
 from benchtrail.uploads.service import new_slug
@@ -101,8 +102,8 @@ def start_run(session: Session, project: Project, plan: Plan, req: StartRun, *, 
               agent_version=req.agent_version or plan.body.get("agent_version"), app_version=req.app_version,
               commit=req.commit, branch=req.branch,
               labels=req.labels, status=RunStatus.QUEUED.value, validity=[], criteria=[], progress={},
-              meta={"reference": reference, "variants": variants, "plan": plan.name, "plan_version": plan.version,
-                    "pool": plan.pool})
+              meta=run_meta.dump(run_meta.RunMeta(reference=reference, variants=variants, plan=plan.name,
+                                                  plan_version=plan.version, pool=plan.pool)))
     session.add(run)
     session.flush()
     jobs.enqueue(session, "runs.execute", run.slug, plan.body, queue=f"runner.{plan.pool}")

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, BinaryIO
 
 import redis
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -21,28 +21,16 @@ from benchtrail.logging import log
 from benchtrail.models import Plan, Project, Run
 from benchtrail.plans.schemas import FinishIn, ProgressIn
 from benchtrail.runs import environments, lifecycle
+from benchtrail.runs import meta as run_meta
+from benchtrail.runs.meta import LoadgenStep
 from benchtrail.runs import repository as runs_repository
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs.service import get_visible_run
 from benchtrail.uploads.schemas import UploadMetadata
 from benchtrail.uploads.service import store_files
-from benchtrail.validation import SafeModel
 
 LOG_TAIL = 200
 TERMINAL = tuple(s.value for s in lifecycle.TERMINAL)
-
-
-class LoadgenStep(SafeModel):
-    """CPU of a measured step's load-generator processes, as the runner measured it: ingest judges
-    from it whether the load generator saturated its host (`ingest.validity.load_generator`)."""
-
-    model_config = ConfigDict(extra="forbid")
-    step: int = Field(ge=0)
-    load: str = Field(max_length=200)
-    cpu_s: float = Field(ge=0, allow_inf_nan=False)
-    wall_s: float = Field(ge=0, allow_inf_nan=False)
-    max_cpu_pct: float = Field(ge=0, allow_inf_nan=False)
-    cores: int = Field(ge=1, le=1_000_000)
 
 
 class ResultsMetadata(UploadMetadata):
@@ -98,7 +86,7 @@ def _runner_run(session: Session, principal: Principal, slug: str, *, claiming: 
     if not principal.is_runner:
         raise Forbidden(f"token '{principal.name}' is not a runner token; only a runner token "
                         f"(benchtrail admin create-token --role runner) may claim or report a run")
-    pool = (run.meta or {}).get("pool", "default")
+    pool = run_meta.of(run).pool or "default"
     if claiming and not principal.may_claim(pool):
         raise Forbidden(f"runner token '{principal.name}' may claim runs of pools "
                         f"{', '.join(principal.pools or ())}; run '{slug}' is in pool '{pool}'")
@@ -116,7 +104,7 @@ def claim(session: Session, principal: Principal, slug: str, runner: str) -> Run
         raise Conflict(f"run '{slug}' is {run.status}; only a queued run can be started (never twice)")
     lifecycle.transition(run, RunStatus.RUNNING)
     run.progress = {"runner": runner, "percent": 0.0, "log": []}
-    run.meta = {**(run.meta or {}), "runner_token_id": principal.token_id, "runner_token": principal.name}
+    run_meta.update(run, runner_token_id=principal.token_id, runner_token=principal.name)
     publish_after_commit(session, run)
     return run
 
@@ -138,7 +126,7 @@ def progress(session: Session, principal: Principal, slug: str, data: ProgressIn
     run.progress = current
     run.heartbeat_at = datetime.now(timezone.utc)
     publish_after_commit(session, run)
-    return bool((run.meta or {}).get("cancel_requested"))
+    return run_meta.of(run).cancel_requested
 
 
 def attach_results(session: Session, principal: Principal, slug: str, metadata_raw: str,
@@ -152,7 +140,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
         raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
     if run.environment_id is None and meta.environment is not None:
         run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
-    run.meta = {**(run.meta or {}), "loadgen": [s.model_dump() for s in meta.loadgen]}
+    run_meta.update(run, loadgen=meta.loadgen)
     store_files(session, run, meta, parts)
     run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
     publish_after_commit(session, run)
@@ -178,7 +166,7 @@ def cancel(session: Session, principal: Principal, slug: str) -> Run:
         lifecycle.transition(run, RunStatus.CANCELLED,
                              detail={"reason": f"cancelled by {principal.name} before it started"})
     elif run.status == RunStatus.RUNNING:
-        run.meta = {**(run.meta or {}), "cancel_requested": True, "cancelled_by": principal.name}
+        run_meta.update(run, cancel_requested=True, cancelled_by=principal.name)
     else:
         raise Conflict(f"run '{slug}' is {run.status}; only queued or running runs can be cancelled")
     publish_after_commit(session, run)

@@ -4,6 +4,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
+from benchtrail.runs.meta import RunMeta
 
 
 class EnvironmentOut(BaseModel):
@@ -134,7 +135,7 @@ class RunDetail(RunSummary):
     loads: list[LoadOut]
     cells: list[CellOut]
     files: list[RunFileOut]
-    meta: dict[str, Any]
+    meta: RunMeta
 
 
 class RunPage(BaseModel):

@@ -14,6 +14,7 @@ from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.ingest.histogram import percentile_ms
 from benchtrail.models import Cell, Environment, Project, Run
 from benchtrail.projects import service as projects
+from benchtrail.runs import meta as run_meta
 from benchtrail.runs import repository
 from benchtrail.runs.schemas import (CellOut, CellPercentiles, EnvironmentOut, LoadOut, PercentilePoint,
                                      RunDetail, RunFileOut, RunPage, RunSummary, ScenarioOut, SeriesOut,
@@ -134,7 +135,7 @@ def detail(session: Session, principal: Principal, slug: str) -> tuple[RunDetail
         **{**base.model_dump(), **measured},
         analysis_status=run.analysis_status, alerts=raised_by(session, project, run),
         status_detail=run.status_detail, validity=run.validity or [], criteria=run.criteria or [],
-        progress=run.progress or {}, meta=run.meta or {},
+        progress=run.progress or {}, meta=run_meta.of(run),
     ), project
 
 

@@ -28,6 +28,7 @@ from benchtrail.models import Blob, Project, Run, RunFile
 from benchtrail.projects import service as projects
 from benchtrail.runs import environments, lifecycle
 from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.runs import meta as run_meta
 from benchtrail.uploads import repository
 from benchtrail.uploads.files import ReceivedFile, receive
 from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
@@ -136,17 +137,13 @@ def _create_run(session: Session, project: Project, meta: UploadMetadata, idempo
             raise InvalidRequest(f"metadata.criteria[{i}].variant: no file of variant '{c.variant}'")
         if c.overhead and len(variants) < 2:
             raise InvalidRequest(f"metadata.criteria[{i}].overhead: an overhead needs a reference and another variant")
-    extra: dict[str, object] = {}
-    if meta.criteria:
-        extra["criteria"] = [c.model_dump(exclude_defaults=True) for c in meta.criteria]
-    if meta.file_checks:
-        extra["file_checks"] = True
     run = Run(slug=new_slug(), project_id=project.id, environment_id=env.id, source=meta.source, tool=tool,
               agent_version=meta.agent_version, app_version=meta.app_version, commit=meta.commit,
               branch=meta.branch, labels=meta.labels, status=RunStatus.INGESTING.value,
               idempotency_key=idempotency_key,
-              started_at=meta.started_at, meta={"reference": meta.reference or variants[0],
-                                                 "variants": variants, **extra},
+              started_at=meta.started_at, meta=run_meta.dump(run_meta.RunMeta(
+                  reference=meta.reference or variants[0], variants=variants, file_checks=meta.file_checks,
+                  criteria=[c.model_dump(exclude_defaults=True) for c in meta.criteria])),
               validity=[], criteria=[], progress={})
     session.add(run)
     session.flush()

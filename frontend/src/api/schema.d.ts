@@ -1430,6 +1430,25 @@ export interface components {
             /** Value */
             value: number | null;
         };
+        /**
+         * LoadgenStep
+         * @description CPU of a measured step's load-generator processes, as the runner measured it: ingest judges
+         *     from it whether the load generator saturated its host (`ingest.validity.load_generator`).
+         */
+        LoadgenStep: {
+            /** Cores */
+            cores: number;
+            /** Cpu S */
+            cpu_s: number;
+            /** Load */
+            load: string;
+            /** Max Cpu Pct */
+            max_cpu_pct: number;
+            /** Step */
+            step: number;
+            /** Wall S */
+            wall_s: number;
+        };
         /** OverheadPoint */
         OverheadPoint: {
             /** Abs Diff */
@@ -1761,10 +1780,7 @@ export interface components {
             };
             /** Loads */
             loads: components["schemas"]["LoadOut"][];
-            /** Meta */
-            meta: {
-                [key: string]: unknown;
-            };
+            meta: components["schemas"]["RunMeta"];
             /** Permalink */
             permalink: string;
             /** Progress */
@@ -1812,6 +1828,61 @@ export interface components {
             size: number;
             /** Variant */
             variant: string;
+        };
+        /** RunMeta */
+        RunMeta: {
+            /**
+             * Cancel Requested
+             * @description A user asked the running runner to stop
+             * @default false
+             */
+            cancel_requested: boolean;
+            /** Cancelled By */
+            cancelled_by?: string | null;
+            /** Criteria */
+            criteria?: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * File Checks
+             * @default false
+             */
+            file_checks: boolean;
+            /**
+             * Loadgen
+             * @description Load-generator CPU per measured step
+             */
+            loadgen?: components["schemas"]["LoadgenStep"][];
+            /** Plan */
+            plan?: string | null;
+            /** Plan Version */
+            plan_version?: number | null;
+            /**
+             * Pool
+             * @description Runner pool of a plan's run
+             */
+            pool?: string | null;
+            /**
+             * Reference
+             * @description The reference variant
+             */
+            reference?: string | null;
+            /** Runner Token */
+            runner_token?: string | null;
+            /**
+             * Runner Token Id
+             * @description The runner token that claimed the run
+             */
+            runner_token_id?: number | null;
+            /** Suspected */
+            suspected?: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Variants
+             * @description Variants in their declared order
+             */
+            variants?: string[];
         };
         /** RunOverhead */
         RunOverhead: {
