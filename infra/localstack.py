@@ -189,7 +189,7 @@ def celery_worker(name: str, env: dict[str, str], logdir: Path, queues: str = "i
                                         "--without-gossip", "--without-mingle", "--without-heartbeat"), env, logdir)
     try:
         wait_until(lambda: "ready" in proc.output() or not proc.alive(), 120, f"celery worker {name} to be ready")
-    except TimeoutError:
+    except BaseException:  # our deadline, or the test's (pytest-timeout), or ^C
         proc.stop()  # never leave a worker behind: it would keep writing into the next session's log
         raise
     if not proc.alive():
