@@ -9,7 +9,8 @@ to the queue and the sweeper re-queues stuck runs, but only a running worker pic
 
 The child stays in the supervisor's process group, so a signal to the group (`make down`, Ctrl-C, systemd)
 reaches both: on SIGTERM or SIGINT the supervisor waits for the child's own shutdown and exits with its
-code. Any other exit of the child is logged and followed by a restart, after a back-off that doubles from 1 s up to 30 s
+code, as it does when the child exits with 0 (a requested shutdown). A failed exit of the child is logged
+and followed by a restart, after a back-off that doubles from 1 s up to 30 s
 and starts again at 1 s once a child has stayed up for a minute.
 """
 
@@ -40,7 +41,7 @@ def supervise(argv: list[str]) -> int:
     while True:
         started = time.monotonic()
         code = subprocess.Popen(argv).wait()
-        if stopping:
+        if stopping or code == 0:
             return code
         if time.monotonic() - started >= HEALTHY_AFTER_S:
             backoff = BACKOFF_FIRST_S
@@ -58,4 +59,5 @@ def main() -> None:
     if len(sys.argv) < 2:
         sys.exit("usage: benchtrail-supervise COMMAND [ARG...]")
     applog.configure(json=True)
-    sys.exit(supervise(sys.argv[1:]))
+    code = supervise(sys.argv[1:])
+    sys.exit(128 - code if code < 0 else code)  # a child ended by signal N exits 128 + N, as in a shell

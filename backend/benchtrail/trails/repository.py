@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import delete, func, select, text, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session, aliased, load_only
 
 from benchtrail.models import Cell, Environment, Load, Run, Scenario, Trail, Variant
@@ -32,7 +32,7 @@ def environments_by_fingerprint(session: Session, project_id: int) -> dict[str, 
 
 def load_labels(session: Session, project_id: int, keys: Iterable[str]) -> dict[str, str]:
     """The label of each load key, from the most recent run that has it."""
-    rows = session.execute(select(Load.key, Load.label).distinct(Load.key).join(Run, Run.id == Load.run_id)
+    rows = session.execute(select(Load.key, Load.label).ext(distinct_on(Load.key)).join(Run, Run.id == Load.run_id)
                            .where(Run.project_id == project_id, Load.key.in_(list(set(keys))))
                            .order_by(Load.key, Load.id.desc()))
     return {key: label for key, label in rows}

@@ -1,0 +1,33 @@
+"""benchtrail-supervise on real child processes: failed exits are restarted, a clean exit or a signal to
+the process group ends it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from tests.harness import VENV_BIN, wait_until
+
+
+def test_failed_exits_are_restarted_until_a_clean_exit(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    # Exits 1 on its first two starts, 0 on the third.
+    child = f'n=$(cat {starts} 2>/dev/null || echo 0); echo $((n+1)) > {starts}; [ "$n" -ge 2 ]'
+    out = subprocess.run([str(VENV_BIN / "benchtrail-supervise"), "sh", "-c", child], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0
+    assert starts.read_text().strip() == "3"
+    assert out.stdout.count("supervised process exited, restarting") == 2
+
+
+def test_a_signal_to_the_group_stops_child_and_supervisor_without_restart(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    proc = subprocess.Popen([str(VENV_BIN / "benchtrail-supervise"), "sh", "-c", f"echo x >> {starts}; exec sleep 60"],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    wait_until(lambda: starts.exists(), 30, "the child to start")
+    os.killpg(proc.pid, signal.SIGTERM)
+    assert proc.wait(30) == 128 + signal.SIGTERM  # the child's own end (by SIGTERM), passed on
+    assert starts.read_text() == "x\n"
+    assert "restarting" not in (proc.stdout.read() if proc.stdout else "")
