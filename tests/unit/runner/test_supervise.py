@@ -8,7 +8,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.harness import VENV_BIN, wait_until
+from infra.localstack import VENV_BIN, wait_until
 
 
 def test_failed_exits_are_restarted_until_a_clean_exit(tmp_path: Path) -> None:
