@@ -131,8 +131,10 @@ class Process:
 def celery_worker(name: str, env: dict[str, str], logdir: Path, queues: str = "ingest,analysis,default",
                   concurrency: int = 2) -> Process:
     # Supervised as in `make up`: a worker that a broker fault ends is started again.
+    # A runner (queues runner.<pool>) is its own app, as on a separate load host.
+    app = "benchtrail_runner.app" if queues.startswith("runner.") else "benchtrail_worker.app"
     proc = Process(name, [str(VENV_BIN / "benchtrail-supervise"), str(VENV_BIN / "celery"), "-A",
-                          "benchtrail_worker.app", "--quiet", "worker", "-Q", queues,
+                          app, "--quiet", "worker", "-Q", queues,
                           "-c", str(concurrency), "-n", f"{name}@%h", "--loglevel", "INFO",
                           "--without-gossip", "--without-mingle", "--without-heartbeat"], env, logdir)
     wait_until(lambda: "ready" in proc.output() or not proc.alive(), 60, f"celery worker {name} to be ready")

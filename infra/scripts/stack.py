@@ -157,8 +157,9 @@ class Stack:
         self._spawn("worker", celery + ["worker", "-Q", "ingest,analysis,default", "-c", "2", "-n",
                                         "worker@%h", "--loglevel", "INFO"], env)
         self._spawn("beat", celery + ["beat", "-s", str(self.run_dir / "beat-schedule"), "--loglevel", "INFO"], env)
-        self._spawn("runner", celery + ["worker", "-Q", "runner.local", "-c", "1", "-n", "runner-local@%h",
-                                        "--loglevel", "INFO"], runner_env)
+        # The runner is its own install (worker/runner); here it shares the venv. On another host:
+        # README "Runner on another host".
+        self._spawn("runner", [str(BIN / "benchtrail-runner"), "start", "--pools", "local", "--name", "local"], runner_env)
         self._wait(lambda: self._health() == 200, 180, "the API health check")
 
     def start_demo_targets(self) -> None:
@@ -344,7 +345,7 @@ def seed_ab_run(url: str, token: str, workdir: Path) -> str:
     """One JMeter A/B run (thread groups 10/20/50, two labels) uploaded through the API; its slug."""
     import json
 
-    from benchtrail.cli.client import Client
+    from benchtrail_runner.client import Client
     from tests.support.jtl import write_jtl
 
     client = Client(url, token)

@@ -5,8 +5,8 @@ from datetime import datetime
 from pathlib import Path
 
 from benchtrail.plans.model import load_plan, steps
-from benchtrail_worker.runner.tools import run_step
-from benchtrail_worker.runner.validity import check_step
+from benchtrail_runner.tools import run_step
+from benchtrail_runner.validity import check_step
 
 from .conftest import Target, require_tool
 

@@ -4,7 +4,7 @@ import csv
 from pathlib import Path
 
 import numpy as np
-from benchtrail_worker.runner.execute import execute_plan
+from benchtrail_runner.execute import execute_plan
 from benchtrail.plans.model import load_plan
 
 from .conftest import Target, require_tool

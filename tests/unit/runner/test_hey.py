@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 from benchtrail.plans.model import load_plan, steps
-from benchtrail_worker.runner.process import ToolError
-from benchtrail_worker.runner.tools import run_step
-from benchtrail_worker.runner.validity import check_step
+from benchtrail_runner.process import ToolError
+from benchtrail_runner.tools import run_step
+from benchtrail_runner.validity import check_step
 
 from .conftest import Target, free_port, require_tool
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from benchtrail.ingest.model import LoadSpec
+from .plan import LoadSpec
 
 from .execute import PlanResult
 

@@ -21,7 +21,7 @@ import sys
 import time
 from types import FrameType
 
-from benchtrail import logging as applog
+from . import logs as applog
 
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
@@ -59,3 +59,7 @@ def main() -> None:
         sys.exit("usage: benchtrail-supervise COMMAND [ARG...]")
     applog.configure(json=True)
     sys.exit(supervise(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from benchtrail.plans.model import Plan
+from .plan import Plan
 from .tools import StepRun
 
 

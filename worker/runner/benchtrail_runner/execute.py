@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .outputs import OutputSummary
-from benchtrail.plans.model import Criterion, Plan, Step, steps
+from .plan import Criterion, Plan, Step, steps
 from .process import ToolError
 from .sampling import ResourceSummary, sampling
 from .tools import Progress, StepOutput, StepRun, run_step
