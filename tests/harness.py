@@ -61,8 +61,9 @@ class Postgres:
 
 
 class Redis:
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, password: str | None = None) -> None:
         self.port = port or free_port()
+        self.password = password   # requirepass, as in `make up` and compose
         self.dir = Path(tempfile.mkdtemp(prefix="bt-redis-"))
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -70,17 +71,22 @@ class Redis:
         import redis
 
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            ["redis-server", *(["-"] if self.password else []), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--dir", str(self.dir), "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = redis.Redis(host="127.0.0.1", port=self.port)
+            stdin=subprocess.PIPE if self.password else None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if self.password:  # from stdin ("-" = config file on stdin), never on the command line
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(f"requirepass {self.password}\n".encode())
+            self.proc.stdin.close()
+        client = redis.Redis(host="127.0.0.1", port=self.port, password=self.password)
         wait_until(client.ping, 10, "redis to answer PING")
         client.close()
         return self
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -101,11 +107,11 @@ def migrate(database_url: str) -> None:
 class Process:
     """A child process (worker, beat, API) with its output in a log file, stopped with SIGTERM."""
 
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], logdir: Path) -> None:
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], logdir: Path, cwd: Path = REPO) -> None:
         self.name = name
         self.log = logdir / f"{name}.log"
         self._fh = self.log.open("wb")
-        self.proc = subprocess.Popen(argv, env=env, stdout=self._fh, stderr=subprocess.STDOUT, cwd=REPO,
+        self.proc = subprocess.Popen(argv, env=env, stdout=self._fh, stderr=subprocess.STDOUT, cwd=cwd,
                                      start_new_session=True)
 
     def output(self) -> str:
