@@ -54,7 +54,7 @@ def passworded_stack(infra: dict[str, str], logdir: Path) -> Iterator[dict[str, 
                                                "--host", "127.0.0.1", "--port", str(port)], env, logdir))
         worker = Process("install-worker", [str(VENV_BIN / "benchtrail-supervise"), str(VENV_BIN / "celery"), "-A",
                                             "benchtrail_worker.app", "--quiet", "worker", "-Q", "ingest,analysis,default",
-                                            "-c", "1", "-n", "install-worker@%h", "--without-gossip", "--without-mingle"],
+                                            "-c", "1", "-n", "install-worker@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
                          env, logdir)
         started.append(worker)
         wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=5).status == 200, STARTUP_S, "the API")
