@@ -78,7 +78,7 @@ def main() -> int:
                                               "BENCHTRAIL_RUNNER_POOLS": "bench"}, logs, queues="runner.bench",
                                    concurrency=1))
         target = f"http://127.0.0.1:{target_port}"
-        from benchtrail.cli.client import Client
+        from benchtrail_runner.client import Client
 
         client = Client(api, admin)
 

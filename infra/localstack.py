@@ -110,8 +110,9 @@ def migrate(database_url: str) -> None:
 class Redis:
     """A throw-away Redis on a free (or given) port, no persistence (tests, benchmarks)."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, password: str | None = None) -> None:
         self.port = port or free_port()
+        self.password = password   # requirepass, as in `make up` and compose
         self.dir = Path(tempfile.mkdtemp(prefix="bt-redis-"))
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -119,17 +120,22 @@ class Redis:
         import redis
 
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.dir), "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = redis.Redis(host="127.0.0.1", port=self.port)
+            ["redis-server", *(["-"] if self.password else []), "--port", str(self.port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no", "--dir", str(self.dir), "--loglevel", "warning"],
+            stdin=subprocess.PIPE if self.password else None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if self.password:  # from stdin ("-" = config file on stdin), never on the command line
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(f"requirepass {self.password}\n".encode())
+            self.proc.stdin.close()
+        client = redis.Redis(host="127.0.0.1", port=self.port, password=self.password)
         wait_until(client.ping, 10, "redis to answer PING")
         client.close()
         return self
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -144,11 +150,11 @@ class Process:
     """A child process (worker, beat, API) in its own session with its output in a log file, stopped
     with SIGTERM to its process group."""
 
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], logdir: Path) -> None:
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], logdir: Path, cwd: Path = REPO) -> None:
         self.name = name
         self.log = logdir / f"{name}.log"
         self._fh = self.log.open("wb")
-        self.proc = subprocess.Popen(argv, env=env, stdout=self._fh, stderr=subprocess.STDOUT, cwd=REPO,
+        self.proc = subprocess.Popen(argv, env=env, stdout=self._fh, stderr=subprocess.STDOUT, cwd=cwd,
                                      start_new_session=True)
 
     def output(self) -> str:
@@ -171,11 +177,10 @@ class Process:
         self._fh.close()
 
 
-def celery_command(bin_dir: Path, *args: str) -> list[str]:
+def celery_command(bin_dir: Path, *args: str, app: str = "benchtrail_worker.app") -> list[str]:
     """A Celery process (worker, beat, runner) under `benchtrail-supervise`, which starts it again when
     a broker fault ends it; no banners, JSON log lines only."""
-    return [str(bin_dir / "benchtrail-supervise"), str(bin_dir / "celery"), "-A", "benchtrail_worker.app", "--quiet",
-            *args]
+    return [str(bin_dir / "benchtrail-supervise"), str(bin_dir / "celery"), "-A", app, "--quiet", *args]
 
 
 def worker_args(name: str, queues: str, concurrency: int) -> list[str]:
@@ -185,8 +190,11 @@ def worker_args(name: str, queues: str, concurrency: int) -> list[str]:
 def celery_worker(name: str, env: dict[str, str], logdir: Path, queues: str = "ingest,analysis,default",
                   concurrency: int = 2) -> Process:
     """A supervised Celery worker as `make up` starts it, returned once it is ready."""
+    # A runner (queues runner.<pool>) is its own app, as on a separate load host.
+    app = "benchtrail_runner.app" if queues.startswith("runner.") else "benchtrail_worker.app"
     proc = Process(name, celery_command(VENV_BIN, *worker_args(name, queues, concurrency),
-                                        "--without-gossip", "--without-mingle", "--without-heartbeat"), env, logdir)
+                                        "--without-gossip", "--without-mingle", "--without-heartbeat", app=app),
+                   env, logdir)
     try:
         wait_until(lambda: "ready" in proc.output() or not proc.alive(), 120, f"celery worker {name} to be ready")
     except BaseException:  # our deadline, or the test's (pytest-timeout), or ^C

@@ -13,7 +13,7 @@ sys.path.insert(0, str(REPO / "backend"))
 
 import yaml  # noqa: E402
 
-from benchtrail.cli.client import ApiError, Client  # noqa: E402
+from benchtrail_runner.client import ApiError, Client  # noqa: E402
 
 XRAY = REPO / "examples" / "data" / "aws-xray-java-agent"
 XRAY_VERSIONS = ["2.7.x", "2.8.x", "2.9.x", "2.18.x", "2.21.x", "2.21.0"]

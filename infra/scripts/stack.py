@@ -156,7 +156,9 @@ class Stack:
         self._spawn("api", [str(BIN / "benchtrail-api"), "--host", "127.0.0.1", "--port", str(self.api_port)], env)
         self._spawn("worker", celery(BIN, *localstack.worker_args("worker", "ingest,analysis,default", 2)), env)
         self._spawn("beat", celery(BIN, "beat", "-s", str(self.run_dir / "beat-schedule"), "--loglevel", "INFO"), env)
-        self._spawn("runner", celery(BIN, *localstack.worker_args("runner-local", "runner.local", 1)), runner_env)
+        # The runner is its own install (worker/runner; it supervises itself); here it shares the venv. On another
+        # host: README "Runner on another host".
+        self._spawn("runner", [str(BIN / "benchtrail-runner"), "start", "--pools", "local", "--name", "local"], runner_env)
         self._wait(lambda: self._health() == 200, 180, "the API health check")
 
     def start_demo_targets(self) -> None:
@@ -341,7 +343,7 @@ def seed_ab_run(url: str, token: str, workdir: Path) -> str:
     """One JMeter A/B run (thread groups 10/20/50, two labels) uploaded through the API; its slug."""
     import json
 
-    from benchtrail.cli.client import Client
+    from benchtrail_runner.client import Client
     from tests.support.jtl import write_jtl
 
     client = Client(url, token)

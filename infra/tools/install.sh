@@ -3,7 +3,7 @@
 # every piece in place and returns in about a second.
 #
 #   infra/tools/install.sh                 # everything: apt hey wrk, jmeter, k6, demo
-#   infra/tools/install.sh jmeter k6       # only some components
+#   infra/tools/install.sh jmeter k6       # only some components (apt = hey and wrk)
 #
 # Everything except the apt packages goes into $BENCHTRAIL_TOOLS_DIR (default <repo>/.tools):
 #   bin/hey, bin/wrk -> apt (/usr/bin), bin/k6, bin/jmeter (wrapper), bin/benchtrail-demo-target,
@@ -30,10 +30,10 @@ record_version() {   # name, version: one line per component in versions.txt
     sort "$f.tmp" > "$f" && rm -f "$f.tmp"
 }
 
-install_apt() {
-    local missing=()
-    command -v hey >/dev/null || missing+=(hey)
-    command -v wrk >/dev/null || missing+=(wrk)
+install_apt() {   # apt packages among hey, wrk (default both), linked into $TOOLS/bin
+    local wanted=("$@") missing=()
+    [ ${#wanted[@]} -eq 0 ] && wanted=(hey wrk)
+    for p in "${wanted[@]}"; do command -v "$p" >/dev/null || missing+=("$p"); done
     if [ ${#missing[@]} -gt 0 ]; then
         if [ "$(id -u)" -ne 0 ]; then
             log "need root to apt-get install ${missing[*]}"; exit 1
@@ -43,10 +43,14 @@ install_apt() {
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
         log "apt ${missing[*]}: $(elapsed "$t") s"
     fi
-    ln -sf "$(command -v hey)" "$TOOLS/bin/hey"
-    ln -sf "$(command -v wrk)" "$TOOLS/bin/wrk"
-    record_version hey "$(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo unknown)"
-    record_version wrk "$(dpkg-query -W -f='${Version}' wrk 2>/dev/null || echo unknown)"
+    for p in "${wanted[@]}"; do
+        ln -sf "$(command -v "$p")" "$TOOLS/bin/$p"
+        record_version "$p" "$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo unknown)"
+    done
+}
+
+need() {   # command, what provides it
+    command -v "$1" >/dev/null || { log "needs $1 ($2)"; exit 1; }
 }
 
 # JMeter 5.6.3 assembled from Maven Central (Apache ships no tarball there). Chosen over Debian's
@@ -57,6 +61,8 @@ install_jmeter() {
     if [ -f "$home/.complete" ]; then
         log "jmeter $JMETER_VERSION present"
     else
+        need java "a Java 17 runtime: apt-get install openjdk-17-jre-headless"
+        need mvn "Maven, to fetch JMeter from Maven Central: apt-get install maven"
         local t; t=$(stamp)
         local work; work=$(mktemp -d)
         mvn -q -B -Dstyle.color=never -f "$REPO/infra/tools/jmeter/pom.xml" dependency:copy-dependencies \
@@ -94,6 +100,7 @@ install_k6() {
     if [ -x "$TOOLS/bin/k6" ] && "$TOOLS/bin/k6" version 2>/dev/null | grep -q "$K6_VERSION"; then
         log "k6 $K6_VERSION present"
     else
+        need go "Go >= 1.24, to build k6 from the Go module proxy"
         local t; t=$(stamp)
         local gobin; gobin=$(mktemp -d)
         GOBIN="$gobin" GOFLAGS=-buildvcs=false go install "go.k6.io/k6@$K6_VERSION"
@@ -111,11 +118,12 @@ components=("$@")
 [ ${#components[@]} -eq 0 ] && components=(apt jmeter k6 demo)
 for c in "${components[@]}"; do
     case "$c" in
-        apt|hey|wrk) install_apt ;;
+        apt) install_apt ;;
+        hey|wrk) install_apt "$c" ;;
         jmeter) install_jmeter ;;
         k6) install_k6 ;;
         demo) install_demo ;;
-        *) log "unknown component '$c' (apt, jmeter, k6, demo)"; exit 2 ;;
+        *) log "unknown component '$c' (apt, hey, wrk, jmeter, k6, demo)"; exit 2 ;;
     esac
 done
 log "tools in $TOOLS (export BENCHTRAIL_TOOLS_DIR=$TOOLS)"

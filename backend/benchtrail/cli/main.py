@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
-from benchtrail.cli.client import ApiError, Client, new_idempotency_key
+from benchtrail_runner.client import ApiError, Client, new_idempotency_key
 from benchtrail.cli.format import compare_rows, print_run
 
 EXIT_USAGE, EXIT_REJECTED, EXIT_INGEST_FAILED, EXIT_ALERT, EXIT_SERVER = 2, 3, 4, 5, 6

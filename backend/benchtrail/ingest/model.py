@@ -10,52 +10,11 @@ milliseconds (float) for reported summary statistics, timestamps in epoch **mill
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 import polars as pl
 
-LoadKind = Literal["threads", "concurrency", "rate", "requests", "duration", "none"]
-
-
-@dataclass(frozen=True, slots=True)
-class LoadSpec:
-    """A typed load level. `kind`/`value` is the primary axis of breakdowns (thread group 10/20/50,
-    concurrency 50/100/120, 1000 QPS); `requests` and `duration_s` qualify it (hey -n, -z)."""
-
-    kind: LoadKind = "none"
-    value: float | None = None
-    requests: int | None = None
-    duration_s: float | None = None
-
-    @property
-    def key(self) -> str:
-        """Stable identity of the load level, used in trail identity and URLs."""
-        parts = [self.kind]
-        if self.value is not None:
-            parts.append(_num(self.value))
-        if self.requests is not None:
-            parts.append(f"n{self.requests}")
-        if self.duration_s is not None:
-            parts.append(f"d{_num(self.duration_s)}s")
-        return ":".join(parts)
-
-    @property
-    def label(self) -> str:
-        names = {"threads": "threads", "concurrency": "concurrency", "rate": "req/s",
-                 "requests": "requests", "duration": "s"}
-        if self.kind == "none":
-            return "—"
-        text = f"{_num(self.value)} {names[self.kind]}" if self.value is not None else self.kind
-        if self.requests is not None and self.kind != "requests":
-            text += f", {self.requests} requests"
-        return text
-
-
-def _num(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
-
-
-NONE_LOAD = LoadSpec()
+# The load level is shared with the runner, which installs without the server: defined there.
+from benchtrail_runner.plan import NONE_LOAD, LoadKind, LoadSpec  # noqa: F401  (re-exported)
 
 # Columns of `ParsedFile.samples` (one row per request/sample), in this order and with these types.
 SAMPLE_SCHEMA: dict[str, pl.DataType] = {

@@ -7,7 +7,7 @@ import random
 import pytest
 from pydantic import ValidationError
 
-from benchtrail.cli.client import backoff_delay
+from benchtrail_runner.client import backoff_delay
 from benchtrail.uploads.schemas import UploadMetadata
 from benchtrail.validation import text_problem
 

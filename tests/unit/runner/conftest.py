@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from benchtrail_worker.runner.tools import ToolNotInstalled, tool_path, tools_dir
+from benchtrail_runner.tools import ToolNotInstalled, tool_path, tools_dir
 
 
 def free_port() -> int:

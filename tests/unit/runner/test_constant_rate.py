@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchtrail.plans.model import load_plan, steps
-from benchtrail_worker.runner.tools import run_step
+from benchtrail_runner.tools import run_step
 
 from .conftest import Target, ingest_checks, require_tool
 

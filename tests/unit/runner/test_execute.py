@@ -3,7 +3,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from benchtrail_worker.runner.execute import execute_plan
+from benchtrail_runner.execute import execute_plan
 from benchtrail.plans.model import load_plan
 
 from .conftest import Target, require_tool

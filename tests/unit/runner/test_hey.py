@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from benchtrail.plans.model import load_plan, steps
-from benchtrail_worker.runner.process import ToolError
-from benchtrail_worker.runner.tools import run_step
+from benchtrail_runner.process import ToolError
+from benchtrail_runner.tools import run_step
 
 from .conftest import Target, free_port, ingest_checks, require_tool
 

@@ -4,9 +4,9 @@ import csv
 from collections import Counter
 from pathlib import Path
 
-from benchtrail_worker.runner.jmx import JTL_PROPERTIES, build_jmx
+from benchtrail_runner.jmx import JTL_PROPERTIES, build_jmx
 from benchtrail.plans.model import load_plan
-from benchtrail_worker.runner.process import Launch, run_together
+from benchtrail_runner.process import Launch, run_together
 
 from .conftest import Target, require_tool
 

@@ -4,8 +4,8 @@ import urllib.request
 from pathlib import Path
 
 from benchtrail.plans.model import load_plan, steps
-from benchtrail_worker.runner.sampling import PrometheusSource, ResourceSampler, pid_listening_on, sampling
-from benchtrail_worker.runner.tools import run_step
+from benchtrail_runner.sampling import PrometheusSource, ResourceSampler, pid_listening_on, sampling
+from benchtrail_runner.tools import run_step
 
 from .conftest import Target, proc_cpu_s, proc_rss_mb, require_tool
 

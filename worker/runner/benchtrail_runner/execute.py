@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchtrail.plans.model import Plan, Step, steps
+from .plan import Plan, Step, steps
 from .process import ToolError
 from .sampling import ResourceSummary, sampling
 from .tools import Progress, StepOutput, StepRun, run_step

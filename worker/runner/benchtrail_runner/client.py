@@ -1,4 +1,4 @@
-"""A small HTTP client for the Benchtrail API, used by the CLI (and by runners)."""
+"""A small HTTP client for the Benchtrail API, used by runners and by the CLI (`benchtrail.cli`)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from . import outputs
 from .jmx import JTL_PROPERTIES, build_jmx
 from .outputs import OutputSummary
-from benchtrail.plans.model import Load, Plan, Scenario, Step, Variant
+from .plan import Load, Plan, Scenario, Step, Variant
 from .process import Finished, Launch, ToolError, run_together
 
 _REPO = Path(__file__).resolve().parents[3]

@@ -13,16 +13,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from benchtrail.cli.client import ApiError, Client
-from benchtrail.config import get_settings
-from benchtrail.logging import log
-from benchtrail.targets import disallowed_targets
-from benchtrail_worker.policy import task
-from benchtrail_worker.runner.execute import execute_plan
-from benchtrail.plans.model import PlanError, load_plan, steps
-from benchtrail_worker.runner.process import ToolError
-from benchtrail_worker.runner.report import results_upload
-from benchtrail_worker.runner.tools import Progress
+from .app import app
+from .client import ApiError, Client
+from .config import get_settings
+from .execute import execute_plan
+from .logs import log
+from .plan import PlanError, parse_plan, steps
+from .process import ToolError
+from .report import results_upload
+from .targets import disallowed_targets
+from .tools import Progress
 
 REPORT_INTERVAL_S = 1.0
 LONGEST_RUN_S = 6 * 3600
@@ -83,15 +83,17 @@ class Reporter:
 
 def _client() -> Client:
     settings = get_settings()
-    return Client(settings.api_url, settings.runner_token, timeout=600)
+    return Client(settings.api_url, settings.token, timeout=600)
 
 
-@task("runs.execute", "runner.default", retry=False, soft_time_limit=LONGEST_RUN_S, time_limit=LONGEST_RUN_S + 60)
+# A load test is never retried by Celery (max_retries=0); the queue is the pool's, chosen by the sender.
+@app.task(name="runs.execute", bind=True, max_retries=0, acks_late=True,
+          soft_time_limit=LONGEST_RUN_S, time_limit=LONGEST_RUN_S + 60)
 def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
     settings = get_settings()
     api = _client()
     try:
-        claimed = api.post(f"/api/v1/runs/{slug}/claim?runner={settings.runner_name}", {})
+        claimed = api.post(f"/api/v1/runs/{slug}/claim?runner={settings.name}", {})
     except ApiError as exc:
         if exc.status == 409:
             log.info("run not claimable, skipped", run=slug, detail=exc.body.get("detail"))
@@ -109,7 +111,7 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
         {**s, "headers": {**s.get("headers", {}), **secrets[s["name"]]}} if s.get("name") in secrets else s
         for s in plan_body.get("scenarios", [])]}
     try:
-        plan = load_plan(json.dumps(plan_body))
+        plan = parse_plan(plan_body)
     except PlanError as exc:
         return finish("failed", f"invalid plan: {exc}")
     bad = disallowed_targets([v.target for v in plan.variants], settings.target_patterns)

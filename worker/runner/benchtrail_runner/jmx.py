@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.etree import ElementTree as ET
 
-from benchtrail.plans.model import Load, Scenario, Variant
+from .plan import Load, Scenario, Variant
 
 JTL_PROPERTIES: dict[str, str] = {
     "jmeter.save.saveservice.output_format": "csv",

@@ -18,7 +18,7 @@ from typing import Protocol
 import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
-from benchtrail.plans.model import Variant
+from .plan import Variant
 
 MB = 1024.0 * 1024.0
 

@@ -5,13 +5,13 @@ files for those (`benchtrail.ingest`), for runner runs and uploads alike."""
 
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 
 
 @dataclass
@@ -31,47 +31,66 @@ class OutputSummary:
         return 100.0 * self.errors / self.count if self.count else 100.0
 
 
+def _csv_columns(path: Path, wanted: tuple[str, ...]) -> dict[str, list[str]]:
+    """The named columns of a CSV file with a header row (by name: tools add and reorder columns)."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        reader = csv.reader(f)
+        header = next(reader, [])
+        missing = [w for w in wanted if w not in header]
+        if missing:
+            raise ValueError(f"{path.name}: no column(s) {', '.join(missing)} in the header {header}")
+        index = [header.index(w) for w in wanted]
+        columns: list[list[str]] = [[] for _ in wanted]
+        for line, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            try:
+                for col, i in zip(columns, index, strict=True):
+                    col.append(row[i])
+            except IndexError:
+                raise ValueError(f"{path.name} line {line}: {len(row)} fields, the header has {len(header)}") from None
+    return dict(zip(wanted, columns, strict=True))
+
+
 def jmeter_jtl(path: Path) -> OutputSummary:
     """A CSV JTL with a header row (what the runner asks JMeter to write). Transaction Controller
     parent rows are excluded like JMeter's own report does."""
-    df = pl.read_csv(path, columns=["timeStamp", "elapsed", "success", "responseMessage", "responseCode"],
-                     schema_overrides={"responseCode": pl.String, "responseMessage": pl.String,
-                                       "success": pl.String},
-                     infer_schema_length=100)
-    df = df.filter(~pl.col("responseMessage").fill_null("").str.starts_with("Number of samples in transaction"))
-    if df.height == 0:
+    cols = _csv_columns(path, ("timeStamp", "elapsed", "success", "responseMessage", "responseCode"))
+    keep = [i for i, m in enumerate(cols["responseMessage"]) if not m.startswith("Number of samples in transaction")]
+    if not keep:
         return OutputSummary(0, 0, 0.0)
-    ok = df["success"].str.to_lowercase() == "true"
-    ts = df["timeStamp"].cast(pl.Int64).to_numpy()
-    el = df["elapsed"].cast(pl.Int64).to_numpy()
-    failed = df.filter(~ok)
+    ts = np.array([int(cols["timeStamp"][i]) for i in keep], dtype=np.int64)
+    el = np.array([int(cols["elapsed"][i]) for i in keep], dtype=np.int64)
+    ok = np.array([cols["success"][i].lower() == "true" for i in keep], dtype=bool)
     first = None
-    if failed.height:
-        first = f"{failed['responseCode'][0]} {failed['responseMessage'][0]}"
+    if not ok.all():
+        j = keep[int(np.argmin(ok))]
+        first = f"{cols['responseCode'][j]} {cols['responseMessage'][j]}"
     # timeStamp is the sample start: the shipped jmeter.properties sets sampleresult.timestamp.start.
     span = (float((ts + el).max()) - float(ts.min())) / 1000.0
-    return OutputSummary(count=df.height, errors=int((~ok).sum()), span_s=span, first_failure=first,
+    return OutputSummary(count=len(keep), errors=int((~ok).sum()), span_s=span, first_failure=first,
                          window=(float(ts.min()) / 1000.0, float((ts + el).max()) / 1000.0))
 
 
 def hey_csv(path: Path, requested: int | None = None) -> OutputSummary:
     """hey -o csv: one row per request that got a response (transport failures are dropped, so with
     -n the missing rows are the transport errors); seconds with 0.1 ms resolution; unsorted."""
-    df = pl.read_csv(path, schema_overrides={"status-code": pl.Int64})
-    if df.height == 0:
+    cols = _csv_columns(path, ("response-time", "status-code", "offset"))
+    rows = len(cols["offset"])
+    if rows == 0:
         return OutputSummary(requested or 0, requested or 0, 0.0, first_failure="no request got a response")
-    rt = df["response-time"].to_numpy()
-    off = df["offset"].to_numpy()
-    status = df["status-code"].to_numpy()
+    rt = np.array(cols["response-time"], dtype=np.float64)
+    off = np.array(cols["offset"], dtype=np.float64)
+    status = np.array(cols["status-code"], dtype=np.int64)
     http_errors = int((status >= 400).sum())
-    missing = max(0, (requested or df.height) - df.height)
+    missing = max(0, (requested or rows) - rows)
     first = None
     if missing:
         first = f"{missing} request(s) failed without a response"
     elif http_errors:
         first = f"HTTP {int(status[status >= 400][0])}"
     span = float((off + rt).max() - off.min())
-    return OutputSummary(count=df.height + missing, errors=http_errors + missing, span_s=span, first_failure=first)
+    return OutputSummary(count=rows + missing, errors=http_errors + missing, span_s=span, first_failure=first)
 
 
 def _k6_time(text: str) -> float:

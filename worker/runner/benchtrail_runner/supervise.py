@@ -22,7 +22,7 @@ import sys
 import time
 from types import FrameType
 
-from benchtrail import logging as applog
+from . import logs as applog
 
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
@@ -61,3 +61,7 @@ def main() -> None:
     applog.configure(json=True)
     code = supervise(sys.argv[1:])
     sys.exit(128 - code if code < 0 else code)  # a child ended by signal N exits 128 + N, as in a shell
+
+
+if __name__ == "__main__":
+    main()
