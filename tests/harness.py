@@ -135,7 +135,11 @@ def celery_worker(name: str, env: dict[str, str], logdir: Path, queues: str = "i
                           "benchtrail_worker.app", "--quiet", "worker", "-Q", queues,
                           "-c", str(concurrency), "-n", f"{name}@%h", "--loglevel", "INFO",
                           "--without-gossip", "--without-mingle", "--without-heartbeat"], env, logdir)
-    wait_until(lambda: "ready" in proc.output() or not proc.alive(), 60, f"celery worker {name} to be ready")
+    try:  # a loaded shared machine can take more than a minute to start a worker
+        wait_until(lambda: "ready" in proc.output() or not proc.alive(), 180, f"celery worker {name} to be ready")
+    except TimeoutError:
+        proc.stop()  # never leave a supervised worker behind
+        raise
     if not proc.alive():
         raise RuntimeError(f"worker {name} died:\n{proc.output()}")
     return proc

@@ -21,7 +21,8 @@ from tests.integration.conftest import _env
 from tests.integration.test_runner import admin_headers, hey_plan, post_plan, run_of, start
 from tests.support.flaky_proxy import FlakyProxy
 
-pytestmark = pytest.mark.slow
+# The first test also waits for the session's stack (PostgreSQL, Redis, API, worker) on a loaded machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 REQUESTS = 400
 
