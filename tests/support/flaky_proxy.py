@@ -26,8 +26,12 @@ _CHUNK = 65536
 
 
 def _reset(sock: socket.socket) -> None:
-    try:  # RST rather than FIN: what a crashed server or a broken network looks like
+    try:  # RST rather than FIN where possible: what a crashed server or a broken network looks like
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    try:  # wakes the other direction's thread blocked in recv() on this socket (close() alone does not)
+        sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
     try:
