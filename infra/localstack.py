@@ -196,7 +196,7 @@ def celery_worker(name: str, env: dict[str, str], logdir: Path, queues: str = "i
                                         "--without-gossip", "--without-mingle", "--without-heartbeat", app=app),
                    env, logdir)
     try:
-        wait_until(lambda: "ready" in proc.output() or not proc.alive(), 120, f"celery worker {name} to be ready")
+        wait_until(lambda: "ready" in proc.output() or not proc.alive(), 180, f"celery worker {name} to be ready")
     except BaseException:  # our deadline, or the test's (pytest-timeout), or ^C
         proc.stop()  # never leave a worker behind: it would keep writing into the next session's log
         raise

@@ -42,15 +42,15 @@ def runner_token(infra: dict[str, str]) -> str:
 
 
 @pytest.fixture(scope="session")
-def start_runner(infra, live_api, runner_token, logdir) -> Iterator[Callable[[str, str], Process]]:  # type: ignore[no-untyped-def]
+def start_runner(infra, live_api, runner_token, logdir) -> Iterator[Callable[..., Process]]:  # type: ignore[no-untyped-def]
     """Factory: a runner (Celery worker on queue runner.<pool>) that knows only the broker, the API URL
     and its token. Stopped at the end of the session unless a test stopped it."""
     started: list[Process] = []
 
-    def start(pool: str, name: str) -> Process:
-        env = _env(infra, BENCHTRAIL_API_URL=live_api, BENCHTRAIL_RUNNER_TOKEN=runner_token,
+    def start(pool: str, name: str, api_url: str | None = None, **extra: str) -> Process:
+        env = _env(infra, BENCHTRAIL_API_URL=api_url or live_api, BENCHTRAIL_RUNNER_TOKEN=runner_token,
                    BENCHTRAIL_RUNNER_POOLS=pool, BENCHTRAIL_RUNNER_NAME=name,
-                   BENCHTRAIL_DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:1/none")
+                   BENCHTRAIL_DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:1/none", **extra)
         proc = celery_worker(name, env, logdir, queues=f"runner.{pool}", concurrency=1)
         started.append(proc)
         return proc

@@ -20,6 +20,7 @@ EXPECTED_RUN_MOVES = {
     ("queued", "running"), ("queued", "failed"), ("queued", "cancelled"),
     ("running", "ingesting"), ("running", "failed"), ("running", "cancelled"),
     ("ingesting", "completed"), ("ingesting", "failed"),
+    ("failed", "ingesting"),  # late results from the run's own runner (migration 0014)
 }
 EXPECTED_ANALYSIS_MOVES = {("pending", "done"), ("pending", "failed"), ("failed", "done"), ("done", "done")}
 RUN_STATES = ["queued", "running", "ingesting", "completed", "failed", "cancelled"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -9,6 +10,7 @@ import time
 
 import psutil
 import pytest
+import zstandard
 
 from infra.localstack import wait_until
 from tests.support.jtl import independent_cells
@@ -100,6 +102,8 @@ def test_thread_groups_against_baseline_and_agent(client, make_project, start_ru
         if f["format"] != "jmeter-csv":
             continue
         raw = client.get(f["download_url"]).content
+        assert f["filename"].endswith(".zst")  # runners send their outputs zstd-compressed
+        raw = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)).read()
         path = __import__("pathlib").Path(os.environ["BENCHTRAIL_DATA_DIR"]) / f"check-{f['id']}.jtl"
         path.write_bytes(raw)
         for (label, threads), exp in independent_cells(path).items():

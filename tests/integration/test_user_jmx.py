@@ -9,6 +9,7 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+import zstandard
 
 from infra.localstack import REPO
 from tests.integration.test_runner import admin_headers, post_plan, start, wait_status
@@ -34,7 +35,9 @@ def test_a_hand_written_jmx_runs_end_to_end(client, make_project, start_runner, 
     r = client.get(jtl["download_url"], headers=admin_headers(token))
     assert r.status_code == 200, r.text
     samples: dict[str, list[tuple[int, int, bool]]] = defaultdict(list)
-    for row in csv.DictReader(io.StringIO(r.content.decode())):
+    assert jtl["filename"].endswith(".zst")  # runners send their outputs zstd-compressed
+    text = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(r.content)).read().decode()
+    for row in csv.DictReader(io.StringIO(text)):
         samples[row["label"]].append((int(row["timeStamp"]), int(row["elapsed"]), row["success"] == "true"))
     assert set(samples) == {"home", "user profile", "add to cart"}
 

@@ -64,6 +64,8 @@ class Run(Base):
     criteria: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)
     progress: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     idempotency_key: Mapped[str | None] = mapped_column(String(200))
+    # The Idempotency-Key of the accepted results of a plan run: the same key again is the same upload.
+    results_key: Mapped[str | None] = mapped_column(String(200))
     meta: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -79,6 +79,13 @@ class ClaimOut(ProgressAck):
                                            "that claims the run (plan bodies show them as \"***\")")
 
 
+class ResultsAccepted(BaseModel):
+    run: str
+    status: str
+    duplicate: bool = Field(default=False, description="True: these results (same Idempotency-Key) were "
+                                                       "already accepted; nothing new was stored")
+
+
 class FinishIn(SafeModel):
     status: str = Field(pattern="^(failed|cancelled)$")
     reason: str

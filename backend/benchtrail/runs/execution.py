@@ -130,10 +130,17 @@ def progress(session: Session, principal: Principal, slug: str, data: ProgressIn
 
 
 def attach_results(session: Session, principal: Principal, slug: str, metadata_raw: str,
-                   parts: list[tuple[str, BinaryIO]]) -> Run:
+                   parts: list[tuple[str, BinaryIO]], idempotency_key: str | None = None) -> tuple[Run, bool]:
+    """Store a runner's results (all files or none: one transaction). With the Idempotency-Key of
+    results already accepted, nothing is stored and the answer says `duplicate` (the runner retried
+    after losing the first answer). Concurrent retries queue on the run's row lock."""
     run = _runner_run(session, principal, slug)
-    if run.status != RunStatus.RUNNING:
-        raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from its running runner")
+    if idempotency_key is not None and run.results_key == idempotency_key:
+        return run, True
+    late = run.status == RunStatus.FAILED and run.results_key is None
+    if run.status != RunStatus.RUNNING and not late:
+        raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from the runner that runs it "
+                       f"(or, once, late from that runner after the run failed without results)")
     try:
         meta = ResultsMetadata.model_validate_json(metadata_raw)
     except ValidationError as exc:
@@ -141,10 +148,18 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
     if run.environment_id is None and meta.environment is not None:
         run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
     run_meta.update(run, loadgen=meta.loadgen)
+    if late:
+        # The load test finished but its runner lost the API while delivering it (the sweeper or the
+        # runner itself failed the run): its results still count. Recorded in the status detail.
+        earlier = (run.status_detail or {}).get("reason", "")
+        lifecycle.transition(run, RunStatus.INGESTING, detail={
+            "reason": f"results delivered late by the runner after the run had failed ({earlier})"})
     store_files(session, run, meta, parts)
+    # No key: a placeholder still marks the run as having results (late results are accepted once).
+    run.results_key = idempotency_key or f"unkeyed-{run.id}"
     run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
     publish_after_commit(session, run)
-    return run
+    return run, False
 
 
 def finish(session: Session, principal: Principal, slug: str, data: FinishIn) -> Run:

@@ -5,16 +5,16 @@ import json
 from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Header, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal, bearer_token, get_principal, resolve
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
-from benchtrail.plans.schemas import ClaimOut, FinishIn, ProgressAck, ProgressIn
+from benchtrail.plans.schemas import ClaimOut, FinishIn, ProgressAck, ProgressIn, ResultsAccepted
 from benchtrail.runs import execution as service
 from benchtrail.runs.service import get_visible_run
 
@@ -44,13 +44,26 @@ def report_progress(slug: str, body: ProgressIn, session: Session = SessionDep,
     return ProgressAck(cancel_requested=service.progress(session, principal, slug, body))
 
 
-@router.post("/{slug}/results", status_code=202,
-             responses=errors(400, model=ResultFileError, e400=RESULT_FILE_400) | errors(403, 409))
-def upload_results(slug: str, metadata: str = Form(), files: list[UploadFile] = File(),
-                   session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
-    run = service.attach_results(session, principal, slug, metadata,
-                                 [(f.filename or f"file-{i}", f.file) for i, f in enumerate(files)])
-    return {"run": run.slug, "status": run.status}
+@router.post("/{slug}/results", response_model=ResultsAccepted, status_code=202,
+             responses={200: {"model": ResultsAccepted,
+                              "description": "Same Idempotency-Key: these results were already accepted"},
+                        **errors(400, model=ResultFileError, e400=RESULT_FILE_400), **errors(403, 409),
+                        **errors(413, e413="Upload too large (checked before it is read) or a decompression bomb")})
+def upload_results(slug: str,
+                   metadata: str = Form(description="ResultsMetadata as JSON; files[i] describes the i-th file"),
+                   files: list[UploadFile] = File(description="Raw outputs (may be gzip/zstd/zip)"),
+                   idempotency_key: str | None = Header(
+                       default=None, max_length=200, pattern=r"^[\x21-\x7e]+$",
+                       description="The runner's key for these results: sent again (a retry whose answer was "
+                                   "lost), the results are not stored twice and the answer is 200"),
+                   session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> JSONResponse:
+    """A runner's raw outputs for the run it claimed, validated and stored in one transaction (all or
+    nothing), then ingested."""
+    run, duplicate = service.attach_results(session, principal, slug, metadata,
+                                            [(f.filename or f"file-{i}", f.file) for i, f in enumerate(files)],
+                                            idempotency_key)
+    body = ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
+    return JSONResponse(body.model_dump(mode="json"), status_code=200 if duplicate else 202)
 
 
 @router.post("/{slug}/finish", responses=errors(403, 409))

@@ -7,6 +7,8 @@ constraints) and any other move (a trigger built from the same tables, migration
                        │         │           └───→ failed
                        │         ├──→ failed | cancelled      (runner finish, sweeper, user cancel)
                        └─────────┴──→ failed | cancelled
+    failed → ingesting: late results, only from the runner that claimed the run, only while the run has
+    none (its runner lost the API while delivering them; runs/execution.py attach_results)
 
     analysis: pending → done | failed;  failed → done (a later attempt succeeded);  done → done (forced)
 """
@@ -45,7 +47,7 @@ TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.RUNNING: frozenset({RunStatus.INGESTING, RunStatus.FAILED, RunStatus.CANCELLED}),
     RunStatus.INGESTING: frozenset({RunStatus.COMPLETED, RunStatus.FAILED}),
     RunStatus.COMPLETED: frozenset(),
-    RunStatus.FAILED: frozenset(),
+    RunStatus.FAILED: frozenset({RunStatus.INGESTING}),
     RunStatus.CANCELLED: frozenset(),
 }
 
@@ -82,6 +84,7 @@ def transition(run: Any, to: RunStatus, *, detail: dict[str, Any] | None = None,
         run.heartbeat_at = now
     elif to is RunStatus.INGESTING:
         run.heartbeat_at = now  # the sweeper re-queues an ingest nobody is working on
+        run.finished_at = None  # late results of a failed run: it is live again
     if to in TERMINAL:
         run.finished_at = now
     if detail is not None:

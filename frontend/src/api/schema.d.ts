@@ -522,7 +522,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload Results */
+        /**
+         * Upload Results
+         * @description A runner's raw outputs for the run it claimed, validated and stored in one transaction (all or
+         *     nothing), then ingested.
+         */
         post: operations["upload_results_api_v1_runs__slug__results_post"];
         delete?: never;
         options?: never;
@@ -1139,9 +1143,15 @@ export interface components {
         };
         /** Body_upload_results_api_v1_runs__slug__results_post */
         Body_upload_results_api_v1_runs__slug__results_post: {
-            /** Files */
+            /**
+             * Files
+             * @description Raw outputs (may be gzip/zstd/zip)
+             */
             files: string[];
-            /** Metadata */
+            /**
+             * Metadata
+             * @description ResultsMetadata as JSON; files[i] describes the i-th file
+             */
             metadata: string;
         };
         /** Body_upload_run_api_v1_projects__slug__runs_post */
@@ -1704,6 +1714,19 @@ export interface components {
             reason?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** ResultsAccepted */
+        ResultsAccepted: {
+            /**
+             * Duplicate
+             * @description True: these results (same Idempotency-Key) were already accepted; nothing new was stored
+             * @default false
+             */
+            duplicate: boolean;
+            /** Run */
+            run: string;
+            /** Status */
+            status: string;
         };
         /** RunAlert */
         RunAlert: {
@@ -5699,7 +5722,10 @@ export interface operations {
     upload_results_api_v1_runs__slug__results_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The runner's key for these results: sent again (a retry whose answer was lost), the results are not stored twice and the answer is 200 */
+                "idempotency-key"?: string | null;
+            };
             path: {
                 slug: string;
             };
@@ -5711,15 +5737,22 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Same Idempotency-Key: these results were already accepted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsAccepted"];
+                };
+            };
             /** @description Successful Response */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: string;
-                    };
+                    "application/json": components["schemas"]["ResultsAccepted"];
                 };
             };
             /** @description A result file is refused (error InvalidResultFile, with file, line, field and reason), the multipart body is malformed, or a string cannot be stored (the field is named) */
@@ -5767,7 +5800,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request body exceeds BENCHTRAIL_MAX_UPLOAD_MB (checked before it is read) */
+            /** @description Upload too large (checked before it is read) or a decompression bomb */
             413: {
                 headers: {
                     [name: string]: unknown;

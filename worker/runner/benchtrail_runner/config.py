@@ -39,6 +39,8 @@ class RunnerSettings:
     tools_dir: Path | None
     target_allowlist: str
     log_json: bool
+    upload_retry_s: float = 3600.0   # how long a results upload is retried before it is kept for `resend`
+    work_dir: Path | None = None     # where each run's work directory is made (kept when undelivered)
 
     @property
     def target_patterns(self) -> list[str]:
@@ -80,6 +82,8 @@ def settings_from(env: Mapping[str, str]) -> RunnerSettings:
         tools_dir=Path(tools) if tools else None,
         target_allowlist=env.get("BENCHTRAIL_TARGET_ALLOWLIST", DEFAULT_ALLOWLIST),
         log_json=_flag(env.get("BENCHTRAIL_LOG_JSON", "true")),
+        upload_retry_s=float(env.get("BENCHTRAIL_RUNNER_UPLOAD_RETRY_S", "3600")),
+        work_dir=Path(env["BENCHTRAIL_RUNNER_WORK_DIR"]) if env.get("BENCHTRAIL_RUNNER_WORK_DIR") else None,
     )
 
 

@@ -1,12 +1,16 @@
 """`runs.execute` on a runner: claim the run, run the plan with the real tools, report progress
 (which is also the heartbeat and the cancel channel), upload the raw outputs through the API.
 
+The heartbeat runs for the whole time the runner owns the run, packaging and upload included. The
+outputs are compressed and sent with retries and one Idempotency-Key (runner/delivery.py); the work
+directory is removed only once the API acknowledged them, and kept (with an error log line naming it
+and the re-send command) when it never did.
+
 A load test is never retried automatically (max_retries=0); the claim is a state guard on the run,
 so a redelivered message for a run that already started does nothing."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 import threading
@@ -15,6 +19,7 @@ from typing import Any
 
 from .app import app
 from .client import ApiError, Client
+from . import delivery
 from .config import get_settings
 from .execute import execute_plan
 from .logs import log
@@ -25,6 +30,7 @@ from .targets import disallowed_targets
 from .tools import Progress
 
 REPORT_INTERVAL_S = 1.0
+LOG_KEEP = 200  # log lines held while the API is unreachable
 LONGEST_RUN_S = 6 * 3600
 
 
@@ -74,6 +80,9 @@ class Reporter:
             if ack.get("cancel_requested"):
                 self.cancelled.set()
         except Exception as exc:  # the API may be restarting; the next report retries
+            with self._lock:  # ...with these log lines too
+                self._log[:0] = body["log"]
+                del self._log[:-LOG_KEEP]
             log.warning("progress report failed", run=self.slug, error=str(exc))
 
     def _loop(self) -> None:
@@ -118,8 +127,14 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
     if bad:
         return finish("failed", f"targets not in this runner's allow-list: {', '.join(bad)}")
 
-    workdir = Path(tempfile.mkdtemp(prefix=f"run-{slug}-"))
+    base = settings.work_dir
+    if base is not None:
+        base.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix=f"run-{slug}-", dir=base))
+    keep = False
     try:
+        # The reporter (heartbeat) runs for as long as this runner owns the run: through packaging and
+        # the upload too, however long the retries take, so the sweeper never takes it for dead.
         with Reporter(api, slug, len(steps(plan))) as reporter:
             try:
                 result = execute_plan(plan, workdir, cancel=reporter.cancelled.is_set, progress=reporter.progress)
@@ -130,15 +145,38 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
                 return finish("failed", f"load tool failed: {exc}")
             if reporter.cancelled.is_set():
                 return finish("cancelled", "cancelled; nothing was ingested")
-            reporter.note("uploading raw outputs")
-        meta, paths = results_upload(result, workdir)
-        if not paths:
-            return finish("failed", "the plan produced no output files")
-        api.post_files(f"/api/v1/runs/{slug}/results", json.dumps(meta), paths)
+            meta, paths = results_upload(result, workdir)
+            if not paths:
+                return finish("failed", "the plan produced no output files")
+            # From here on the load test is finished: it is delivered or kept, never dropped.
+            keep = True
+            pkg = delivery.package(slug, meta, paths, workdir / "upload")
+            reporter.note(f"uploading {len(pkg.files)} raw output(s): {pkg.packed_bytes / 2**20:.1f} MB "
+                          f"zstd-compressed from {pkg.raw_bytes / 2**20:.1f} MB")
+            try:
+                ack = delivery.send(pkg, settings.api_url, settings.token, settings.upload_retry_s,
+                                    on_wait=lambda m: (reporter.note(f"upload: {m}"),
+                                                       log.warning("results upload retry", run=slug, why=m)))
+            except delivery.NotDelivered as exc:
+                log.error("results not delivered; the work directory is kept for an operator to re-send",
+                          run=slug, directory=str(pkg.directory), why=exc.why,
+                          resend=f"python -m benchtrail_runner.delivery {pkg.directory}")
+                try:
+                    finish("failed", f"results upload failed ({exc.why}); the outputs are kept on runner "
+                                     f"'{settings.name}' in {pkg.directory}")
+                except Exception as finish_exc:  # the API is still unreachable; the sweeper will fail it
+                    log.warning("could not report the failed upload", run=slug, error=str(finish_exc))
+                return "undelivered"
+            keep = False
+            log.info("results delivered", run=slug, duplicate=ack.get("duplicate", False),
+                     packed_bytes=pkg.packed_bytes, raw_bytes=pkg.raw_bytes)
         return "uploaded"
     except Exception as exc:
+        if keep:
+            log.error("runner error after the load test finished; the work directory is kept",
+                      run=slug, directory=str(workdir))
         finish("failed", f"runner error: {type(exc).__name__}: {exc}")
         raise
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
