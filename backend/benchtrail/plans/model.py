@@ -46,11 +46,23 @@ class Resources(_Model):
     url: str | None = None
 
 
+class Process(_Model):
+    """One of a variant's sampled processes (a consumer, a provider): exactly one of a local pid, a
+    command-line match, a listening port or a Prometheus URL."""
+
+    name: str
+    pid: int | None = None
+    command: str | None = None
+    port: int | None = None
+    url: str | None = None
+
+
 class Variant(_Model):
     name: str
     role: Literal["reference", "variant"] = "variant"
     target: str
     resources: Resources = Resources(source="none")
+    processes: tuple[Process, ...] = ()
 
     @property
     def is_reference(self) -> bool:
@@ -185,6 +197,8 @@ def _schema_problems(data: Any) -> list[tuple[str, str]]:
         reason = best.message
         if best.validator == "additionalProperties":
             reason = f"unknown field(s): {reason.split('(')[-1].rstrip(')')}"
+        elif best.validator == "oneOf" and "processes" in best.absolute_path:
+            reason = "a process needs exactly one of pid, command, port or url"
         problems.append((path, reason))
     return problems
 
@@ -208,6 +222,11 @@ def _rule_problems(plan: Plan) -> list[tuple[str, str]]:
                 "127.0.0.1", "localhost", "::1"):
             problems.append((f"variants[{i}].resources",
                              "source 'process' needs a pid or a target on this host (127.0.0.1)"))
+        seen_processes: set[str] = set()
+        for j, p in enumerate(v.processes):
+            if p.name in seen_processes:
+                problems.append((f"variants[{i}].processes[{j}].name", f"duplicate process name '{p.name}'"))
+            seen_processes.add(p.name)
     kind = _LOAD_KIND[plan.tool]
     for i, load in enumerate(plan.loads):
         where = f"loads[{i}]"

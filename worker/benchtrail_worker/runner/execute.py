@@ -18,7 +18,7 @@ import numpy as np
 from .outputs import OutputSummary
 from benchtrail.plans.model import Criterion, Plan, Step, steps
 from .process import ToolError
-from .sampling import ResourceSummary, sampling
+from .sampling import ResourceSummary, process_sampling, sampling
 from .tools import Progress, StepOutput, StepRun, run_step
 from .validity import Check, check_step
 
@@ -44,6 +44,8 @@ class StepResult:
     resources: dict[str, ResourceSummary] = field(default_factory=dict)
     checks: list[Check] = field(default_factory=list)
     criteria: list[CriterionResult] = field(default_factory=list)
+    # a variant's named processes (plan `processes`), keyed (variant, process)
+    processes: dict[tuple[str, str], ResourceSummary] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,6 +75,8 @@ class PlanResult:
                 "checks": [c.as_tuple() for c in s.checks], "criteria": [asdict(c) for c in s.criteria],
                 "resources": {v: {k: val for k, val in asdict(r).items() if k != "points"} | {
                     "points": [asdict(p) for p in r.points]} for v, r in s.resources.items()},
+                "processes": {f"{v}/{p}": {k: val for k, val in asdict(r).items() if k != "points"}
+                              for (v, p), r in s.processes.items()},
             }
             if s.run is not None:
                 entry |= {"started_ms": s.run.started_ms, "ended_ms": s.run.ended_ms, "outputs": [
@@ -153,11 +157,13 @@ def execute_plan(
             run = run_step(plan, step, step_dir, plan_dir=plan_dir, cancel=cancel, progress=progress)
             result = StepResult(step, run)
         else:
-            with sampling(variants, plan.sampling.interval_s) as samplers:
+            with sampling(variants, plan.sampling.interval_s) as samplers, \
+                    process_sampling(variants, plan.sampling.interval_s) as process_samplers:
                 run = run_step(plan, step, step_dir, plan_dir=plan_dir, cancel=cancel, progress=progress)
-                requests = {v: sum(o.summary.count for o in run.outputs if o.variant == v) for v in samplers}
+                requests = {v: sum(o.summary.count for o in run.outputs if o.variant == v) for v in step.variants}
                 resources = {v: s.stop(requests[v], _window(run, v)) for v, s in samplers.items()}
-            result = StepResult(step, run, resources, check_step(plan, run))
+                processes = {k: s.stop(requests[k[0]], _window(run, k[0])) for k, s in process_samplers.items()}
+            result = StepResult(step, run, resources, check_step(plan, run), processes=processes)
             key = (step.load_index, step.repetition)
             if plan.reference is not None and plan.reference.name in step.variants:
                 ref_values[key] = {
