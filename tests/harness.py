@@ -135,7 +135,12 @@ def celery_worker(name: str, env: dict[str, str], logdir: Path, queues: str = "i
                           "benchtrail_worker.app", "--quiet", "worker", "-Q", queues,
                           "-c", str(concurrency), "-n", f"{name}@%h", "--loglevel", "INFO",
                           "--without-gossip", "--without-mingle", "--without-heartbeat"], env, logdir)
-    wait_until(lambda: "ready" in proc.output() or not proc.alive(), 60, f"celery worker {name} to be ready")
+    try:
+        # 180 s: on the shared 2-core machine under load a worker has taken over 60 s to start.
+        wait_until(lambda: "ready" in proc.output() or not proc.alive(), 180, f"celery worker {name} to be ready")
+    except TimeoutError:
+        proc.stop()   # never leave a worker behind (it would keep retrying a broker that is gone)
+        raise
     if not proc.alive():
         raise RuntimeError(f"worker {name} died:\n{proc.output()}")
     return proc

@@ -172,12 +172,14 @@ def source_for(variant: Variant) -> Source | None:
 
 
 def pid_of_command(text: str) -> int:
-    """The one local process whose command line contains `text` (the runner itself excluded)."""
-    own = {psutil.Process().pid, *(p.pid for p in psutil.Process().children(recursive=True))}
+    """The one local process whose command line contains `text` (the runner itself excluded). Resolved
+    before a step's load tool starts, so the tool's own command line (which may name the target) is
+    never a candidate."""
+    own = psutil.Process().pid
     found = []
     for proc in psutil.process_iter(["pid", "cmdline"]):
         cmdline = " ".join(proc.info.get("cmdline") or [])
-        if proc.info["pid"] not in own and text in cmdline:
+        if proc.info["pid"] != own and text in cmdline:
             found.append(proc.info["pid"])
     if len(found) != 1:
         which = "no process" if not found else f"{len(found)} processes (pids {', '.join(map(str, found[:10]))})"
