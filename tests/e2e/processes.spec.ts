@@ -42,12 +42,17 @@ test('per-process columns in the lead table', async ({ page }) => {
   for (const name of ['consumer CPU', 'consumer RSS', 'provider CPU', 'provider RSS', 'Mean RT']) {
     await expect(lead.getByRole('columnheader', { name, exact: false }).first()).toBeVisible();
   }
-  const headers = (await lead.getByRole('columnheader').allInnerTexts()).map((t) => t.split('\n')[0].trim());
-  expect(headers.indexOf('consumer CPU')).toBeLessThan(headers.indexOf('Mean RT'));
+  const names = ['Scenario', 'consumer CPU (%)', 'consumer RSS (MB)', 'provider CPU (%)', 'provider RSS (MB)', 'Mean RT (ms)'];
+  for (const [i, name] of names.entries()) {
+    await expect(lead.getByRole('columnheader').nth(i)).toHaveAccessibleName(name);
+  }
   const row = lead.getByRole('row', { name: /echo/ }).first();
   const text = await row.innerText();
   // consumer CPU 23.4 / 32.5 / +9.1, provider RSS 30 / 31 / +1 (hand arithmetic on the means above)
   expect(text).toContain('23.4');
   expect(text).toContain('32.5');
   expect(text).toMatch(/\+9\.1/);
+  // Student's t over 3 + 3 repetitions: pooled variance (0.16 + 0.25) / 2 = 0.205, SE = sqrt(0.205 * 2/3)
+  // = 0.3697, t(0.975, 4) = 2.776: 9.1 ± 1.026 -> [+8.07, +10.1]
+  expect(text).toContain('[+8.07, +10.1]');
 });
