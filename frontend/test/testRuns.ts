@@ -24,6 +24,7 @@ function base(slug: string): Omit<RunDetail, 'variants' | 'scenarios' | 'loads' 
     agent_version: '2.4.0', app_version: null, commit: null, branch: null, labels: {}, environment: 'm5',
     created_at: '2026-11-01T00:00:00Z', started_at: null, finished_at: null, permalink: `/r/${slug}`,
     status_detail: null, alerts: [], analysis_status: 'completed', validity: [], criteria: [], progress: {}, environment_detail: null, files: [], meta: { cancel_requested: false, file_checks: false },
+    process_cells: [],
   };
 }
 

@@ -8,13 +8,13 @@ gave up retrying its upload) may still receive the results of its finished load 
 that claimed it: the lifecycle trigger gains the move failed > ingesting (runs/lifecycle.py).
 
 Revision ID: 0014
-Revises: 0011
+Revises: 0012
 """
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0014'
-down_revision = '0011'
+down_revision = '0012'
 branch_labels = None
 depends_on = None
 

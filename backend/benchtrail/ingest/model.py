@@ -46,6 +46,9 @@ class ReportedCell:
     # One Benchtrail JSON file may carry several variants; None = the variant the uploader mapped
     # the file to (every other format is single-variant).
     variant: str | None = None
+    # One named process of the variant (a consumer, a provider): a resource cell of that process
+    # alone, beside the variant's own cells. None = the variant as a whole.
+    process: str | None = None
 
 
 @dataclass(slots=True)
@@ -60,6 +63,7 @@ class SeriesData:
     values: list[float]
     interval_ms: int | None = None
     variant: str | None = None       # as ReportedCell.variant
+    process: str | None = None       # as ReportedCell.process
 
 
 @dataclass(slots=True)

@@ -53,8 +53,10 @@ class IngestFailed(Exception):
 
 
 def trail_hash(project_id: int, env_fingerprint: str, scenario: str, load_key: str, variant: str,
-               mode: str) -> str:
-    identity = [project_id, env_fingerprint, scenario, load_key, variant, mode]
+               mode: str, process: str = "") -> str:
+    identity: list[object] = [project_id, env_fingerprint, scenario, load_key, variant, mode]
+    if process:   # a named process's trail; the variant's own trails keep their identity
+        identity.append(process)
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
 
 
@@ -65,6 +67,7 @@ class _PendingCell:
     load: LoadSpec
     mode: str
     parts: list[dict[str, Any]]
+    process: str = ""
 
 
 # What each sample-based repetition keeps in `Cell.repetitions` (besides its histogram, position and,
@@ -177,7 +180,7 @@ class RunWriter:
         self.session = session
         self.run = run
         self.env_fingerprint = env_fingerprint
-        self.cells: dict[tuple[str, str, str, str], _PendingCell] = {}
+        self.cells: dict[tuple[str, str, str, str, str], _PendingCell] = {}
         self.series: list[tuple[str, Any]] = []
         self.variant_order: list[str] = []
         self.scenario_order: list[str] = []
@@ -187,16 +190,18 @@ class RunWriter:
         self.facts: list[tuple[validity.FileFacts, str]] = []   # per measured file and load key
         self.unanswered: dict[tuple[str, str, str], int] = {}          # (variant, scenario, load key)
         self.arrivals: dict[tuple[str, str, str], list[float]] = {}    # ... -> per file arrival rates
-        self.combined: dict[tuple[str, str, str, str], dict[str, Any]] = {}   # written cells' values
+        # written cells' values by (variant, scenario, load key, mode, process)
+        self.combined: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
 
     def add_cell(self, variant: str, cell: Any, position: int | None = None) -> None:
         """`position`: where the cell's file ran in the run (its file position); by default the order
         of the calls."""
         scenario = cell.scenario if cell.scenario is not None else ALL_SCENARIOS
         load, mode = cell.load, (getattr(cell, "mode", None) or "")
+        process = getattr(cell, "process", None) or ""
         self._note(variant, scenario, load)
-        key = (variant, scenario, load.key, mode)
-        pending = self.cells.setdefault(key, _PendingCell(variant, scenario, load, mode, []))
+        key = (variant, scenario, load.key, mode, process)
+        pending = self.cells.setdefault(key, _PendingCell(variant, scenario, load, mode, [], process))
         values = _values_of(cell)
         values["position"] = position if position is not None else self._calls
         self._calls += 1
@@ -231,38 +236,41 @@ class RunWriter:
                  for key, spec in sorted(self.loads.items(), key=lambda kv: _load_sort(kv[1]))}
         s.add_all([*variants.values(), *scenarios.values(), *loads.values()])
         s.flush()
-        trail_ids = self._trail_ids({(c.scenario, c.load.key, c.variant, c.mode) for c in self.cells.values()})
+        trail_ids = self._trail_ids({(c.scenario, c.load.key, c.variant, c.mode, c.process)
+                                     for c in self.cells.values()})
         rows = []
         for key, c in self.cells.items():
             values = combine(c.parts)
             self.combined[key] = values
             rows.append(Cell(run_id=run.id, variant_id=variants[c.variant].id, scenario_id=scenarios[c.scenario].id,
-                             load_id=loads[c.load.key].id, mode=c.mode,
-                             trail_id=trail_ids[(c.scenario, c.load.key, c.variant, c.mode)],
+                             load_id=loads[c.load.key].id, mode=c.mode, process=c.process,
+                             trail_id=trail_ids[(c.scenario, c.load.key, c.variant, c.mode, c.process)],
                              **{"params": {}, "replicates": [], **values}))
         s.add_all(rows)
-        for (variant, scenario, load_key, metric), parts in self._series_by_key().items():
+        for (variant, scenario, load_key, metric, process), parts in self._series_by_key().items():
             points = sorted((int(t), float(v)) for part in parts for t, v in zip(part.t_ms, part.values))
             s.add(Series(run_id=run.id, variant_id=variants[variant].id,
                          scenario_id=scenarios[scenario].id if scenario is not None else None,
-                         load_id=loads[load_key].id, metric=metric, interval_ms=parts[0].interval_ms,
+                         load_id=loads[load_key].id, metric=metric, process=process,
+                         interval_ms=parts[0].interval_ms,
                          t_ms=[t for t, _ in points], values=[v for _, v in points]))
         s.flush()
 
-    def _series_by_key(self) -> dict[tuple[str, str | None, str, str], list[Any]]:
-        """One series per variant, scenario, load and metric: a warm-up and its measurement, or the
-        repetitions of a load level, are one line over time."""
-        grouped: dict[tuple[str, str | None, str, str], list[Any]] = {}
+    def _series_by_key(self) -> dict[tuple[str, str | None, str, str, str], list[Any]]:
+        """One series per variant, scenario, load, metric and named process: a warm-up and its
+        measurement, or the repetitions of a load level, are one line over time."""
+        grouped: dict[tuple[str, str | None, str, str, str], list[Any]] = {}
         for variant, series in self.series:
-            grouped.setdefault((variant, series.scenario, series.load.key, series.metric), []).append(series)
+            key = (variant, series.scenario, series.load.key, series.metric, getattr(series, "process", None) or "")
+            grouped.setdefault(key, []).append(series)
         return grouped
 
-    def _trail_ids(self, keys: set[tuple[str, str, str, str]]) -> dict[tuple[str, str, str, str], int]:
+    def _trail_ids(self, keys: set[tuple[str, str, str, str, str]]) -> dict[tuple[str, str, str, str, str], int]:
         project_id = self.run.project_id
         by_hash = {trail_hash(project_id, self.env_fingerprint, *k): k for k in keys}
         ids = repository.trail_ids(self.session, [
             dict(project_id=project_id, hash=h, env_fingerprint=self.env_fingerprint, scenario=k[0],
-                 load_key=k[1], variant=k[2], mode=k[3]) for h, k in by_hash.items()])
+                 load_key=k[1], variant=k[2], mode=k[3], process=k[4]) for h, k in by_hash.items()])
         return {by_hash[h]: tid for h, tid in ids.items()}
 
 
@@ -347,8 +355,8 @@ def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expe
                                                 float(step.get("max_cpu_pct") or 0.0), load=step.get("load")))
     findings += writer.findings
     labels = {key: spec.label for key, spec in writer.loads.items()}
-    cells = [(v, s, labels.get(lk), values) for (v, s, lk, _), values in writer.combined.items()
-             if not values.get("is_transaction")]
+    cells = [(v, s, labels.get(lk), values) for (v, s, lk, _, proc), values in writer.combined.items()
+             if not values.get("is_transaction") and not proc]
     named = [c for c in cells if c[1] != ALL_SCENARIOS]
     for v, s, load, values in named or cells:
         found = validity.delayed_ack(values, variant=v, scenario=s, load=load)

@@ -149,12 +149,14 @@ class Trail(Base):
     load_key: Mapped[str] = mapped_column(String(100))
     variant: Mapped[str] = mapped_column(String(100))
     mode: Mapped[str] = mapped_column(String(16), default="")
+    # One named process of the variant (plan `processes`: consumer, provider); '' = the variant.
+    process: Mapped[str] = mapped_column(String(32), default="", server_default="")
     created_at: Mapped[datetime] = created_at_column()
 
 
 class Cell(Base):
     __tablename__ = "cells"
-    __table_args__ = (UniqueConstraint("run_id", "variant_id", "scenario_id", "load_id", "mode"),
+    __table_args__ = (UniqueConstraint("run_id", "variant_id", "scenario_id", "load_id", "mode", "process"),
                       Index("ix_cells_trail_id_order_key", "trail_id", "order_key"))
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -167,6 +169,8 @@ class Cell(Base):
     # analysis, so the points around a new one are read by index rather than by loading the trail.
     order_key: Mapped[bytes | None] = mapped_column(LargeBinary)
     mode: Mapped[str] = mapped_column(String(16), default="")
+    # A resource cell of one named process of the variant (plan `processes`); '' = the variant.
+    process: Mapped[str] = mapped_column(String(32), default="", server_default="")
     source: Mapped[str] = mapped_column(String(16))  # samples | reported
     is_transaction: Mapped[bool] = mapped_column(Boolean, default=False)
     count: Mapped[int | None] = mapped_column(BigInteger)
@@ -209,6 +213,7 @@ class Series(Base):
     scenario_id: Mapped[int | None] = mapped_column(ForeignKey("scenarios.id", ondelete="CASCADE"))
     load_id: Mapped[int] = mapped_column(ForeignKey("loads.id", ondelete="CASCADE"))
     metric: Mapped[str] = mapped_column(String(32))
+    process: Mapped[str] = mapped_column(String(32), default="", server_default="")
     interval_ms: Mapped[int | None] = mapped_column(Integer)
     t_ms: Mapped[list[int]] = mapped_column(ARRAY(BigInteger))
     values: Mapped[list[float]] = mapped_column(ARRAY(Double))

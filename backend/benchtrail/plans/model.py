@@ -20,7 +20,8 @@ from pydantic import ValidationError
 
 from benchtrail.validation import describe, find_unsafe
 from benchtrail_runner.plan import (  # noqa: F401  (re-exported: the API and the runner share one model)
-    Criterion, Load, Order, Phase, Plan, PlanError, Resources, Sampling, Scenario, Step, Tool, Variant, parse_plan, steps)
+    Criterion, Load, Order, Phase, Plan, PlanError, Process, Resources, Sampling, Scenario, Step, Tool, Variant, parse_plan,
+    steps)
 
 _SCHEMA_ENV = "BENCHTRAIL_PLAN_SCHEMA"
 _DEFAULT_SCHEMA = Path(__file__).resolve().parents[3] / "docs" / "plans" / "plan-v1.schema.json"
@@ -49,6 +50,8 @@ def _schema_problems(data: Any) -> list[tuple[str, str]]:
         reason = best.message
         if best.validator == "additionalProperties":
             reason = f"unknown field(s): {reason.split('(')[-1].rstrip(')')}"
+        elif best.validator == "oneOf" and "processes" in best.absolute_path:
+            reason = "a process needs exactly one of pid, command, port or url"
         problems.append((path, reason))
     return problems
 
@@ -72,6 +75,11 @@ def _rule_problems(plan: Plan) -> list[tuple[str, str]]:
                 "127.0.0.1", "localhost", "::1"):
             problems.append((f"variants[{i}].resources",
                              "source 'process' needs a pid or a target on this host (127.0.0.1)"))
+        seen_processes: set[str] = set()
+        for j, p in enumerate(v.processes):
+            if p.name in seen_processes:
+                problems.append((f"variants[{i}].processes[{j}].name", f"duplicate process name '{p.name}'"))
+            seen_processes.add(p.name)
     kind = _LOAD_KIND[plan.tool]
     for i, load in enumerate(plan.loads):
         where = f"loads[{i}]"

@@ -77,6 +77,23 @@ class CellOut(BaseModel):
     extra: dict[str, Any]
 
 
+class ProcessCellOut(BaseModel):
+    """A resource cell of one named process of a variant (plan `processes`: consumer, provider) at a
+    load level: means over the measured time of every repetition; `repetitions` holds each
+    repetition's values (the overhead's t interval is over them)."""
+
+    id: int
+    variant_id: int
+    load_id: int
+    trail_id: int
+    process: str
+    cpu_pct: float | None
+    cpu_s_per_1k: float | None
+    rss_mb: float | None
+    heap_mb: float | None
+    repetitions: list[dict[str, float]]
+
+
 class RunFileOut(BaseModel):
     id: int
     filename: str
@@ -134,6 +151,8 @@ class RunDetail(RunSummary):
     scenarios: list[ScenarioOut]
     loads: list[LoadOut]
     cells: list[CellOut]
+    process_cells: list[ProcessCellOut] = Field(
+        default=[], description="Resource cells of the variants' named processes (not in `cells`)")
     files: list[RunFileOut]
     meta: RunMeta
 
@@ -153,6 +172,8 @@ class SeriesOut(BaseModel):
     scenario_id: int | None
     load_id: int
     metric: str
+    process: str = Field(default="", description="A named process of the variant (plan `processes`); "
+                                                 "'' for the variant as a whole")
     interval_ms: int | None
     t_ms: list[int]
     values: list[float]

@@ -17,7 +17,7 @@ from benchtrail.projects import service as projects
 from benchtrail.runs import meta as run_meta
 from benchtrail.runs import repository
 from benchtrail.runs.schemas import (CellOut, CellPercentiles, EnvironmentOut, LoadOut, PercentilePoint,
-                                     RunDetail, RunFileOut, RunPage, RunSummary, ScenarioOut, SeriesOut,
+                                     ProcessCellOut, RunDetail, RunFileOut, RunPage, RunSummary, ScenarioOut, SeriesOut,
                                      VariantOut)
 
 SPECTRUM = (0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0)
@@ -94,6 +94,15 @@ def cell_out(c: Cell, has_histogram: bool) -> CellOut:
         params=c.params or {}, replicates=c.replicates or [], extra=c.extra or {})
 
 
+def process_cell_out(c: Cell) -> ProcessCellOut:
+    reps = (c.extra or {}).get("repetitions_reported") or []
+    keys = ("cpu_pct", "cpu_s_per_1k", "rss_mb", "heap_mb")
+    return ProcessCellOut(
+        id=c.id, variant_id=c.variant_id, load_id=c.load_id, trail_id=c.trail_id, process=c.process,
+        cpu_pct=c.cpu_pct, cpu_s_per_1k=c.cpu_s_per_1k, rss_mb=c.rss_mb, heap_mb=c.heap_mb,
+        repetitions=[{k: float(r[k]) for k in keys if isinstance(r.get(k), (int, float))} for r in reps])
+
+
 # The measured part of a completed run (environment, variants, scenarios, loads, cells, files) never
 # changes: ingest writes it once, in the transaction that completes the run. Each API process keeps
 # the most recently read ones, so a popular run page costs two small queries instead of six.
@@ -116,7 +125,8 @@ def _measured(session: Session, run: Run) -> dict[str, Any]:
         scenarios=[ScenarioOut(id=s.id, name=s.name) for s in p["scenarios"]],
         loads=[LoadOut(id=l.id, key=l.key, kind=l.kind, value=l.value, requests=l.requests,
                        duration_s=l.duration_s, label=l.label) for l in p["loads"]],
-        cells=[cell_out(c, has_hist) for c, has_hist in p["cells"]],
+        cells=[cell_out(c, has_hist) for c, has_hist in p["cells"] if not c.process],
+        process_cells=[process_cell_out(c) for c, _ in p["cells"] if c.process],
         files=[RunFileOut(id=f.id, filename=f.filename, variant=f.variant, format=f.format, size=b.size,
                           sha256=b.sha256, download_url=f"/api/v1/runs/{run.slug}/files/{f.id}/raw")
                for f, b in p["files"]],
@@ -143,7 +153,7 @@ def series(session: Session, principal: Principal, slug: str,
            metric: str | None) -> tuple[list[SeriesOut], Project]:
     run, project = get_visible_run(session, principal, slug)
     return [SeriesOut(id=s.id, variant_id=s.variant_id, scenario_id=s.scenario_id, load_id=s.load_id,
-                      metric=s.metric, interval_ms=s.interval_ms, t_ms=s.t_ms, values=s.values)
+                      metric=s.metric, process=s.process, interval_ms=s.interval_ms, t_ms=s.t_ms, values=s.values)
             for s in repository.series(session, run.id, metric=metric)], project
 
 

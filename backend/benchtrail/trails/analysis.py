@@ -83,10 +83,11 @@ def analyse_run(session: Session, run_id: int, *, force: bool = False) -> Outcom
 
 def overhead_rows(run: Run, cells: list[Cell] | Any, variants: dict[int, Variant],
                   metrics: list[str]) -> list[dict[str, Any]]:
-    reference = {(c.scenario_id, c.load_id, c.mode): c for c in cells if variants[c.variant_id].is_reference}
+    reference = {(c.scenario_id, c.load_id, c.mode, c.process): c for c in cells
+                 if variants[c.variant_id].is_reference}
     rows = []
     for cell in cells:
-        ref = reference.get((cell.scenario_id, cell.load_id, cell.mode))
+        ref = reference.get((cell.scenario_id, cell.load_id, cell.mode, cell.process))
         if ref is None or ref.id == cell.id:
             continue
         for metric in metrics:

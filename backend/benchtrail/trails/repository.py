@@ -152,10 +152,10 @@ def reference_cells(session: Session, cells: Sequence[Cell]) -> dict[int, Cell]:
         return {}
     refs = session.scalars(select(Cell).join(Variant, Variant.id == Cell.variant_id)
                            .where(Cell.run_id.in_(run_ids), Variant.is_reference.is_(True)))
-    by_key = {(r.run_id, r.scenario_id, r.load_id, r.mode): r for r in refs}
+    by_key = {(r.run_id, r.scenario_id, r.load_id, r.mode, r.process): r for r in refs}
     out = {}
     for c in cells:
-        ref = by_key.get((c.run_id, c.scenario_id, c.load_id, c.mode))
+        ref = by_key.get((c.run_id, c.scenario_id, c.load_id, c.mode, c.process))
         if ref is not None and ref.id != c.id:
             out[c.id] = ref
     return out
@@ -168,7 +168,8 @@ def latest_unit_and_reference(session: Session, trail_id: int) -> tuple[str | No
     row = session.execute(
         select(Cell.score_unit, ref_variant.name).join(Run, Run.id == Cell.run_id)
         .outerjoin(ref_cell, (ref_cell.run_id == Cell.run_id) & (ref_cell.scenario_id == Cell.scenario_id)
-                   & (ref_cell.load_id == Cell.load_id) & (ref_cell.mode == Cell.mode) & (ref_cell.id != Cell.id))
+                   & (ref_cell.load_id == Cell.load_id) & (ref_cell.mode == Cell.mode)
+                   & (ref_cell.process == Cell.process) & (ref_cell.id != Cell.id))
         .outerjoin(ref_variant, (ref_variant.id == ref_cell.variant_id) & ref_variant.is_reference.is_(True))
         .where(Cell.trail_id == trail_id, Run.status == "completed")
         .order_by(Cell.run_id.desc(), ref_variant.name.nulls_last()).limit(1)).first()

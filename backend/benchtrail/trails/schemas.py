@@ -17,6 +17,8 @@ class TrailOut(BaseModel):
     load_label: str | None
     variant: str
     mode: str
+    process: str = Field(default="", description="A named process of the variant (plan `processes`), "
+                                                 "e.g. consumer; '' for the variant as a whole")
     points: int = Field(description="Runs on this trail (completed, valid or not)")
 
 
@@ -166,6 +168,8 @@ class CellKey(BaseModel):
     load_key: str
     load_label: str
     mode: str
+    process: str = Field(default="", description="A named process of the variant (plan `processes`); "
+                                                 "'' for the variant as a whole")
 
 
 class RunOverhead(BaseModel):

@@ -37,7 +37,8 @@ def _trail_outs(session: Session, project: Project, trails: Sequence[Trail]) -> 
     return [TrailOut(id=t.id, env_fingerprint=t.env_fingerprint,
                      environment=envs[t.env_fingerprint].name if t.env_fingerprint in envs else None,
                      scenario=t.scenario, load_key=t.load_key, load_label=labels.get(t.load_key),
-                     variant=t.variant, mode=t.mode, points=counts.get(t.id, 0)) for t in trails]
+                     variant=t.variant, mode=t.mode, process=t.process, points=counts.get(t.id, 0))
+            for t in trails]
 
 
 def list_trails(session: Session, principal: Principal, slug: str, *, scenario: str | None, variant: str | None,
@@ -215,7 +216,7 @@ def run_overheads(session: Session, principal: Principal, slug: str, metric: str
 def _key(c: Cell, scenarios: dict[int, Scenario], loads: dict[int, Load]) -> CellKey:
     load_row = loads[c.load_id]
     return CellKey(scenario=scenarios[c.scenario_id].name, load_key=load_row.key, load_label=load_row.label,
-                   mode=c.mode)
+                   mode=c.mode, process=c.process)
 
 
 DEFAULT_COMPARE_METRICS = ("latency_p75", "score", "throughput")
@@ -234,14 +235,14 @@ def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: st
         if name is not None and name not in {v.name for v in parts[0].values()}:
             raise NotFound(f"run '{slug}' has no variant '{name}'")
 
-    def index(run_id: int, parts: Any, only: str | None) -> dict[tuple[str, str, str, str], Cell]:
+    def index(run_id: int, parts: Any, only: str | None) -> dict[tuple[str, str, str, str, str], Cell]:
         variants, scenarios, loads = parts
         out = {}
         for c in repository.run_cells(session, run_id):
             v = variants[c.variant_id].name
             if only is not None and v != only:
                 continue
-            out[("" if only else v, scenarios[c.scenario_id].name, loads[c.load_id].key, c.mode)] = c
+            out[("" if only else v, scenarios[c.scenario_id].name, loads[c.load_id].key, c.mode, c.process)] = c
         return out
 
     cells_a, cells_b = index(run_a.id, parts_a, a_variant), index(run_b.id, parts_b, b_variant)

@@ -1175,6 +1175,12 @@ export interface components {
             load_label: string;
             /** Mode */
             mode: string;
+            /**
+             * Process
+             * @description A named process of the variant (plan `processes`); '' for the variant as a whole
+             * @default
+             */
+            process: string;
             /** Scenario */
             scenario: string;
         };
@@ -1569,6 +1575,36 @@ export interface components {
             /** Version */
             version: number;
         };
+        /**
+         * ProcessCellOut
+         * @description A resource cell of one named process of a variant (plan `processes`: consumer, provider) at a
+         *     load level: means over the measured time of every repetition; `repetitions` holds each
+         *     repetition's values (the overhead's t interval is over them).
+         */
+        ProcessCellOut: {
+            /** Cpu Pct */
+            cpu_pct: number | null;
+            /** Cpu S Per 1K */
+            cpu_s_per_1k: number | null;
+            /** Heap Mb */
+            heap_mb: number | null;
+            /** Id */
+            id: number;
+            /** Load Id */
+            load_id: number;
+            /** Process */
+            process: string;
+            /** Repetitions */
+            repetitions: {
+                [key: string]: number;
+            }[];
+            /** Rss Mb */
+            rss_mb: number | null;
+            /** Trail Id */
+            trail_id: number;
+            /** Variant Id */
+            variant_id: number;
+        };
         /** ProgressAck */
         ProgressAck: {
             /** Cancel Requested */
@@ -1806,6 +1842,12 @@ export interface components {
             meta: components["schemas"]["RunMeta"];
             /** Permalink */
             permalink: string;
+            /**
+             * Process Cells
+             * @description Resource cells of the variants' named processes (not in `cells`)
+             * @default []
+             */
+            process_cells: components["schemas"]["ProcessCellOut"][];
             /** Progress */
             progress: {
                 [key: string]: unknown;
@@ -2065,6 +2107,12 @@ export interface components {
             load_id: number;
             /** Metric */
             metric: string;
+            /**
+             * Process
+             * @description A named process of the variant (plan `processes`); '' for the variant as a whole
+             * @default
+             */
+            process: string;
             /** Scenario Id */
             scenario_id: number | null;
             /** T Ms */
@@ -2257,6 +2305,12 @@ export interface components {
              * @description Runs on this trail (completed, valid or not)
              */
             points: number;
+            /**
+             * Process
+             * @description A named process of the variant (plan `processes`), e.g. consumer; '' for the variant as a whole
+             * @default
+             */
+            process: string;
             /** Scenario */
             scenario: string;
             /** Variant */

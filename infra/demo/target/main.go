@@ -23,7 +23,17 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18080", "listen address (loopback by default)")
 	slow := flag.Duration("slow", 5*time.Millisecond, "delay of /slow")
+	upstream := flag.String("upstream", "", "consumer mode: GET /echo calls <upstream>/echo per request "+
+		"(the PTS seeds' consumer -> provider pair)")
+	trace := flag.String("trace", "", "instrument every request and export spans (OTLP/HTTP JSON) to this base URL")
+	service := flag.String("service", "demo-target", "service.name of the exported spans")
 	flag.Parse()
+	var tr *tracer
+	if *trace != "" {
+		tr = newTracer(*trace, *service)
+	}
+	client := &http.Client{Timeout: 10 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +51,10 @@ func main() {
 		io.WriteString(w, "slow\n")
 	})
 	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		if *upstream != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			relay(w, r, client, strings.TrimRight(*upstream, "/")+"/echo?"+r.URL.RawQuery, tr)
+			return
+		}
 		if ct := r.Header.Get("Content-Type"); ct != "" {
 			w.Header().Set("Content-Type", ct)
 		}
@@ -95,7 +109,11 @@ func main() {
 			`<button id="b" onclick="document.getElementById('h').textContent='clicked'">click</button>`)
 	})
 
-	srv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = mux
+	if tr != nil {
+		handler = tr.middleware(mux)
+	}
+	srv := &http.Server{Addr: *addr, Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
@@ -105,5 +123,35 @@ func main() {
 	log.Printf("benchtrail-demo-target listening on %s", *addr)
 	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
 		log.Fatal(err)
+	}
+}
+
+// relay is the consumer's call to its provider; with tracing on it is a client span whose
+// traceparent the provider continues.
+func relay(w http.ResponseWriter, r *http.Request, client *http.Client, url string, tr *tracer) {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	start := time.Now()
+	var traceID, spanID, parentID string
+	if tr != nil {
+		if p := strings.Split(r.Header.Get("traceparent"), "-"); len(p) == 4 {
+			traceID, parentID = p[1], p[2]
+		}
+		spanID = randomHex(8)
+		req.Header.Set("traceparent", "00-"+traceID+"-"+spanID+"-01")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		http.Error(w, "upstream: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body)
+	if tr != nil {
+		tr.record(traceID, spanID, parentID, "GET /echo (upstream)", 3, start, map[string]string{"http.url": url})
 	}
 }

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .plan import Plan, Step, steps
 from .process import ToolError
-from .sampling import ResourceSummary, sampling
+from .sampling import ResourceSummary, process_sampling, sampling
 from .tools import Progress, StepOutput, StepRun, run_step
 
 
@@ -23,6 +23,8 @@ class StepResult:
     step: Step
     run: StepRun | None            # None for a step that failed before producing outputs
     resources: dict[str, ResourceSummary] = field(default_factory=dict)
+    # a variant's named processes (plan `processes`), keyed (variant, process)
+    processes: dict[tuple[str, str], ResourceSummary] = field(default_factory=dict)
 
 
 @dataclass
@@ -43,6 +45,8 @@ class PlanResult:
                 "load": s.step.load.spec.key, "variants": list(s.step.variants),
                 "resources": {v: {k: val for k, val in asdict(r).items() if k != "points"} | {
                     "points": [asdict(p) for p in r.points]} for v, r in s.resources.items()},
+                "processes": {f"{v}/{p}": {k: val for k, val in asdict(r).items() if k != "points"}
+                              for (v, p), r in s.processes.items()},
             }
             if s.run is not None:
                 entry |= {"started_ms": s.run.started_ms, "ended_ms": s.run.ended_ms,
@@ -79,11 +83,13 @@ def execute_plan(
             run = run_step(plan, step, step_dir, plan_dir=plan_dir, cancel=cancel, progress=progress)
             result = StepResult(step, run)
         else:
-            with sampling(variants, plan.sampling.interval_s) as samplers:
+            with sampling(variants, plan.sampling.interval_s) as samplers, \
+                    process_sampling(variants, plan.sampling.interval_s) as process_samplers:
                 run = run_step(plan, step, step_dir, plan_dir=plan_dir, cancel=cancel, progress=progress)
-                requests = {v: sum(o.summary.count for o in run.outputs if o.variant == v) for v in samplers}
+                requests = {v: sum(o.summary.count for o in run.outputs if o.variant == v) for v in step.variants}
                 resources = {v: s.stop(requests[v], _window(run, v)) for v, s in samplers.items()}
-            result = StepResult(step, run, resources)
+                processes = {k: s.stop(requests[k[0]], _window(run, k[0])) for k, s in process_samplers.items()}
+            result = StepResult(step, run, resources, processes=processes)
         results.append(result)
         if on_step is not None:
             on_step(result)

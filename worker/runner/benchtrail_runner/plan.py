@@ -82,11 +82,23 @@ class Resources(_Model):
     url: str | None = None
 
 
+class Process(_Model):
+    """One of a variant's sampled processes (a consumer, a provider): exactly one of a local pid, a
+    command-line match, a listening port or a Prometheus URL."""
+
+    name: str
+    pid: int | None = None
+    command: str | None = None
+    port: int | None = None
+    url: str | None = None
+
+
 class Variant(_Model):
     name: str
     role: Literal["reference", "variant"] = "variant"
     target: str
     resources: Resources = Resources(source="none")
+    processes: tuple[Process, ...] = ()
 
     @property
     def is_reference(self) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 import psutil
 
 from .execute import PlanResult
+from .plan import LoadSpec
 
 RESOURCE_SERIES = ("cpu_pct", "rss_mb", "heap_mb")
 
@@ -39,10 +40,22 @@ def resources_document(result: PlanResult) -> dict[str, Any] | None:
             if series:
                 entry["series"] = series
             by_variant.setdefault(variant, []).append(entry)
+        for (variant, process), res in step.processes.items():
+            by_variant.setdefault(variant, []).append(_process_entry(step.step.load.spec, process, res))
     if not by_variant:
         return None
     return {"format": "benchtrail", "version": 1, "tool": "benchtrail-runner",
             "variants": [{"name": v, "scenarios": [{"name": None, "loads": loads}]} for v, loads in by_variant.items()]}
+
+
+def _process_entry(spec: LoadSpec, process: str, res: Any) -> dict[str, Any]:
+    """One named process of a variant (plan `processes`) in one measured step: its own cell
+    (Benchtrail JSON `process`), so it gets its own columns, trail and overhead."""
+    series = [{"metric": m, "interval_ms": None,
+               "points": [[p.t_ms, getattr(p, m)] for p in res.points if getattr(p, m) is not None]}
+              for m in RESOURCE_SERIES]
+    return {"load": _load_json(spec), "process": process, "stats": res.stats(),
+            "series": [s for s in series if s["points"]]}
 
 
 def host_environment() -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Protocol
 import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
-from .plan import Variant
+from .plan import Process, Variant
 
 MB = 1024.0 * 1024.0
 
@@ -114,6 +114,8 @@ class ProcessSource:
 
 
 _HEAP_NAMES = ("jvm_memory_used_bytes", "jvm_memory_bytes_used")
+# Go's client_golang runtime collector: bytes of allocated heap objects (the Go "heap").
+_GO_HEAP = "go_memstats_heap_alloc_bytes"
 
 
 class PrometheusSource:
@@ -150,9 +152,11 @@ def parse_prometheus(text: str, t: float | None = None) -> Reading:
             elif s.name in _HEAP_NAMES and s.labels.get("area") == "heap":
                 heap.setdefault(s.name, 0.0)
                 heap[s.name] += float(s.value)
+            elif s.name == _GO_HEAP:
+                heap[_GO_HEAP] = float(s.value)
     if cpu is None:
         raise SamplingError("metrics have no process_cpu_seconds_total")
-    heap_bytes = next((heap[n] for n in _HEAP_NAMES if n in heap), None)
+    heap_bytes = next((heap[n] for n in (*_HEAP_NAMES, _GO_HEAP) if n in heap), None)
     return Reading(t if t is not None else time.time(), cpu, rss, heap_bytes)
 
 
@@ -165,6 +169,34 @@ def source_for(variant: Variant) -> Source | None:
         return PrometheusSource(r.url)
     pid = r.pid if r.pid is not None else pid_listening_on(r.port or variant.port)
     return ProcessSource(pid)
+
+
+def pid_of_command(text: str) -> int:
+    """The one local process whose command line contains `text` (the runner itself excluded). Resolved
+    before a step's load tool starts, so the tool's own command line (which may name the target) is
+    never a candidate."""
+    own = psutil.Process().pid
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        cmdline = " ".join(proc.info.get("cmdline") or [])
+        if proc.info["pid"] != own and text in cmdline:
+            found.append(proc.info["pid"])
+    if len(found) != 1:
+        which = "no process" if not found else f"{len(found)} processes (pids {', '.join(map(str, found[:10]))})"
+        raise SamplingError(f"command match '{text}': {which} on this host; exactly one must match")
+    return found[0]
+
+
+def process_source(process: Process) -> Source:
+    """The source of one of a variant's named processes (plan `variants[].processes[]`)."""
+    if process.url is not None:
+        return PrometheusSource(process.url)
+    if process.pid is not None:
+        return ProcessSource(process.pid)
+    if process.command is not None:
+        return ProcessSource(pid_of_command(process.command))
+    assert process.port is not None
+    return ProcessSource(pid_listening_on(process.port))
 
 
 class ResourceSampler:
@@ -241,6 +273,26 @@ def summarize(variant: str, source: str, readings: Sequence[Reading], requests: 
         requests=requests,
         cpu_s_per_1k=1000.0 * cpu_s / requests if requests else None,
         errors=list(errors or []))
+
+
+@contextmanager
+def process_sampling(variants: Sequence[Variant], interval_s: float = 1.0
+                     ) -> Iterator[dict[tuple[str, str], ResourceSampler]]:
+    """Samplers for every named process of the variants, keyed (variant, process), for the `with`
+    body; stopped like `sampling`'s."""
+    samplers: dict[tuple[str, str], ResourceSampler] = {}
+    try:
+        for v in variants:
+            for p in v.processes:
+                try:
+                    src = process_source(p)
+                except SamplingError as exc:
+                    raise SamplingError(f"variant '{v.name}', process '{p.name}': {exc}") from None
+                samplers[(v.name, p.name)] = ResourceSampler(f"{v.name}/{p.name}", src, interval_s).start()
+        yield samplers
+    finally:
+        for s in samplers.values():
+            s._stop.set()
 
 
 @contextmanager

@@ -81,6 +81,18 @@ def plan_problems(body: dict[str, Any], patterns: list[str], jmx_folders: list[s
                 problems.append((f"variants[{i}].resources.pid",
                                  "a pid names a process on the runner's own host: it is accepted only for a "
                                  f"target on that host ({', '.join(sorted(LOOPBACK))}), not '{host}'"))
+        for j, process in enumerate(variant.get("processes") or []):
+            if not isinstance(process, dict):
+                continue
+            if process.get("url"):
+                check_url(f"variants[{i}].processes[{j}].url", process["url"], "process metrics URL")
+            if any(process.get(k) is not None for k in ("pid", "command", "port")):
+                host = (urlsplit(variant.get("target") or "").hostname or "").lower()
+                if host not in LOOPBACK:
+                    problems.append((f"variants[{i}].processes[{j}]",
+                                     "a pid, command or port names a process on the runner's own host: it is "
+                                     f"accepted only for a target on that host ({', '.join(sorted(LOOPBACK))}), "
+                                     f"not '{host}'"))
     for i, scenario in enumerate(body.get("scenarios", [])):
         if scenario.get("jmx"):
             reason = jmx_path_problem(scenario["jmx"], jmx_folders)

@@ -54,6 +54,10 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
             for li, m in enumerate(scenario["loads"]):
                 where = f"$.variants[{vi}].scenarios[{si}].loads[{li}]"
                 load = _load(m["load"])
+                process = m.get("process")
+                if process is not None and (sname is not None or "samples" in m):
+                    raise ParseError("a process's measurement needs a null (all-scenarios) scenario and no "
+                                     "samples", field=f"{where}.process")
                 for key in m.get("stats", {}):
                     if key not in CATALOG:
                         raise ParseError(f"{where}.stats: unknown metric '{key}'; known: "
@@ -62,7 +66,8 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
                     reported.append(ReportedCell(
                         scenario=sname, load=load, stats={k: float(v) for k, v in m["stats"].items()},
                         unit=m.get("unit"), mode=m.get("mode"), params=dict(m.get("params", {})),
-                        replicates=[float(x) for x in m.get("replicates", [])], variant=vname))
+                        replicates=[float(x) for x in m.get("replicates", [])], variant=vname,
+                        process=process))
                 for ri, s in enumerate(m.get("series", [])):
                     if s["metric"] not in CATALOG:
                         raise ParseError(f"unknown metric '{s['metric']}'",
@@ -71,7 +76,8 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
                     series.append(SeriesData(metric=s["metric"], scenario=sname, load=load,
                                              t_ms=[int(p[0]) for p in pts],
                                              values=[float(p[1]) for p in pts],
-                                             interval_ms=s.get("interval_ms"), variant=vname))
+                                             interval_ms=s.get("interval_ms"), variant=vname,
+                                             process=process))
                 if "samples" in m:
                     sample_parts.append(_samples(m["samples"], sname, load, where, len(variants)))
                     loads[load.key] = load

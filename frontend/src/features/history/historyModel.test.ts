@@ -18,7 +18,7 @@ import {
 } from './historyModel';
 
 function trail(id: number, over: Partial<TrailOut>): TrailOut {
-  return { id, env_fingerprint: 'e1', environment: 'm5', scenario: '*', load_key: 'threads:10', load_label: '10 threads', variant: 'agent', mode: '', points: 3, ...over };
+  return { id, env_fingerprint: 'e1', environment: 'm5', scenario: '*', load_key: 'threads:10', load_label: '10 threads', variant: 'agent', mode: '', process: '', points: 3, ...over };
 }
 
 const TRAILS: TrailOut[] = [

@@ -4,7 +4,7 @@ import { percentileSpectrum, seriesOverlay, tailX, tracesToTable } from './chart
 import { easeagentRun } from '../../../test/testRuns';
 
 const series = (id: number, variant_id: number, t_ms: number[], values: number[]): SeriesOut => ({
-  id, variant_id, scenario_id: null, load_id: 2, metric: 'throughput', interval_ms: 5000, t_ms, values,
+  id, variant_id, scenario_id: null, load_id: 2, metric: 'throughput', process: '', interval_ms: 5000, t_ms, values,
 });
 
 describe('seriesOverlay', () => {

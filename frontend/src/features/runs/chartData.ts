@@ -39,7 +39,9 @@ export function tracesToTable(title: string, xLabel: string, xUnit: string, trac
 }
 
 export function seriesTraceName(run: RunDetail, s: SeriesOut): string {
-  const variant = run.variants.find((v) => v.id === s.variant_id)?.name ?? `variant ${s.variant_id}`;
+  const name = run.variants.find((v) => v.id === s.variant_id)?.name ?? `variant ${s.variant_id}`;
+  // A named process's series (plan `processes`): "agent · consumer".
+  const variant = s.process ? `${name} · ${s.process}` : name;
   if (s.scenario_id === null || s.scenario_id === undefined) return variant;
   const scenario = run.scenarios.find((x) => x.id === s.scenario_id);
   return scenario ? `${variant} · ${scenarioLabel(scenario)}` : variant;

@@ -66,7 +66,7 @@ describe('buildLeadTable (EaseAgent shape)', () => {
       metric: 'latency_p75',
       items: [
         {
-          cell: { scenario: 'API-URI-owner-3spans', load_key: 'threads:10', load_label: '10 threads', mode: '' },
+          cell: { scenario: 'API-URI-owner-3spans', load_key: 'threads:10', load_label: '10 threads', mode: '', process: '' },
           variant: 'agent', reference_variant: 'baseline', cell_id: 1, ref_cell_id: 2, trail_id: 1,
           result: {
             statistic: 'p75', reference: 100, variant: 120, abs_diff: 20, rel_diff: 0.2, ci_low: 15, ci_high: 26,

@@ -18,6 +18,7 @@ import {
 import { formatSigned } from '@/lib/format';
 import { metricInfo, percentileLabel, scoreDirection, type PercentileKey } from '@/lib/metrics';
 import type { Column, ComparisonValue, DiffStats, Row, TableModel } from '@/lib/table';
+import { processColumns, processStatsMode } from './processColumns';
 
 /** Looks up the API's statistics of one difference; null when the API has none (yet). */
 export type StatsLookup = (metric: string, variant: string, scenario: string, loadKey: string, mode: string) => DiffStats | null;
@@ -57,8 +58,10 @@ export function overheadLookup(responses: readonly (RunOverheads | undefined)[],
       // Intervals are against the run's reference variant; another reference picked in the UI has none.
       if (item.reference_variant !== reference) continue;
       const repetitions = (item as typeof item & { repetitions?: unknown }).repetitions;
+      // A named process's cell (consumer, provider) is looked up under its own mode slot.
+      const mode = item.cell.process ? processStatsMode(item.cell.process) : item.cell.mode;
       byKey.set(
-        [r.metric, item.variant, item.cell.scenario, item.cell.load_key, item.cell.mode].join('\u0000'),
+        [r.metric, item.variant, item.cell.scenario, item.cell.load_key, mode].join('\u0000'),
         statsFromAb(item.result, repetitions),
       );
     }
@@ -110,6 +113,13 @@ export function buildLeadTable(run: RunDetail, opts: LeadOptions): TableModel {
   const columns: Column[] = [{ key: 'scenario', label: 'Scenario', role: 'label' }];
   const rows: Row[] = scenarios.map((s) => ({ id: s.name, values: { scenario: scenarioLabel(s) } }));
   const atLoad = run.cells.filter((c) => c.load_id === opts.load.id);
+  // The variants' named processes first, as the PTS seeds' CPU and memory rows of each process.
+  for (const { column, value } of processColumns(run, { ...opts, stats })) {
+    columns.push(column);
+    rows.forEach((row) => {
+      row.values[column.key] = value;
+    });
+  }
   for (const { metric, label, process } of leadMetrics(opts.percentile)) {
     const values = atLoad.map((c) => cellValue(c, metric)).filter((v): v is number => v !== null);
     if (!values.length || (metric === 'error_rate' && values.every((v) => v === 0))) continue;

@@ -4,6 +4,7 @@ import { DataTable } from '@/components/DataTable';
 import { ExportButtons } from '@/components/ExportButtons';
 import { loadTitle } from '@/lib/cells';
 import type { PercentileKey } from '@/lib/metrics';
+import { processMetrics } from '../processColumns';
 import { buildLeadTable, leadMetrics } from '../runModel';
 import { useRunStats } from './useRunStats';
 
@@ -29,7 +30,7 @@ export function LeadTables({
   const metrics = leadMetrics(percentile)
     .map((m) => m.metric)
     .filter((m) => run.cells.some((c) => typeof (c as unknown as Record<string, unknown>)[m] === 'number'));
-  const stats = useRunStats(run, reference, metrics);
+  const stats = useRunStats(run, reference, [...new Set([...metrics, ...processMetrics(run)])]);
   return (
     <section aria-labelledby="lead-h">
       <h2 id="lead-h">
