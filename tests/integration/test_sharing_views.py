@@ -21,7 +21,7 @@ from benchtrail.jobs import enqueue
 from tests.harness import wait_until
 from tests.integration.test_sharing import ab_run
 from tests.integration.test_trails_xray import (VARIANTS, VERSIONS, jmh_rows, original, scaled, set_settings,
-                                                upload_version, wait_analysed)
+                                                upload_version)
 from tests.support.jtl import LABELS, thread_group_size
 
 NUMBER = r"[+-]?[\d,]+(?:\.\d+)?"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from sqlalchemy.orm import Session
@@ -19,13 +19,13 @@ from benchtrail.trails.settings import TRAIL_METRICS
 
 router = APIRouter(prefix="/api/v1", tags=["sharing"])
 SessionDep = Depends(request_session, scope="function")
-IMAGE = {200: {"content": {"image/svg+xml": {"schema": {"type": "string"}},
+IMAGE: dict[int | str, dict[str, Any]] = {200: {"content": {"image/svg+xml": {"schema": {"type": "string"}},
                            "image/png": {"schema": {"type": "string", "format": "binary"}}},
                "description": "The image (svg or png as the path's extension says), with an ETag; Cache-Control "
                               "public, max-age=300 for a public project, private, no-cache otherwise"},
          304: {"description": "Not modified: the ETag sent in If-None-Match is current"}}
-METRIC_QUERY = {"description": "A metric of the catalog that trails follow",
-                "json_schema_extra": {"enum": sorted(TRAIL_METRICS)}}
+METRIC_QUERY: dict[str, Any] = {"description": "A metric of the catalog that trails follow",
+                                "json_schema_extra": {"enum": sorted(TRAIL_METRICS)}}
 MetricPath = Path(description="A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score",
                   json_schema_extra={"enum": sorted(TRAIL_METRICS)})
 ImageFormat = Path(pattern="^(svg|png)$", description="svg or png")
@@ -71,7 +71,7 @@ def run_chart(request: Request, slug: str, metric: str = MetricPath, fmt: str = 
 def compare_chart(request: Request, fmt: str = ImageFormat,
                   a: str = Query(min_length=1, max_length=16, description="Slug of run a"),
                   b: str = Query(min_length=1, max_length=16, description="Slug of run b"),
-                  metric: str = Query(default="latency_p75", **METRIC_QUERY),  # type: ignore[arg-type]
+                  metric: str = Query(default="latency_p75", **METRIC_QUERY),
                   a_variant: str | None = Query(default=None, min_length=1, max_length=200),
                   b_variant: str | None = Query(default=None, min_length=1, max_length=200),
                   session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> Response:
@@ -86,7 +86,7 @@ def compare_chart(request: Request, fmt: str = ImageFormat,
             responses={**IMAGE, **errors(404, e404="No visible trail with that id, no point of the metric on it, "
                                                    "or `before` is not one of its runs")})
 def trail_chart(request: Request, trail_id: ID, fmt: str = ImageFormat,
-                metric: str = Query(default="latency_p75", **METRIC_QUERY),  # type: ignore[arg-type]
+                metric: str = Query(default="latency_p75", **METRIC_QUERY),
                 kind: Literal["trail", "overhead"] = Query(default="trail", description="The trail's values, or its "
                                                                                        "overhead vs the reference"),
                 page: trails.Page = Depends(trail_page), session: Session = SessionDep,

@@ -10,8 +10,8 @@ from benchtrail.trails.settings import TRAIL_METRICS
 from benchtrail.validation import SafeModel
 
 SnapshotKind = Literal["run", "compare", "history"]
-METRIC_FIELD = {"description": "A metric of the catalog that trails follow",
-                "json_schema_extra": {"enum": sorted(TRAIL_METRICS)}}
+METRIC_DESCRIPTION = "A metric of the catalog that trails follow"
+METRIC_ENUM: dict[str, Any] = {"enum": sorted(TRAIL_METRICS)}
 
 
 def _known_metric(value: str) -> str:
@@ -34,7 +34,7 @@ class CompareSpec(SafeModel):
     model_config = ConfigDict(extra="forbid")
     a: str = Field(min_length=1, max_length=16, description="Slug of run a (the older side)")
     b: str = Field(min_length=1, max_length=16, description="Slug of run b")
-    metric: str = Field(default="latency_p75", **METRIC_FIELD)  # type: ignore[arg-type]
+    metric: str = Field(default="latency_p75", description=METRIC_DESCRIPTION, json_schema_extra=METRIC_ENUM)
     a_variant: str | None = Field(default=None, min_length=1, max_length=200)
     b_variant: str | None = Field(default=None, min_length=1, max_length=200)
 
@@ -46,7 +46,7 @@ class HistorySpec(SafeModel):
 
     model_config = ConfigDict(extra="forbid")
     trail: int = Field(ge=1, le=INT4_MAX, description="The trail's id")
-    metric: str = Field(default="latency_p75", **METRIC_FIELD)  # type: ignore[arg-type]
+    metric: str = Field(default="latency_p75", description=METRIC_DESCRIPTION, json_schema_extra=METRIC_ENUM)
     kind: Literal["trail", "overhead"] = Field(default="trail", description="The values, or the overhead vs reference")
 
     _metric = field_validator("metric")(_known_metric)
