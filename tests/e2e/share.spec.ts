@@ -6,12 +6,14 @@ import { adminToken, setToken, shot } from './support/page';
 const state = loadState();
 
 test('a run view is frozen under its own permalink, with Markdown tables and server-drawn charts', async ({ page, request }) => {
+  // Freezing computes the run's overheads of six metrics (bootstrap): over a minute on a loaded 2-core machine.
+  test.setTimeout(180_000);
   const slug = state.jtlRuns[0];
   await page.goto(`/r/${slug}?p=p75`);
   await setToken(page, adminToken());
   await page.getByRole('button', { name: 'Freeze this view' }).click();
   const link = page.getByRole('status').getByRole('link', { name: /\/s\// });
-  await expect(link).toBeVisible();
+  await expect(link).toBeVisible({ timeout: 120_000 });
   await link.click();
   await expect(page).toHaveURL(/\/s\/[\w-]+$/);
   const snapshotSlug = page.url().split('/s/')[1];
@@ -35,6 +37,8 @@ test('a run view is frozen under its own permalink, with Markdown tables and ser
 });
 
 test('a compare view is frozen under its own permalink; its chart loads as an image without the dashboard', async ({ page, request }) => {
+  // Several images are drawn on the server (matplotlib): seconds each on a loaded 2-core machine.
+  test.setTimeout(180_000);
   const [a, b] = state.jtlRuns;
   await page.goto(`/compare?a=${a}&b=${b}&metric=latency_p75`);
   await setToken(page, adminToken());
@@ -53,7 +57,7 @@ test('a compare view is frozen under its own permalink; its chart loads as an im
 
   await page.getByRole('button', { name: 'Freeze this view' }).click();
   const link = page.getByRole('status').getByRole('link', { name: /\/s\// });
-  await expect(link).toBeVisible();
+  await expect(link).toBeVisible({ timeout: 60_000 });
   await link.click();
   await expect(page).toHaveURL(/\/s\/[\w-]+$/);
   const snapshotSlug = page.url().split('/s/')[1];

@@ -77,7 +77,8 @@ def compare_chart(compare: Mapping[str, Any], title: str, fmt_: Format) -> bytes
         if r.get("rel_diff") is None:
             continue
         variant = item["a_variant"] if item["a_variant"] == item["b_variant"] else f"{item['a_variant']} → {item['b_variant']}"
-        label = " · ".join(x for x in (variant, scenario_name({"name": cell["scenario"]}), cell["load_label"], cell["mode"]) if x)
+        label = " · ".join(x for x in (variant, scenario_name({"name": cell["scenario"]}), cell["load_label"], cell["mode"])
+                           if x and x != "—")
         low, high = r.get("ci_low_rel"), r.get("ci_high_rel")
         rows.append((label, 100 * r["rel_diff"], None if low is None else 100 * low, None if high is None else 100 * high,
                      r.get("verdict", "")))
@@ -203,7 +204,7 @@ def percentile_chart(run: Mapping[str, Any], spectrum: Sequence[Mapping[str, Any
     ax = fig.add_subplot()
     styles = ("-", "--", ":", "-.")
     scenario_style = {sid: styles[i % len(styles)] for i, sid in enumerate(sorted({c["scenario_id"] for c in cells}))}
-    ticks = [p for p in (0, 50, 75, 90, 99, 99.9, 99.99)]
+    ticks = (0, 50, 75, 90, 99, 99.9, 99.99)
     for c in sorted(cells, key=lambda c: (c["load_id"], c["scenario_id"], c["variant_id"])):
         pts = [p for p in by_cell[c["id"]] if p["percentile"] < 100]
         label = f"{names[c['variant_id']]} · {scenarios[c['scenario_id']]}" + (
