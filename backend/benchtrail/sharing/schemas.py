@@ -56,7 +56,8 @@ class SnapshotCreate(SafeModel):
     """Exactly one of `run`, `compare`, `history`: the view whose data is frozen."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "oneOf": [{"required": ["run"]}, {"required": ["compare"]}, {"required": ["history"]}]})
+        "oneOf": [{"required": [k], "properties": {k: {"not": {"type": "null"}}}}
+                  for k in ("run", "compare", "history")]})
     run: str | None = Field(default=None, description="Slug of the run whose view is frozen", min_length=1,
                             max_length=16)
     compare: CompareSpec | None = None

@@ -2139,7 +2139,13 @@ export interface components {
             /** Title */
             title?: string | null;
             view?: components["schemas"]["SnapshotView"];
-        } & (unknown | unknown | unknown);
+        } & ({
+            run: unknown;
+        } | {
+            compare: unknown;
+        } | {
+            history: unknown;
+        });
         /** SnapshotOut */
         SnapshotOut: {
             /**
