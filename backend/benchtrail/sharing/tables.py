@@ -87,3 +87,70 @@ def _cell_text(cells: Sequence[Mapping[str, Any] | None], metric: str, overheads
         mark = "*" if cells[1] is not None and _significant(overheads, metric, cells[1]["id"]) else ""
         parts.append(f"{signed(diff)} ({pct(rel)}){mark}")
     return " / ".join(parts)
+
+
+def _interval(low: float | None, high: float | None, percent: bool = False) -> str:
+    if low is None or high is None:
+        return "—"
+    return f"[{signed(low)}%, {signed(high)}%]" if percent else f"[{signed(low)}, {signed(high)}]"
+
+
+def compare_markdown(compare: Mapping[str, Any], a: Mapping[str, Any], b: Mapping[str, Any], metric: str,
+                     permalink: str | None = None) -> str:
+    """Two runs cell by cell, as the compare page's table: run a / run b / diff, Δ%, the 95% interval of
+    the diff and its verdict. Reads the `/compare` answer and the two run documents as answered."""
+    unit = (next((c["score_unit"] for c in a["cells"] if c.get("score_unit")), "") if metric == "score"
+            else catalog.get(metric).unit)
+
+    def name(r: Mapping[str, Any]) -> str:
+        return f"run `{r['slug']}`" + (f" (agent {r['agent_version']})" if r.get("agent_version") else "")
+
+    lines = [f"**{a['project']}** {_title(metric, a)}: {name(a)} → {name(b)}", "",
+             "Each row: run a / run b / diff (b − a); * = the 95% interval of the diff excludes 0.", "",
+             f"| Variant | Scenario | Load | a / b / diff{f' ({unit})' if unit else ''} | Δ% | 95% interval | Verdict |",
+             "|---|---|---|---:|---:|---:|---|"]
+    for item in compare["items"]:
+        r, cell = item["result"], item["cell"]
+        variant = item["a_variant"] if item["a_variant"] == item["b_variant"] else f"{item['a_variant']} → {item['b_variant']}"
+        mark = "*" if r["ci_low"] is not None and r["ci_high"] is not None and (r["ci_low"] > 0 or r["ci_high"] < 0) else ""
+        load = cell["load_label"] + (f" · {cell['mode']}" if cell["mode"] else "")
+        lines.append(f"| {variant} | {scenario_name({'name': cell['scenario']})} | {load} | "
+                     f"{fmt(r['reference'])} / {fmt(r['variant'])} / {signed(r['abs_diff'])}{mark} | {pct(r['rel_diff'])} | "
+                     f"{_interval(r['ci_low'], r['ci_high'])} | {r['verdict']} |")
+    if permalink:
+        lines += ["", f"[Open in Benchtrail]({permalink})"]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def trail_markdown(trail: Mapping[str, Any], kind: str, permalink: str | None = None) -> str:
+    """A trail (or its overhead trail) as a table, one row per run in version order, with the JMH error
+    or the overhead's interval and verdict, and the change points and alerts marked on their runs."""
+    t = trail["trail"]
+    where = " · ".join(x for x in (scenario_name({"name": t["scenario"]}), t.get("load_label") or "", t["mode"],
+                                   t["variant"]) if x and x != "—")
+    metric = trail["metric"]
+    title = "Score" if metric == "score" else catalog.get(metric).title
+    change = {c["run"] for c in trail.get("change_points", [])}
+    alerted: dict[str, list[str]] = {}
+    for a in trail.get("alerts", []):
+        alerted.setdefault(a["run"], []).append(f"#{a['id']} {a['direction']} ({a['state']})")
+    lines = [f"**{'Overhead of ' if kind == 'overhead' else ''}{title}** · {where}", ""]
+    if kind == "overhead":
+        lines += [f"Percent of the reference ({trail.get('reference_variant') or 'reference'}) per run.", "",
+                  "| Run | Agent version | Overhead | Diff | 95% interval | Verdict | Change point | Alerts |",
+                  "|---|---|---:|---:|---:|---|---|---|"]
+        for p in trail["points"]:
+            lines.append(f"| `{p['run']}` | {p.get('agent_version') or '—'} | {signed(p['value_pct'])}% | {signed(p['abs_diff'])} | "
+                         f"{_interval(p['ci_low'], p['ci_high'])} | {p['verdict']} | {'◆' if p['run'] in change else ''} | "
+                         f"{', '.join(alerted.get(p['run'], []))} |")
+    else:
+        unit = trail.get("unit") or ""
+        lines += [f"| Run | Agent version | {title}{f' ({unit})' if unit else ''} | ± error | Valid | Change point | Alerts |",
+                  "|---|---|---:|---:|---|---|---|"]
+        for p in trail["points"]:
+            lines.append(f"| `{p['run']}` | {p.get('agent_version') or '—'} | {fmt(p['value'])} | {fmt(p.get('error'))} | "
+                         f"{'yes' if p['is_valid'] else 'no'} | {'◆' if p['run'] in change else ''} | "
+                         f"{', '.join(alerted.get(p['run'], []))} |")
+    if permalink:
+        lines += ["", f"[Open in Benchtrail]({permalink})"]
+    return "\n".join(lines).rstrip() + "\n"

@@ -56,6 +56,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/compare/chart.{fmt}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare Chart
+         * @description The compare page's chart: run b against run a cell by cell (GET /compare), the change in percent of
+         *     run a with the 95% interval of the difference, the change written at each bar.
+         */
+        get: operations["compare_chart_api_v1_compare_chart__fmt__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects": {
         parameters: {
             query?: never;
@@ -366,6 +387,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{slug}/charts/percentiles.{fmt}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Run Percentile Chart
+         * @description The run page's latency percentile spectrum: each variant's percentiles (GET /runs/{slug}/percentiles)
+         *     per scenario, the tail stretched out (x = 1/(1 − p)), the p99.9 value written at each line's end.
+         */
+        get: operations["run_percentile_chart_api_v1_runs__slug__charts_percentiles__fmt__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{slug}/charts/{metric}.{fmt}": {
         parameters: {
             query?: never;
@@ -562,8 +604,9 @@ export interface paths {
         put?: never;
         /**
          * Create Snapshot
-         * @description Freeze a run's view: its run document and overheads as they are now, under a permalink of its own
-         *     that never changes, with the seed-shaped Markdown tables. Needs a token of the run's project.
+         * @description Freeze a view under a permalink of its own that never changes, with its Markdown table: a run
+         *     (`run`: its document and overheads), a comparison (`compare`: GET /compare and both runs) or a
+         *     history (`history`: one trail or its overhead trail). Needs a token of the project(s) shown.
          */
         post: operations["create_snapshot_api_v1_snapshots_post"];
         delete?: never;
@@ -581,6 +624,26 @@ export interface paths {
         };
         /** Get Snapshot */
         get: operations["get_snapshot_api_v1_snapshots__slug__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/snapshots/{slug}/chart.{fmt}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Snapshot View Chart
+         * @description The chart of a frozen compare or history view, drawn from the frozen data: it never changes.
+         */
+        get: operations["snapshot_view_chart_api_v1_snapshots__slug__chart__fmt__get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -658,6 +721,28 @@ export interface paths {
          * @description A badge with the trail's latest overhead (variant vs reference of the newest run) and its interval.
          */
         get: operations["trail_badge_api_v1_trails__trail_id__badge_svg_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trails/{trail_id}/chart.{fmt}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Trail Chart
+         * @description The History page's chart of one trail (GET /trails/{id}) or its overhead (GET /trails/{id}/overhead):
+         *     runs in version order, JMH errors as error bars, the overhead's 95% interval as a band, change points
+         *     and alerts marked, each value written above its point while there are at most 40.
+         */
+        get: operations["trail_chart_api_v1_trails__trail_id__chart__fmt__get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1331,6 +1416,33 @@ export interface components {
             metric: string;
             result: components["schemas"]["AbOut"];
         };
+        /**
+         * CompareSpec
+         * @description The compare view to freeze: run b against run a for one metric (as `GET /compare`).
+         */
+        CompareSpec: {
+            /**
+             * A
+             * @description Slug of run a (the older side)
+             */
+            a: string;
+            /** A Variant */
+            a_variant?: string | null;
+            /**
+             * B
+             * @description Slug of run b
+             */
+            b: string;
+            /** B Variant */
+            b_variant?: string | null;
+            /**
+             * Metric
+             * @description A metric of the catalog that trails follow
+             * @default latency_p75
+             * @enum {string}
+             */
+            metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
+        };
         /** DeliveryList */
         DeliveryList: {
             /** Items */
@@ -1428,6 +1540,31 @@ export interface components {
             reason: string;
             /** Status */
             status: string & unknown;
+        };
+        /**
+         * HistorySpec
+         * @description The history view to freeze: one trail (or its overhead trail) for one metric.
+         */
+        HistorySpec: {
+            /**
+             * Kind
+             * @description The values, or the overhead vs reference
+             * @default trail
+             * @enum {string}
+             */
+            kind: "trail" | "overhead";
+            /**
+             * Metric
+             * @description A metric of the catalog that trails follow
+             * @default latency_p75
+             * @enum {string}
+             */
+            metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
+            /**
+             * Trail
+             * @description The trail's id
+             */
+            trail: number;
         };
         /** LoadOut */
         LoadOut: {
@@ -2129,17 +2266,28 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** SnapshotCreate */
+        /**
+         * SnapshotCreate
+         * @description Exactly one of `run`, `compare`, `history`: the view whose data is frozen.
+         */
         SnapshotCreate: {
+            compare?: components["schemas"]["CompareSpec"] | null;
+            history?: components["schemas"]["HistorySpec"] | null;
             /**
              * Run
              * @description Slug of the run whose view is frozen
              */
-            run: string;
+            run?: string | null;
             /** Title */
             title?: string | null;
             view?: components["schemas"]["SnapshotView"];
-        };
+        } & ({
+            run: unknown;
+        } | {
+            compare: unknown;
+        } | {
+            history: unknown;
+        });
         /** SnapshotOut */
         SnapshotOut: {
             /**
@@ -2151,16 +2299,16 @@ export interface components {
             created_by: string;
             /**
              * Data
-             * @description The API answers the view showed when frozen: `run` (the run document) and `overheads` (metric -> the run's overheads)
+             * @description The API answers the view showed when frozen. run: `run` (the run document) and `overheads` (metric -> the run's overheads); compare: `compare` (GET /compare), `a` and `b` (the run documents), `metric`; history: `trail` (GET /trails/{id} or /trails/{id}/overhead) and `kind` (trail | overhead)
              */
             data: {
                 [key: string]: unknown;
             };
             /**
              * Kind
-             * @constant
+             * @enum {string}
              */
-            kind: "run";
+            kind: "run" | "compare" | "history";
             /**
              * Markdown
              * @description The seed-shaped tables of the frozen data
@@ -2713,6 +2861,104 @@ export interface operations {
                 };
             };
             /** @description Run a or b not found, or it has no such variant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    compare_chart_api_v1_compare_chart__fmt__get: {
+        parameters: {
+            query: {
+                /** @description Slug of run a */
+                a: string;
+                /** @description Slug of run b */
+                b: string;
+                /** @description A metric of the catalog that trails follow */
+                metric?: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
+                a_variant?: string | null;
+                b_variant?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description svg or png */
+                fmt: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image (svg or png as the path's extension says), with an ETag; Cache-Control public, max-age=300 for a public project, private, no-cache otherwise */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/svg+xml": string;
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Run a or b not found, it has no such variant, or the runs have no cell in common with a relative change */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5034,14 +5280,15 @@ export interface operations {
             };
         };
     };
-    run_chart_api_v1_runs__slug__charts__metric___fmt__get: {
+    run_percentile_chart_api_v1_runs__slug__charts_percentiles__fmt__get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A load level's id (the run's `loads[].id`); default: every load level */
+                load?: number | null;
+            };
             header?: never;
             path: {
                 slug: string;
-                /** @description A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score */
-                metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
                 /** @description svg or png */
                 fmt: string;
             };
@@ -5049,14 +5296,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The image */
+            /** @description The image (svg or png as the path's extension says), with an ETag; Cache-Control public, max-age=300 for a public project, private, no-cache otherwise */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "image/png": unknown;
-                    "image/svg+xml": unknown;
+                    "image/png": string;
+                    "image/svg+xml": string;
                 };
             };
             /** @description Not modified: the ETag sent in If-None-Match is current */
@@ -5084,7 +5331,99 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not found, or private and not visible to this token */
+            /** @description No visible run with that slug, no such load level in it, or no latency histogram to draw */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    run_chart_api_v1_runs__slug__charts__metric___fmt__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                /** @description A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score */
+                metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
+                /** @description svg or png */
+                fmt: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image (svg or png as the path's extension says), with an ETag; Cache-Control public, max-age=300 for a public project, private, no-cache otherwise */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/svg+xml": string;
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No visible run with that slug, or it has no value of the metric */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6034,7 +6373,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No visible run with that slug */
+            /** @description No visible run (or run a/b, or trail) with that slug or id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6165,14 +6504,12 @@ export interface operations {
             };
         };
     };
-    snapshot_chart_api_v1_snapshots__slug__charts__metric___fmt__get: {
+    snapshot_view_chart_api_v1_snapshots__slug__chart__fmt__get: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 slug: string;
-                /** @description A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score */
-                metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
                 /** @description svg or png */
                 fmt: string;
             };
@@ -6180,14 +6517,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The image */
+            /** @description The image (svg or png as the path's extension says), with an ETag; Cache-Control public, max-age=300 for a public project, private, no-cache otherwise */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "image/png": unknown;
-                    "image/svg+xml": unknown;
+                    "image/png": string;
+                    "image/svg+xml": string;
                 };
             };
             /** @description Not modified: the ETag sent in If-None-Match is current */
@@ -6215,7 +6552,99 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not found, or private and not visible to this token */
+            /** @description No visible snapshot with that slug, or it is a run snapshot (whose charts are /charts/{metric}.svg) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    snapshot_chart_api_v1_snapshots__slug__charts__metric___fmt__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                /** @description A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score */
+                metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
+                /** @description svg or png */
+                fmt: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image (svg or png as the path's extension says), with an ETag; Cache-Control public, max-age=300 for a public project, private, no-cache otherwise */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/svg+xml": string;
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No visible snapshot with that slug, it is not a run snapshot, or the run has no value of the metric */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6441,14 +6870,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The image */
+            /** @description The image (svg or png as the path's extension says), with an ETag; Cache-Control public, max-age=300 for a public project, private, no-cache otherwise */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "image/png": unknown;
-                    "image/svg+xml": unknown;
+                    "image/png": string;
+                    "image/svg+xml": string;
                 };
             };
             /** @description Not modified: the ETag sent in If-None-Match is current */
@@ -6477,6 +6906,108 @@ export interface operations {
                 };
             };
             /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    trail_chart_api_v1_trails__trail_id__chart__fmt__get: {
+        parameters: {
+            query?: {
+                /** @description A metric of the catalog that trails follow */
+                metric?: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
+                /** @description The trail's values, or its overhead vs the reference */
+                kind?: "trail" | "overhead";
+                /** @description A run's slug: answer the points before it (the `earlier` of the previous answer) */
+                before?: string | null;
+                /** @description Points in the window: the newest ones, or those just before `before` */
+                limit?: number;
+                /** @description Thin the window to about this many points for a chart, keeping change points, alerted runs and extremes */
+                max_points?: number | null;
+            };
+            header?: never;
+            path: {
+                /** @description Row id (1..2^31-1) */
+                trail_id: number;
+                /** @description svg or png */
+                fmt: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image (svg or png as the path's extension says), with an ETag; Cache-Control public, max-age=300 for a public project, private, no-cache otherwise */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/svg+xml": string;
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No visible trail with that id, no point of the metric on it, or `before` is not one of its runs */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,8 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ReactElement } from 'react';
 import { Link } from 'react-router';
+import { trailMetric } from '@/api/client';
 import { ChartWithTable } from '@/components/charts/Chart';
+import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
+import { FreezeButton } from '@/components/FreezeButton';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
 import { buildRunComparison, compareStats } from '../compareModel';
 import { isComparison } from '@/lib/table';
@@ -50,7 +53,8 @@ export function CompareView(): ReactElement {
       <h1>
         Compare <Link to={`/r/${a.data.slug}`}>{a.data.slug}</Link> → <Link to={`/r/${b.data.slug}`}>{b.data.slug}</Link>
       </h1>
-      <CopyLinkButton />
+      <CopyLinkButton />{' '}
+      <FreezeButton target={{ compare: { a: state.a, b: state.b, metric: trailMetric(state.metric) } }} />
       <p className="muted">
         Each cell: run {a.data.slug} / run {b.data.slug} / diff (b − a); below it Δ%, the API's 95% interval of the diff
         and its verdict; ● when the interval excludes 0. Agent {a.data.agent_version ?? '—'} → {b.data.agent_version ?? '—'};
@@ -108,6 +112,13 @@ export function CompareView(): ReactElement {
           fit
         />
       )}
+      {model.rows.length > 0 ? (
+        <ChartImageLinks
+          path="/api/v1/compare/chart"
+          query={new URLSearchParams({ a: state.a, b: state.b, metric: state.metric }).toString()}
+          alt={model.title}
+        />
+      ) : null}
     </section>
   );
 }

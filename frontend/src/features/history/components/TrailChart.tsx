@@ -2,8 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import type { Data } from 'plotly.js';
 import type { ReactElement } from 'react';
 import { useNavigate } from 'react-router';
-import type { AnnotationOut, TrailOut } from '@/api/client';
+import { trailMetric, type AnnotationOut, type TrailOut } from '@/api/client';
+import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { ChartWithTable } from '@/components/charts/Chart';
+import { FreezeButton } from '@/components/FreezeButton';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
 import { metricInfo } from '@/lib/metrics';
 import {
@@ -161,6 +163,17 @@ export function TrailChart({
         table={table}
         pageSize={50}
       />
+    );
+    body = (
+      <>
+        {body}
+        <ChartImageLinks
+          path={`/api/v1/trails/${trail.id}/chart`}
+          query={new URLSearchParams({ metric, kind, limit: '20000', max_points: '5000' }).toString()}
+          alt={title}
+        />
+        <FreezeButton target={{ history: { trail: trail.id, metric: trailMetric(metric), kind } }} />
+      </>
     );
   }
   return (

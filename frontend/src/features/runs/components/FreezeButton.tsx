@@ -1,36 +1,7 @@
-import { useMutation } from '@tanstack/react-query';
 import type { ReactElement } from 'react';
-import { Link, useLocation } from 'react-router';
-import { api, unwrap } from '@/api/client';
+import { FreezeButton as Freeze } from '@/components/FreezeButton';
 
-/** Freezes this view (the run's data as it is now, and the view state in the URL) under a permalink of its own. */
+/** Freezes this run view (the run's data as it is now, and the view state in the URL) under a permalink of its own. */
 export function FreezeButton({ runSlug }: { runSlug: string }): ReactElement {
-  const location = useLocation();
-  const freeze = useMutation({
-    mutationFn: () =>
-      unwrap(
-        api().POST('/api/v1/snapshots', {
-          body: { run: runSlug, view: { path: location.pathname, query: location.search.replace(/^\?/, '') } },
-        }),
-      ),
-  });
-  return (
-    <span className="freeze">
-      <button type="button" onClick={() => freeze.mutate()} disabled={freeze.isPending}>
-        Freeze this view
-      </button>
-      {freeze.data ? (
-        <span role="status">
-          {' '}
-          Frozen: <Link to={`/s/${freeze.data.slug}`}>{freeze.data.permalink}</Link>
-        </span>
-      ) : null}
-      {freeze.error ? (
-        <span role="alert" className="error">
-          {' '}
-          {freeze.error.message}
-        </span>
-      ) : null}
-    </span>
-  );
+  return <Freeze target={{ run: runSlug }} />;
 }

@@ -1,5 +1,6 @@
 import type { ReactElement } from 'react';
 import type { RunDetail, VariantOut } from '@/api/client';
+import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { variantColors } from '@/components/charts/colors';
 import { isComparison } from '@/lib/table';
@@ -72,6 +73,8 @@ export function JmhTables({
           />
         );
       })}
+      {/* The server draws each variant's score (± nothing: the raw scores) of every benchmark and mode. */}
+      <ChartImageLinks path={`/api/v1/runs/${run.slug}/charts/score`} alt={`JMH scores of run ${run.slug}`} />
     </section>
   );
 }

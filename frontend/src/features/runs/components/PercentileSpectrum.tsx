@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ReactElement } from 'react';
 import type { LoadOut, RunDetail } from '@/api/client';
+import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { variantColors } from '@/components/charts/colors';
 import { ErrorState, Loading } from '@/components/StateViews';
@@ -39,28 +40,34 @@ export function PercentileSpectrum({
           const model = percentileSpectrum(run, spectrum.data.items, load.id, names);
           if (model.traces.length === 0) return null;
           return (
-            <ChartWithTable
-              key={load.id}
-              chart={{
-                title: model.table.title,
-                data: model.traces.map((t) => ({
-                  type: 'scatter',
-                  mode: 'lines',
-                  name: t.name,
-                  line: { color: color(t.variant ?? t.name) },
-                  x: t.x.map(tailX),
-                  y: t.y,
-                  customdata: t.x,
-                  hovertemplate: 'P%{customdata}: %{y:.3f} ms<extra>%{fullData.name}</extra>',
-                })),
-                xType: 'log',
-                xTicks: { values: TICKS.map(tailX), labels: TICKS.map((p) => `P${p}`) },
-                xTitle: 'percentile',
-                yTitle: 'latency (ms)',
-                filename: `${run.slug}-${load.key}-spectrum`,
-              }}
-              table={model.table}
-            />
+            <div key={load.id}>
+              <ChartWithTable
+                chart={{
+                  title: model.table.title,
+                  data: model.traces.map((t) => ({
+                    type: 'scatter',
+                    mode: 'lines',
+                    name: t.name,
+                    line: { color: color(t.variant ?? t.name) },
+                    x: t.x.map(tailX),
+                    y: t.y,
+                    customdata: t.x,
+                    hovertemplate: 'P%{customdata}: %{y:.3f} ms<extra>%{fullData.name}</extra>',
+                  })),
+                  xType: 'log',
+                  xTicks: { values: TICKS.map(tailX), labels: TICKS.map((p) => `P${p}`) },
+                  xTitle: 'percentile',
+                  yTitle: 'latency (ms)',
+                  filename: `${run.slug}-${load.key}-spectrum`,
+                }}
+                table={model.table}
+              />
+              <ChartImageLinks
+                path={`/api/v1/runs/${run.slug}/charts/percentiles`}
+                query={`load=${load.id}`}
+                alt={`latency percentile spectrum of run ${run.slug} at ${load.label}`}
+              />
+            </div>
           );
         })}
       </div>

@@ -1,5 +1,6 @@
 import type { ReactElement } from 'react';
 import type { RunDetail, VariantOut } from '@/api/client';
+import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { variantColors } from '@/components/charts/colors';
 import { metricInfo } from '@/lib/metrics';
@@ -86,6 +87,10 @@ export function VariantMatrix({
         stacked
         fit
       />
+      {metric !== 'error_rate' ? (
+        // The server draws every scenario and load level of the run for this metric.
+        <ChartImageLinks path={`/api/v1/runs/${run.slug}/charts/${metric}`} alt={`${info.title} of run ${run.slug}`} />
+      ) : null}
     </section>
   );
 }
