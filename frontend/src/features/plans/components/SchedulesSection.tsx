@@ -61,7 +61,7 @@ function schedulesTable(schedules: ScheduleOut[]): TableModel<ScheduleRow> {
     title: 'Schedules',
     columns: [
       { key: 'plan', label: 'Plan', role: 'label' },
-      { key: 'cron', label: 'Cron (UTC)', role: 'value' },
+      { key: 'cron', label: 'Cron (UTC)', role: 'value', text: true },
       { key: 'state', label: 'State', role: 'value' },
       { key: 'next', label: 'Next run', role: 'value' },
       { key: 'last', label: 'Last run', role: 'value' },
