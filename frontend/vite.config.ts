@@ -15,7 +15,7 @@ export default defineConfig({
     chunkSizeWarningLimit: 1800,
   },
   test: {
-    include: ['src/**/*.test.ts'],
+    include: ['src/**/*.test.{ts,tsx}'],
     environment: 'node',
   },
 });

@@ -1,29 +1,15 @@
 import { expect, test } from '@playwright/test';
-import { apiJson, loadState } from './support/api';
+import { api, loadState, ok } from './support/api';
 import { expectShownNumber } from './support/numbers';
 import { adminToken, setToken, shot } from './support/page';
 
-interface Alert {
-  id: number;
-  state: string;
-  kind: string;
-  metric: string;
-  direction: string;
-  run: string;
-  assignee: string | null;
-  notes: string;
-  before_value: number;
-  after_value: number;
-  trail: { id: number; scenario: string; load_key: string; variant: string };
-  events: { from_state: string | null; to_state: string; actor: string; note: string }[];
-}
 
 const state = loadState();
 
 test('alerts list with filters in the URL; triage persists; links to the run and the trail', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  const all = (await apiJson<{ items: Alert[] }>(`/api/v1/projects/${state.alertProject}/alerts`)).items;
+  const all = (await ok(api().GET('/api/v1/projects/{slug}/alerts', { params: { path: { slug: state.alertProject } } }))).items;
   expect(all.length).toBeGreaterThan(0);
   // The data has one step, at 1.4.0: every alert must start at that run and be a regression.
   expect(new Set(all.map((a) => a.run))).toEqual(new Set([state.alertRuns[4]]));
@@ -67,7 +53,7 @@ test('alerts list with filters in the URL; triage persists; links to the run and
   await triage.getByRole('button', { name: 'Save triage' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
 
-  const after = await apiJson<Alert>(`/api/v1/alerts/${target.id}`);
+  const after = await ok(api().GET('/api/v1/alerts/{alert_id}', { params: { path: { alert_id: target.id } } }));
   expect(after.state).toBe('investigating');
   expect(after.assignee).toBe('e2e-oncall');
   expect(after.notes).toBe('Span export got slower in 1.4.0');

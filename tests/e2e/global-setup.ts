@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { apiJson, fixture, REPO, saveState, upload, waitForAnalysis, waitForRuns, XRAY_VERSIONS } from './support/api';
+import { api, apiJson, fixture, ok, REPO, saveState, type Schemas, upload, waitForAnalysis, waitForRuns, XRAY_VERSIONS } from './support/api';
 import { generateJtl } from './support/jtl';
 import { startDemoTarget } from './support/target';
 
@@ -20,11 +20,7 @@ const ENVIRONMENT = {
 };
 
 async function createProject(token: string, slug: string, name: string, description: string): Promise<void> {
-  await apiJson('/api/v1/projects', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ slug, name, description, is_public: true }),
-  }, token);
+  await ok(api(token).POST('/api/v1/projects', { body: { slug, name, description, is_public: true } }));
 }
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
@@ -118,7 +114,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     const longPlan = { ...plan, name: 'hey-long', scenarios: [{ name: 'slow', path: '/slow' }],
       loads: [{ concurrency: 2, duration_s: 60 }] };
     for (const p of [plan, longPlan]) {
-      await apiJson(`/api/v1/projects/${planProject}/plans`, {
+      // The API declares a plan body as any object (it is validated against the plan schema), so this goes untyped.
+      await apiJson<Schemas['PlanOut']>(`/api/v1/projects/${planProject}/plans`, {
         method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(p),
       }, token);
     }
@@ -126,10 +123,10 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     await waitForRuns([...jtlRuns, heyRun.run, ...Object.values(jmhRuns)]);
     await waitForAnalysis(alertRuns);
     // Added after the analysis has seen every run, so it marks the history without changing what was detected.
-    await apiJson(`/api/v1/projects/${alertProject}/annotations`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ kind: 'jdk', title: 'JDK 21 on the load host', agent_version: '1.6.0' }),
-    }, token);
+    await ok(api(token).POST('/api/v1/projects/{slug}/annotations', {
+      params: { path: { slug: alertProject } },
+      body: { kind: 'jdk', title: 'JDK 21 on the load host', agent_version: '1.6.0' },
+    }));
 
     saveState({ project, heyProject, jmhProject, planProject, alertProject, alertRuns, plan: plan.name, targetUrl: target.url, jtlRuns,
       heyRun: heyRun.run, jmhRuns });

@@ -1,13 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { apiJson, loadState, REPO, XRAY_VERSIONS } from './support/api';
+import { api, getRun, loadState, ok, REPO, type Schemas, XRAY_VERSIONS } from './support/api';
 import { expectShownNumber } from './support/numbers';
 import { adminToken, setToken, shot } from './support/page';
-
-interface Trail { id: number; scenario: string; variant: string; mode: string; load_key: string }
-interface TrailDetail { points: { run: string; agent_version: string; value: number }[] }
-interface OverheadTrail { reference_variant: string; points: { run: string; agent_version: string; value_pct: number }[] }
 
 const state = loadState();
 const SCENARIO = 'AwsSdkBenchmark.awsV1Request';
@@ -25,9 +21,9 @@ function rawScore(version: string, variant: string, benchmark: string, mode: str
 test('X-Ray history spans the six agent versions; a point opens its run; overhead view', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  const trails = (await apiJson<{ items: Trail[] }>(`/api/v1/projects/${state.jmhProject}/trails`)).items;
+  const trails = (await ok(api().GET('/api/v1/projects/{slug}/trails', { params: { path: { slug: state.jmhProject } } }))).items;
   const trail = trails.find((t) => t.scenario === SCENARIO && t.variant === 'auto-instrumentation' && t.mode === 'thrpt')!;
-  const detail = await apiJson<TrailDetail>(`/api/v1/trails/${trail.id}?metric=score`);
+  const detail = await ok(api().GET('/api/v1/trails/{trail_id}', { params: { path: { trail_id: trail.id }, query: { metric: 'score' } } }));
   expect(detail.points.map((p) => p.agent_version)).toEqual([...XRAY_VERSIONS]);
 
   await page.goto(`/p/${state.jmhProject}`);
@@ -69,7 +65,7 @@ test('X-Ray history spans the six agent versions; a point opens its run; overhea
   await page.getByRole('radio', { name: 'Overhead vs reference' }).check();
   await expect(page).toHaveURL(/kind=overhead/);
   await expect(page.getByRole('radio', { name: 'Overhead vs reference' })).toBeChecked();
-  const overhead = await apiJson<OverheadTrail>(`/api/v1/trails/${trail.id}/overhead?metric=score`);
+  const overhead = await ok(api().GET('/api/v1/trails/{trail_id}/overhead', { params: { path: { trail_id: trail.id }, query: { metric: 'score' } } }));
   expect(overhead.reference_variant).toBe('no-instrumentation');
   const oTable = page.getByRole('figure').first().getByRole('table');
   await expect(oTable.getByRole('row')).toHaveCount(1 + XRAY_VERSIONS.length);
@@ -91,10 +87,10 @@ test('history across versions with load levels as small multiples, change points
   const figures = page.getByRole('figure');
   await expect(figures).toHaveCount(3);
   await expect(page.getByRole('region', { name: 'History 50 threads' })).toBeVisible();
-  const trails = (await apiJson<{ items: (Trail & { load_label: string })[] }>(`/api/v1/projects/${state.alertProject}/trails?scenario=*&variant=agent`)).items;
+  const trails = (await ok(api().GET('/api/v1/projects/{slug}/trails', { params: { path: { slug: state.alertProject }, query: { scenario: '*', variant: 'agent' } } }))).items;
   const t50 = trails.find((t) => t.load_key === 'threads:50')!;
-  const detail = await apiJson<TrailDetail & { change_points: { run: string }[]; alerts: { id: number; run: string }[] }>(
-    `/api/v1/trails/${t50.id}?metric=latency_p75`,
+  const detail = await ok(
+    api().GET('/api/v1/trails/{trail_id}', { params: { path: { trail_id: t50.id }, query: { metric: 'latency_p75' } } }),
   );
   expect(detail.points).toHaveLength(8);
   const region = page.getByRole('region', { name: 'History 50 threads' });
@@ -118,12 +114,12 @@ test('history across versions with load levels as small multiples, change points
   await shot(page, '12-history-small-multiples');
 
   // The same trail by commit: same numbers, rows labelled by commit.
-  const runs = await Promise.all(detail.points.map((p) => apiJson<{ commit: string }>(`/api/v1/runs/${p.run}`)));
+  const runs = await Promise.all(detail.points.map((p) => getRun(p.run)));
   await page.getByRole('radio', { name: 'Commit' }).check();
   await expect(page).toHaveURL(/x=commit/);
   for (const [i, p] of detail.points.entries()) {
     const row = table.getByRole('row').nth(i + 1);
-    await expect(row.getByRole('rowheader').first()).toHaveText(runs[i].commit.slice(0, 10));
+    await expect(row.getByRole('rowheader').first()).toHaveText(runs[i].commit!.slice(0, 10));
     await expectShownNumber(row.locator('td[data-col="value"]'), p.value);
   }
 });
@@ -133,17 +129,19 @@ test('project overview shows each key overhead as a small trend, with the same n
   const section = page.getByRole('region', { name: 'Overhead trend' });
   const table = section.getByRole('table');
   await expect(table.getByRole('row')).toHaveCount(1 + 8);
-  const trails = (await apiJson<{ items: Trail[] }>(`/api/v1/projects/${state.alertProject}/trails?scenario=*&variant=agent`)).items;
+  const trails = (await ok(api().GET('/api/v1/projects/{slug}/trails', { params: { path: { slug: state.alertProject }, query: { scenario: '*', variant: 'agent' } } }))).items;
   const headers = await table.getByRole('columnheader').allInnerTexts();
   for (const t of trails) {
     const label = t.load_key.replace('threads:', '') + ' threads';
     const col = headers.findIndex((h) => h.includes(label));
     expect(col, `a column for ${label} in ${headers.join(' | ')}`).toBeGreaterThan(0);
-    const overhead = await apiJson<OverheadTrail>(`/api/v1/trails/${t.id}/overhead?metric=latency_p75`);
+    const overhead = await ok(api().GET('/api/v1/trails/{trail_id}/overhead', { params: { path: { trail_id: t.id }, query: { metric: 'latency_p75' } } }));
     expect(overhead.points).toHaveLength(8);
     for (const [i, p] of overhead.points.entries()) {
       const row = table.getByRole('row').nth(i + 1);
-      await expect(row.getByRole('rowheader')).toHaveText(p.agent_version);
+      // Every seeded run has an agent version (1.0.0 … 1.7.0).
+      await expect(row.getByRole('rowheader')).toHaveText(`1.${i}.0`);
+      expect(p.agent_version).toBe(`1.${i}.0`);
       await expectShownNumber(row.getByRole('cell').nth(col - 1), p.value_pct);
     }
   }
@@ -152,9 +150,8 @@ test('project overview shows each key overhead as a small trend, with the same n
 });
 
 test('annotations are added, edited and deleted on History with an uploader token', async ({ page }) => {
-  type Annotation = { id: number; title: string; agent_version: string | null; kind: string };
-  const list = async (): Promise<Annotation[]> =>
-    (await apiJson<{ items: Annotation[] }>(`/api/v1/projects/${state.alertProject}/annotations`)).items;
+  const list = async (): Promise<Schemas['AnnotationOut'][]> =>
+    (await ok(api().GET('/api/v1/projects/{slug}/annotations', { params: { path: { slug: state.alertProject } } }))).items;
   await page.goto(`/p/${state.alertProject}/history?scenario=*&variant=agent&loads=threads:50`);
   const panel = page.getByRole('region', { name: 'Annotations' });
   await expect(panel.getByRole('note')).toContainText('uploader');

@@ -1,24 +1,13 @@
 import { expect, test } from '@playwright/test';
-import { apiJson, loadState } from './support/api';
+import { api, apiJson, getRun, loadState, ok, type Schemas } from './support/api';
 import { expectShownNumber } from './support/numbers';
 import { adminToken, setToken, shot } from './support/page';
-
-interface Plan { name: string; version: number; pool: string; body: Record<string, unknown> }
-interface Run {
-  slug: string;
-  status: string;
-  agent_version: string | null;
-  progress: { percent?: number; requests?: number; errors?: number; achieved_rate?: number };
-  cells: { count: number | null; errors: number | null; scenario_id: number }[];
-  scenarios: { id: number; name: string }[];
-}
-interface Schedule { id: number; plan: string; cron: string; enabled: boolean }
 
 const state = loadState();
 
 test('plans: view the body, start a run, watch it live to completed', async ({ page }) => {
   test.setTimeout(150_000);
-  const plans = (await apiJson<{ items: Plan[] }>(`/api/v1/projects/${state.planProject}/plans`)).items;
+  const plans = (await ok(api().GET('/api/v1/projects/{slug}/plans', { params: { path: { slug: state.planProject } } }))).items;
   const plan = plans.find((p) => p.name === state.plan)!;
 
   await page.goto(`/p/${state.planProject}/plans`);
@@ -46,15 +35,15 @@ test('plans: view the body, start a run, watch it live to completed', async ({ p
   await shot(page, '30-run-live');
 
   await expect(page.getByRole('heading', { level: 1 })).toContainText('completed', { timeout: 120_000 });
-  const run = await apiJson<Run>(`/api/v1/runs/${slug}`);
+  const run = await getRun(slug);
   expect(run.status).toBe('completed');
   expect(run.agent_version).toBe('0.9.0-e2e');
   // The plan asked for 200 requests in each of its 3 repetitions (the default); the cell counted every one.
-  const ok = run.scenarios.find((s) => s.name === 'ok')!;
-  expect(run.cells.find((c) => c.scenario_id === ok.id)?.count).toBe(3 * 200);
+  const okScenario = run.scenarios.find((s) => s.name === 'ok')!;
+  expect(run.cells.find((c) => c.scenario_id === okScenario.id)?.count).toBe(3 * 200);
   await expect(page.getByTestId('progress-percent')).toHaveText('100%');
-  if (run.progress.requests !== undefined) await expectShownNumber(page.getByTestId('progress-requests'), run.progress.requests);
-  if (run.progress.achieved_rate !== undefined) await expectShownNumber(page.getByTestId('progress-rate'), run.progress.achieved_rate);
+  if (typeof run.progress.requests === 'number') await expectShownNumber(page.getByTestId('progress-requests'), run.progress.requests);
+  if (typeof run.progress.achieved_rate === 'number') await expectShownNumber(page.getByTestId('progress-rate'), run.progress.achieved_rate);
   await shot(page, '31-run-completed');
 });
 
@@ -75,7 +64,7 @@ test('a running run is cancelled from its page', async ({ page }) => {
   await shot(page, '33-run-running');
   await progress.getByRole('button', { name: 'Cancel run' }).click();
   await expect(page.getByRole('heading', { level: 1 })).toContainText('cancelled', { timeout: 60_000 });
-  const run = await apiJson<Run>(`/api/v1/runs/${slug}`);
+  const run = await getRun(slug);
   expect(run.status).toBe('cancelled');
   expect(run.cells).toHaveLength(0);
 });
@@ -94,7 +83,7 @@ test('without server-sent events the run page falls back to polling and still fo
   await expect(page.getByRole('heading', { level: 1 })).toContainText('completed', { timeout: 90_000 });
   expect(refused).toBeGreaterThan(0);
   const slug = page.url().split('/r/')[1];
-  const run = await apiJson<Run>(`/api/v1/runs/${slug}`);
+  const run = await getRun(slug);
   expect(run.status).toBe('completed');
   await expect(page.getByTestId('progress-percent')).toHaveText('100%');
 });
@@ -102,15 +91,15 @@ test('without server-sent events the run page falls back to polling and still fo
 test('schedules: create, disable, edit cron; read back from the API', async ({ page }) => {
   await page.goto(`/p/${state.planProject}/plans`);
   await setToken(page, adminToken());
-  const before = (await apiJson<{ items: Schedule[] }>(`/api/v1/projects/${state.planProject}/schedules`)).items;
+  const before = (await ok(api().GET('/api/v1/projects/{slug}/schedules', { params: { path: { slug: state.planProject } } }))).items;
   const create = page.getByRole('form', { name: 'New schedule' });
   await create.getByLabel('Plan').selectOption(state.plan);
   await create.getByLabel(/^Cron/).fill('15 3 * * *');
   await create.getByRole('button', { name: 'Add schedule' }).click();
   const table = page.getByRole('table', { name: 'Schedules' });
   await expect(table.getByRole('row')).toHaveCount(2 + before.length);
-  const added = async (): Promise<Schedule> => {
-    const items = (await apiJson<{ items: Schedule[] }>(`/api/v1/projects/${state.planProject}/schedules`)).items;
+  const added = async (): Promise<Schemas['ScheduleOut']> => {
+    const items = (await ok(api().GET('/api/v1/projects/{slug}/schedules', { params: { path: { slug: state.planProject } } }))).items;
     return items.filter((s) => !before.some((b) => b.id === s.id))[0];
   };
   const schedule = await added();
@@ -156,7 +145,8 @@ test('a plan saved as YAML is shown as written, comments and key order kept', as
     `    target: ${state.targetUrl}`,
     '',
   ].join('\n');
-  await apiJson(`/api/v1/projects/${state.planProject}/plans`, {
+  // A YAML body: sent as written, so the typed client (JSON bodies) is not used here.
+  await apiJson<Schemas['PlanOut']>(`/api/v1/projects/${state.planProject}/plans`, {
     method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: yamlText,
   }, adminToken());
   await page.goto(`/p/${state.planProject}/plans?plan=hey-yaml`);

@@ -1,19 +1,13 @@
 import { expect, test } from '@playwright/test';
-import { apiJson } from './support/api';
+import { api, ok } from './support/api';
 import { adminToken, setToken, shot } from './support/page';
 
 test('a private project is invisible without a token and appears with one', async ({ page }) => {
   const slug = `e2e-private-${Date.now().toString(36)}`;
-  await apiJson('/api/v1/projects', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ slug, name: 'Private e2e project', is_public: false }),
-  }, adminToken());
-  const viewer = await apiJson<{ token: string }>(`/api/v1/projects/${slug}/tokens`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: 'e2e viewer', role: 'viewer' }),
-  }, adminToken());
+  await ok(api(adminToken()).POST('/api/v1/projects', { body: { slug, name: 'Private e2e project', description: '', is_public: false } }));
+  const viewer = await ok(
+    api(adminToken()).POST('/api/v1/projects/{slug}/tokens', { params: { path: { slug } }, body: { name: 'e2e viewer', role: 'viewer' } }),
+  );
 
   await page.goto('/');
   await expect(page.getByRole('heading', { name: 'Projects' })).toBeVisible();

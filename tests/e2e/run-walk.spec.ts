@@ -1,16 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, test, type Locator, type Page } from '@playwright/test';
-import type { components } from '../../frontend/src/api/schema';
-import { apiJson, loadState, SCREENSHOTS } from './support/api';
+import type { paths } from '../../frontend/src/api/schema';
+import { api, getRun, loadState, ok, SCREENSHOTS, type Schemas } from './support/api';
 import { expectShownNumber } from './support/numbers';
 
-type Schemas = components['schemas'];
 type Run = Schemas['RunDetail'];
 type Cell = Schemas['CellOut'];
 type AbResult = Schemas['AbOut'];
-type Overheads = Schemas['RunOverheads'];
-type Compared = Schemas['CompareOut'];
+/** The metrics the overheads endpoint declares (and refuses others of with 422). */
+type OverheadMetric = NonNullable<NonNullable<paths['/api/v1/runs/{slug}/overheads']['get']['parameters']['query']>['metric']>;
 
 const state = loadState();
 mkdirSync(SCREENSHOTS, { recursive: true });
@@ -48,8 +47,8 @@ async function expectInterval(detail: Locator, result: AbResult | undefined): Pr
   if (result.verdict === 'too noisy to tell' && result.mde !== null) expect(text).toMatch(/MDE ±/);
 }
 
-async function expectBreakdownMatches(page: Page, run: Run, metric: string): Promise<void> {
-  const overheads = await apiJson<Overheads>(`/api/v1/runs/${run.slug}/overheads?metric=${metric}`);
+async function expectBreakdownMatches(page: Page, run: Run, metric: OverheadMetric): Promise<void> {
+  const overheads = await ok(api().GET('/api/v1/runs/{slug}/overheads', { params: { path: { slug: run.slug }, query: { metric } } }));
   for (const load of run.loads) {
     const section = page.getByRole('region', { name: `thread group ${load.label}` });
     const table = section.getByRole('table');
@@ -82,7 +81,7 @@ test('projects → project → run → breakdown → overlay → permalink → c
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   const [slugA, slugB] = state.jtlRuns;
-  const run = await apiJson<Run>(`/api/v1/runs/${slugA}`);
+  const run = await getRun(slugA);
 
   await page.goto('/');
   const projects = page.getByRole('table', { name: 'Projects' });
@@ -156,7 +155,7 @@ test('projects → project → run → breakdown → overlay → permalink → c
   await page.getByRole('checkbox', { name: `Pick run ${slugB} for comparison` }).check();
   await page.getByRole('link', { name: new RegExp(`^Compare`) }).click();
   await expect(page).toHaveURL(/\/compare\?a=.*&b=/);
-  const b = await apiJson<Run>(`/api/v1/runs/${slugB}`);
+  const b = await getRun(slugB);
   const table = page.getByRole('table', { name: /P75 latency: run/ });
   const load = run.loads.find((l) => l.key === 'threads:50')!;
   const row = table.getByRole('row', { name: new RegExp(`^agent API-URI-owner-3spans ${load.label}`) });
@@ -166,9 +165,7 @@ test('projects → project → run → breakdown → overlay → permalink → c
   await expectShownNumber(cmp.locator('[data-part="reference"]'), av);
   await expectShownNumber(cmp.locator('[data-part="variant"]'), bv);
   await expectShownNumber(cmp.locator('[data-part="diff"]'), bv - av);
-  const compared = await apiJson<Compared>(
-    `/api/v1/compare?a=${slugA}&b=${slugB}&metric=latency_p75`,
-  );
+  const compared = await ok(api().GET('/api/v1/compare', { params: { query: { a: slugA, b: slugB, metric: 'latency_p75' } } }));
   const stat = compared.items.find((i) => i.a_variant === 'agent' && i.cell.scenario === 'API-URI-owner-3spans' && i.cell.load_key === load.key);
   expect(stat).toBeDefined();
   await expect(cmp.locator('[data-part="detail"]')).toContainText(stat!.result.verdict);
@@ -178,7 +175,7 @@ test('projects → project → run → breakdown → overlay → permalink → c
 });
 
 test('N variants × scenario × load matrix shows ratios to the reference (hey)', async ({ page }) => {
-  const run = await apiJson<Run>(`/api/v1/runs/${state.heyRun}`);
+  const run = await getRun(state.heyRun);
   await page.goto(`/r/${state.heyRun}?metric=throughput`);
   const table = page.getByRole('table', { name: /Throughput per variant, scenario and load/ });
   await expect(table).toBeVisible();
@@ -202,7 +199,7 @@ test('N variants × scenario × load matrix shows ratios to the reference (hey)'
 
 test('JMH modes show each variant minus no-instrumentation in the score unit', async ({ page }) => {
   const slug = state.jmhRuns['2.8.x'];
-  const run = await apiJson<Run>(`/api/v1/runs/${slug}`);
+  const run = await getRun(slug);
   await page.goto(`/r/${slug}`);
   const ref = run.variants.find((v) => v.name === 'no-instrumentation')!;
   const sdk = run.variants.find((v) => v.name === 'sdk-instrumentation')!;
@@ -234,11 +231,7 @@ test('JMH modes show each variant minus no-instrumentation in the score unit', a
 test('a project without runs says how to upload one', async ({ page }) => {
   const token = process.env.BENCHTRAIL_E2E_ADMIN_TOKEN!;
   const slug = `e2e-empty-${Date.now().toString(36)}`;
-  await apiJson('/api/v1/projects', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ slug }),
-  }, token);
+  await ok(api(token).POST('/api/v1/projects', { body: { slug, description: '', is_public: true } }));
   await page.goto(`/p/${slug}`);
   await expect(page.getByText('No runs yet.')).toBeVisible();
   await expect(page.getByText(new RegExp(`benchtrail upload .*--project ${slug}`))).toBeVisible();

@@ -1,6 +1,6 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { apiJson, baseUrl, loadState } from './support/api';
+import { api, apiJson, baseUrl, loadState, ok } from './support/api';
 import { adminToken, setToken, shot } from './support/page';
 
 const state = loadState();
@@ -18,11 +18,9 @@ test('a run view is frozen under its own permalink, with Markdown tables and ser
   await expect(page).toHaveURL(/\/s\/[\w-]+$/);
   const snapshotSlug = page.url().split('/s/')[1];
 
-  const frozen = await apiJson<{ markdown: string; view: { path: string; query: string }; data: { run: { slug: string } } }>(
-    `/api/v1/snapshots/${snapshotSlug}`,
-  );
+  const frozen = await ok(api().GET('/api/v1/snapshots/{slug}', { params: { path: { slug: snapshotSlug } } }));
   expect(frozen.view).toEqual({ path: `/r/${slug}`, query: 'p=p75' });
-  expect(frozen.data.run.slug).toBe(slug);
+  expect(frozen.data.run).toMatchObject({ slug });
   await expect(page.getByLabel("The snapshot's tables as Markdown")).toHaveText(frozen.markdown.trim(), { useInnerText: true });
   await expect(page.getByRole('link', { name: 'open the live view' })).toHaveAttribute('href', `/r/${slug}?p=p75`);
 

@@ -12,6 +12,7 @@ import {
   type CellValue,
   type Column,
   type ComparisonValue,
+  type Row,
   type TableModel,
 } from '@/lib/table';
 
@@ -83,22 +84,32 @@ function ComparisonCell({ column, value }: { column: Column; value: ComparisonVa
 }
 
 /**
- * Renders a TableModel; grouped columns get a spanning header row like the seeds' "baseline / agent /
- * diff". A comparison value shared by consecutive rows (a process-wide metric) is one cell spanning them.
+ * The one table of the dashboard: every screen's table is a TableModel drawn here, so headers, row
+ * headers, alignment, units and scrolling are the same everywhere. Grouped columns get a spanning
+ * header row like the seeds' "baseline / agent / diff"; a comparison value shared by consecutive rows
+ * (a process-wide metric) is one cell spanning them. Screens that need links, badges or controls in a
+ * cell pass a renderer per column key; the model's values stay plain data for CSV, JSON and Markdown.
  * Long tables show a page of rows at a time (the newest last pages stay one click away).
  */
-export function DataTable({
+export function DataTable<R extends Row = Row>({
   model,
   caption,
   pageSize,
   fit = false,
+  render,
+  empty = 'No cells match the current selection.',
 }: {
-  model: TableModel;
+  model: TableModel<R>;
+  /** A visible caption; the table's accessible name stays the model's title. */
   caption?: ReactNode;
   /** Rows per page; all rows when unset. */
   pageSize?: number;
   /** Fit the page width: cells wrap instead of scrolling sideways. */
   fit?: boolean;
+  /** Cell content by column key, for cells that hold more than a value (links, badges, forms). */
+  render?: Partial<Record<string, (row: R) => ReactNode>>;
+  /** What the body says when there are no rows. */
+  empty?: ReactNode;
 }): ReactElement {
   const pages = pageSize ? Math.max(1, Math.ceil(model.rows.length / pageSize)) : 1;
   const [page, setPage] = useState(pages - 1);
@@ -112,6 +123,10 @@ export function DataTable({
     else groups.push({ group: c.group, span: 1 });
   }
   const labelKeys = model.columns.filter((c) => c.role === 'label').map((c) => c.key);
+  const isRowHeader = (c: Column, i: number): boolean =>
+    model.rowHeader !== undefined
+      ? c.key === model.rowHeader
+      : i === 0 || (labelKeys.includes(c.key) && i < labelKeys.length);
   // Row spans: a shared comparison object repeated down a column is drawn once.
   const spans = new Map<string, number>();
   for (const c of model.columns) {
@@ -153,24 +168,25 @@ export function DataTable({
         <tbody>
           {rows.length === 0 ? (
             <tr>
-              <td colSpan={model.columns.length}>No cells match the current selection.</td>
+              <td colSpan={model.columns.length}>{empty}</td>
             </tr>
           ) : (
             rows.map((row, r) => (
               <tr key={row.id} data-row-id={row.id}>
                 {model.columns.map((c, i) => {
                   const v = row.values[c.key] ?? null;
-                  if (i === 0 || (labelKeys.includes(c.key) && i < labelKeys.length)) {
+                  const custom = render?.[c.key];
+                  if (isRowHeader(c, i)) {
                     const text = displayValue(c, v);
                     return (
-                      <th key={c.key} scope="row">
-                        {i === 0 && row.href ? <Link to={row.href}>{text}</Link> : text}
+                      <th key={c.key} scope="row" className={c.text ? 'text' : undefined}>
+                        {custom ? custom(row) : i === 0 && row.href ? <Link to={row.href}>{text}</Link> : text}
                       </th>
                     );
                   }
                   const span = spans.get(`${r}/${c.key}`);
                   if (span === 0) return null;
-                  if (isComparison(v)) {
+                  if (isComparison(v) && !custom) {
                     return (
                       <td
                         key={c.key}
@@ -186,11 +202,11 @@ export function DataTable({
                   return (
                     <td
                       key={c.key}
-                      className={tone(c, v)}
+                      className={[tone(c, v), c.text ? 'text' : undefined].filter(Boolean).join(' ') || undefined}
                       data-col={c.key}
                       title={typeof v === 'number' ? String(v) : undefined}
                     >
-                      {displayValue(c, v)}
+                      {custom ? custom(row) : displayValue(c, v)}
                     </td>
                   );
                 })}

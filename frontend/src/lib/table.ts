@@ -49,6 +49,8 @@ export interface Column {
   direction?: 'lower' | 'higher';
   /** Comparison columns: what the first line ends with, the difference (default) or the ratio. */
   show?: 'diff' | 'ratio';
+  /** Prose (notes, trail names): left-aligned and wrapped instead of a right-aligned number. */
+  text?: boolean;
 }
 
 export interface Row {
@@ -58,10 +60,13 @@ export interface Row {
   href?: string;
 }
 
-export interface TableModel {
+/** `R` lets a screen keep its source object on each row for its cell renderers (see DataTable `render`). */
+export interface TableModel<R extends Row = Row> {
   title: string;
   columns: Column[];
-  rows: Row[];
+  rows: R[];
+  /** The column whose cell names each row (a row header); by default the leading label columns. */
+  rowHeader?: string;
   /** Names of the two sides of the comparison columns (default: the column's label as the variant). */
   sides?: { reference: string; variant?: string };
 }

@@ -1,6 +1,11 @@
 /** A small client of the real Benchtrail API, used to seed data and to read the numbers the UI must show. */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import createClient from 'openapi-fetch';
+import type { components, paths } from '../../../frontend/src/api/schema';
+
+/** The API's own types, generated from its OpenAPI document (`make openapi`): specs never restate them. */
+export type Schemas = components['schemas'];
 
 export const REPO = resolve(__dirname, '../../..');
 // The shared fixtures sit beside the repository; BENCHTRAIL_SHARED points elsewhere (e.g. from a git worktree).
@@ -17,6 +22,21 @@ export function baseUrl(): string {
   return url.replace(/\/+$/, '');
 }
 
+/** A client of the generated API types: paths, parameters, bodies and answers are checked by `npm run lint`. */
+export function api(token?: string): ReturnType<typeof createClient<paths>> {
+  return createClient<paths>({ baseUrl: baseUrl(), headers: token ? { Authorization: `Bearer ${token}` } : {} });
+}
+
+/** The body of a 2xx answer; any other answer fails the test with the API's error body. */
+export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok || data === undefined) {
+    throw new Error(`${response.url} → ${response.status}: ${JSON.stringify(error)}`);
+  }
+  return data;
+}
+
+/** For bodies the typed client does not build (multipart uploads, YAML): the caller names the answer's schema. */
 export async function apiJson<T>(path: string, init: RequestInit = {}, token?: string): Promise<T> {
   const headers = new Headers(init.headers);
   if (token) headers.set('Authorization', `Bearer ${token}`);
@@ -37,10 +57,10 @@ export async function upload(
   token: string,
   metadata: Record<string, unknown>,
   files: UploadFile[],
-): Promise<{ run: string; permalink: string; status: string }> {
+): Promise<Schemas['UploadAccepted']> {
   const form = new FormData();
   form.set('metadata', JSON.stringify({ ...metadata, files: files.map((f) => f.spec) }));
-  for (const f of files) form.append('files', new Blob([f.content]), f.name);
+  for (const f of files) form.append('files', new Blob([typeof f.content === 'string' ? f.content : new Uint8Array(f.content)]), f.name);
   return apiJson(`/api/v1/projects/${project}/runs`, { method: 'POST', body: form }, token);
 }
 
@@ -52,11 +72,15 @@ export function fixtureName(...parts: string[]): string {
   return basename(parts[parts.length - 1]);
 }
 
+export function getRun(slug: string): Promise<Schemas['RunDetail']> {
+  return ok(api().GET('/api/v1/runs/{slug}', { params: { path: { slug } } }));
+}
+
 export async function waitForRuns(slugs: string[], timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const slug of slugs) {
     for (;;) {
-      const run = await apiJson<{ status: string; status_detail: unknown }>(`/api/v1/runs/${slug}`);
+      const run = await getRun(slug);
       if (run.status === 'completed') break;
       if (run.status === 'failed' || run.status === 'cancelled') {
         throw new Error(`run ${slug} ${run.status}: ${JSON.stringify(run.status_detail)}`);
@@ -72,7 +96,7 @@ export async function waitForAnalysis(slugs: string[], timeoutMs = 120_000): Pro
   const deadline = Date.now() + timeoutMs;
   for (const slug of slugs) {
     for (;;) {
-      const run = await apiJson<{ analysis_status: string }>(`/api/v1/runs/${slug}`);
+      const run = await getRun(slug);
       if (run.analysis_status === 'done' || run.analysis_status === 'failed') break;
       if (Date.now() > deadline) throw new Error(`run ${slug} analysis still ${run.analysis_status}`);
       await new Promise((r) => setTimeout(r, 300));

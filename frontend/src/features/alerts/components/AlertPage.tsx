@@ -3,13 +3,38 @@ import { useState, type ReactElement } from 'react';
 import { Link, useParams } from 'react-router';
 import type { AlertDetail } from '@/api/client';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
+import { DataTable } from '@/components/DataTable';
 import { ProjectTabs } from '@/components/ProjectTabs';
 import { Badge, ErrorState, Loading } from '@/components/StateViews';
 import { NeedsToken, WriteError } from '@/components/WriteNotice';
 import { formatDateTime, formatNumber, formatSigned } from '@/lib/format';
 import { metricInfo } from '@/lib/metrics';
+import type { TableModel } from '@/lib/table';
 import { ALERT_STATES, alertQuery, patchAlert } from '../api/queries';
 import { historyLink, stateTone, trailText } from './alertLinks';
+
+function eventsTable(a: AlertDetail): TableModel {
+  return {
+    title: 'State changes',
+    columns: [
+      { key: 'when', label: 'When', role: 'label' },
+      { key: 'from', label: 'From', role: 'value' },
+      { key: 'to', label: 'To', role: 'value' },
+      { key: 'by', label: 'By', role: 'value' },
+      { key: 'note', label: 'Note', role: 'value', text: true },
+    ],
+    rows: a.events.map((e) => ({
+      id: String(e.id),
+      values: {
+        when: formatDateTime(e.created_at),
+        from: e.from_state ?? '—',
+        to: e.to_state,
+        by: e.actor,
+        note: e.note,
+      },
+    })),
+  };
+}
 
 function Triage({ alert }: { alert: AlertDetail }): ReactElement {
   const queryClient = useQueryClient();
@@ -159,28 +184,7 @@ export function AlertPage(): ReactElement {
       {a.events.length === 0 ? (
         <p className="muted">No changes yet: the alert is as the analysis raised it.</p>
       ) : (
-        <table aria-label="State changes">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">From</th>
-              <th scope="col">To</th>
-              <th scope="col">By</th>
-              <th scope="col">Note</th>
-            </tr>
-          </thead>
-          <tbody>
-            {a.events.map((e) => (
-              <tr key={e.id}>
-                <th scope="row">{formatDateTime(e.created_at)}</th>
-                <td>{e.from_state ?? '—'}</td>
-                <td>{e.to_state}</td>
-                <td>{e.actor}</td>
-                <td className="text">{e.note}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable model={eventsTable(a)} />
       )}
     </article>
   );

@@ -1,11 +1,14 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ReactElement } from 'react';
 import { Link, useParams } from 'react-router';
+import type { AlertOut } from '@/api/client';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
+import { DataTable } from '@/components/DataTable';
 import { ProjectTabs } from '@/components/ProjectTabs';
 import { Badge, Empty, ErrorState, Loading } from '@/components/StateViews';
 import { formatDateTime, formatSigned } from '@/lib/format';
 import { metricInfo } from '@/lib/metrics';
+import type { Row, TableModel } from '@/lib/table';
 import { stringCodec, type Schema } from '@/lib/urlState';
 import { useUrlState } from '@/lib/useUrlState';
 import { ALERT_FILTER_STATES, alertsQuery } from '../api/queries';
@@ -26,6 +29,46 @@ const SCHEMA: Schema<AlertListState> = {
 };
 
 const METRICS = ['latency_p75', 'latency_p99', 'throughput', 'score', 'cpu_pct'];
+
+type AlertRow = Row & { alert: AlertOut };
+
+function alertsTable(alerts: AlertOut[]): TableModel<AlertRow> {
+  return {
+    title: 'Alerts',
+    columns: [
+      { key: 'alert', label: 'Alert', role: 'label' },
+      { key: 'state', label: 'State', role: 'value' },
+      { key: 'direction', label: 'Direction', role: 'value' },
+      { key: 'kind', label: 'Kind', role: 'value' },
+      { key: 'metric', label: 'Metric', role: 'value' },
+      { key: 'trail', label: 'Trail', role: 'value', text: true },
+      { key: 'run', label: 'Run', role: 'value' },
+      { key: 'magnitude_abs', label: 'Change', role: 'value' },
+      { key: 'magnitude_rel', label: 'Change (%)', role: 'value' },
+      { key: 'assignee', label: 'Assignee', role: 'value' },
+      { key: 'raised', label: 'Raised', role: 'value' },
+    ],
+    rowHeader: 'alert',
+    rows: alerts.map((a) => ({
+      id: String(a.id),
+      alert: a,
+      values: {
+        alert: `#${a.id}`,
+        state: a.state,
+        direction: a.direction,
+        kind: a.kind,
+        metric: metricInfo(a.metric).title,
+        trail: trailText(a),
+        run: a.agent_version ?? a.run,
+        magnitude_abs: a.magnitude_abs,
+        magnitude_rel:
+          a.magnitude_rel !== null && a.magnitude_rel !== undefined ? formatSigned(a.magnitude_rel * 100) : '—',
+        assignee: a.assignee || '—',
+        raised: formatDateTime(a.created_at),
+      },
+    })),
+  };
+}
 
 export function AlertsPage(): ReactElement {
   const { slug = '' } = useParams();
@@ -84,56 +127,25 @@ export function AlertsPage(): ReactElement {
         )
       ) : null}
       {alerts.data && alerts.data.items.length > 0 ? (
-        <table aria-label="Alerts">
-          <thead>
-            <tr>
-              <th scope="col">Alert</th>
-              <th scope="col">State</th>
-              <th scope="col">Direction</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Metric</th>
-              <th scope="col">Trail</th>
-              <th scope="col">Run</th>
-              <th scope="col">Change</th>
-              <th scope="col">Change (%)</th>
-              <th scope="col">Assignee</th>
-              <th scope="col">Raised</th>
-            </tr>
-          </thead>
-          <tbody>
-            {alerts.data.items.map((a) => (
-              <tr key={a.id}>
-                <th scope="row">
-                  <Link to={`/p/${encodeURIComponent(slug)}/alerts/${a.id}`} title={a.summary}>
-                    #{a.id}
-                  </Link>
-                </th>
-                <td>
-                  <Badge tone={stateTone(a.state)}>{a.state}</Badge>
-                </td>
-                <td>
-                  <Badge tone={a.direction === 'regression' ? 'bad' : 'good'}>{a.direction}</Badge>
-                </td>
-                <td>{a.kind}</td>
-                <td>{metricInfo(a.metric).title}</td>
-                <td className="text">
-                  <Link to={historyLink(a)}>{trailText(a)}</Link>
-                </td>
-                <td>
-                  <Link to={`/r/${encodeURIComponent(a.run)}`}>{a.agent_version ?? a.run}</Link>
-                </td>
-                <td data-col="magnitude_abs" title={String(a.magnitude_abs)}>
-                  {a.kind === 'overhead' ? `${formatSigned(a.magnitude_abs)} pts` : formatSigned(a.magnitude_abs)}
-                </td>
-                <td data-col="magnitude_rel">
-                  {a.magnitude_rel !== null && a.magnitude_rel !== undefined ? formatSigned(a.magnitude_rel * 100) : '—'}
-                </td>
-                <td>{a.assignee || '—'}</td>
-                <td>{formatDateTime(a.created_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          model={alertsTable(alerts.data.items)}
+          render={{
+            alert: ({ alert: a }) => (
+              <Link to={`/p/${encodeURIComponent(slug)}/alerts/${a.id}`} title={a.summary}>
+                #{a.id}
+              </Link>
+            ),
+            state: ({ alert: a }) => <Badge tone={stateTone(a.state)}>{a.state}</Badge>,
+            direction: ({ alert: a }) => (
+              <Badge tone={a.direction === 'regression' ? 'bad' : 'good'}>{a.direction}</Badge>
+            ),
+            trail: ({ alert: a }) => <Link to={historyLink(a)}>{trailText(a)}</Link>,
+            run: ({ alert: a }) => <Link to={`/r/${encodeURIComponent(a.run)}`}>{a.agent_version ?? a.run}</Link>,
+            // Overhead alerts change by percentage points of the reference, trails in the metric's unit.
+            magnitude_abs: ({ alert: a }) =>
+              a.kind === 'overhead' ? `${formatSigned(a.magnitude_abs)} pts` : formatSigned(a.magnitude_abs),
+          }}
+        />
       ) : null}
       {alerts.data && alerts.data.groups.length > 1 ? (
         <p className="muted">

@@ -1,13 +1,22 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type ReactElement } from 'react';
 import type { ScheduleOut } from '@/api/client';
+import { DataTable } from '@/components/DataTable';
 import { Badge, Empty, ErrorState, Loading } from '@/components/StateViews';
 import { NeedsToken, WriteError } from '@/components/WriteNotice';
 import { formatDateTime } from '@/lib/format';
+import type { Row, TableModel } from '@/lib/table';
 import { createSchedule, schedulesQuery, updateSchedule } from '../api/queries';
 
-function ScheduleRow({ slug, schedule }: { slug: string; schedule: ScheduleOut }): ReactElement {
+function useScheduleUpdate(slug: string, schedule: ScheduleOut) {
   const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (patch: { cron?: string; enabled?: boolean }) => updateSchedule(slug, schedule.id, patch),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: schedulesQuery(slug).queryKey }),
+  });
+}
+
+function CronForm({ slug, schedule }: { slug: string; schedule: ScheduleOut }): ReactElement {
   const [cron, setCron] = useState(schedule.cron);
   // Follow the server's cron when it changes elsewhere, but never overwrite what the user is typing.
   const [serverCron, setServerCron] = useState(schedule.cron);
@@ -15,46 +24,62 @@ function ScheduleRow({ slug, schedule }: { slug: string; schedule: ScheduleOut }
     setServerCron(schedule.cron);
     if (cron === serverCron) setCron(schedule.cron);
   }
-  const update = useMutation({
-    mutationFn: (patch: { cron?: string; enabled?: boolean }) => updateSchedule(slug, schedule.id, patch),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: schedulesQuery(slug).queryKey }),
-  });
+  const update = useScheduleUpdate(slug, schedule);
+  return (
+    <form
+      aria-label={`Cron of schedule ${schedule.id}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        update.mutate({ cron });
+      }}
+    >
+      <input aria-label="Cron" value={cron} onChange={(e) => setCron(e.target.value)} size={14} />{' '}
+      <button type="submit" disabled={cron === schedule.cron || update.isPending}>
+        Save cron
+      </button>
+      <WriteError error={update.error} action="Changing the schedule" />
+    </form>
+  );
+}
+
+function EnableToggle({ slug, schedule }: { slug: string; schedule: ScheduleOut }): ReactElement {
+  const update = useScheduleUpdate(slug, schedule);
   return (
     <>
-      <tr>
-        <th scope="row">{schedule.plan}</th>
-        <td>
-          <form
-            aria-label={`Cron of schedule ${schedule.id}`}
-            onSubmit={(e) => {
-              e.preventDefault();
-              update.mutate({ cron });
-            }}
-          >
-            <input aria-label="Cron" value={cron} onChange={(e) => setCron(e.target.value)} size={14} />{' '}
-            <button type="submit" disabled={cron === schedule.cron || update.isPending}>
-              Save cron
-            </button>
-          </form>
-        </td>
-        <td>{schedule.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="warn">disabled</Badge>}</td>
-        <td>{schedule.enabled ? formatDateTime(schedule.next_fire_at) : '—'}</td>
-        <td>{formatDateTime(schedule.last_fired_at)}</td>
-        <td>
-          <button type="button" disabled={update.isPending} onClick={() => update.mutate({ enabled: !schedule.enabled })}>
-            {schedule.enabled ? 'Disable' : 'Enable'}
-          </button>
-        </td>
-      </tr>
-      {update.error ? (
-        <tr>
-          <td colSpan={6}>
-            <WriteError error={update.error} action="Changing the schedule" />
-          </td>
-        </tr>
-      ) : null}
+      <button type="button" disabled={update.isPending} onClick={() => update.mutate({ enabled: !schedule.enabled })}>
+        {schedule.enabled ? 'Disable' : 'Enable'}
+      </button>
+      <WriteError error={update.error} action="Changing the schedule" />
     </>
   );
+}
+
+type ScheduleRow = Row & { schedule: ScheduleOut };
+
+function schedulesTable(schedules: ScheduleOut[]): TableModel<ScheduleRow> {
+  return {
+    title: 'Schedules',
+    columns: [
+      { key: 'plan', label: 'Plan', role: 'label' },
+      { key: 'cron', label: 'Cron (UTC)', role: 'value', text: true },
+      { key: 'state', label: 'State', role: 'value' },
+      { key: 'next', label: 'Next run', role: 'value' },
+      { key: 'last', label: 'Last run', role: 'value' },
+      { key: 'action', label: 'Action', role: 'value' },
+    ],
+    rows: schedules.map((s) => ({
+      id: String(s.id),
+      schedule: s,
+      values: {
+        plan: s.plan,
+        cron: s.cron,
+        state: s.enabled ? 'enabled' : 'disabled',
+        next: s.enabled ? formatDateTime(s.next_fire_at) : '—',
+        last: formatDateTime(s.last_fired_at),
+        action: null,
+      },
+    })),
+  };
 }
 
 /** Cron + plan → runs; the latest version of the plan runs at each firing. */
@@ -79,23 +104,15 @@ export function SchedulesSection({ slug, planNames }: { slug: string; planNames:
         </Empty>
       ) : null}
       {schedules.data && schedules.data.items.length > 0 ? (
-        <table aria-label="Schedules">
-          <thead>
-            <tr>
-              <th scope="col">Plan</th>
-              <th scope="col">Cron (UTC)</th>
-              <th scope="col">State</th>
-              <th scope="col">Next run</th>
-              <th scope="col">Last run</th>
-              <th scope="col">Action</th>
-            </tr>
-          </thead>
-          <tbody>
-            {schedules.data.items.map((s) => (
-              <ScheduleRow key={s.id} slug={slug} schedule={s} />
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          model={schedulesTable(schedules.data.items)}
+          render={{
+            cron: ({ schedule }) => <CronForm key={schedule.id} slug={slug} schedule={schedule} />,
+            state: ({ schedule }) =>
+              schedule.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="warn">disabled</Badge>,
+            action: ({ schedule }) => <EnableToggle key={schedule.id} slug={slug} schedule={schedule} />,
+          }}
+        />
       ) : null}
       <h3>New schedule</h3>
       {planNames.length === 0 ? (

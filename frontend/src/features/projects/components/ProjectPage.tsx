@@ -4,8 +4,10 @@ import { Link, useParams } from 'react-router';
 import type { RunSummary } from '@/api/client';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { ProjectTabs } from '@/components/ProjectTabs';
+import { DataTable } from '@/components/DataTable';
 import { Badge, Empty, ErrorState, Loading } from '@/components/StateViews';
 import { formatDateTime } from '@/lib/format';
+import type { Column, Row, TableModel } from '@/lib/table';
 import { stringCodec, type Schema } from '@/lib/urlState';
 import { useUrlState } from '@/lib/useUrlState';
 import { projectQuery, projectRunsQuery } from '../api/queries';
@@ -32,6 +34,44 @@ function statusTone(status: string): 'good' | 'bad' | 'warn' | 'info' {
   if (status === 'completed') return 'good';
   if (status === 'failed' || status === 'cancelled') return 'bad';
   return 'info';
+}
+
+type RunRow = Row & { run: RunSummary };
+
+function runsTable(runs: RunSummary[]): TableModel<RunRow> {
+  const label = (key: string, text: string): Column => ({ key, label: text, role: 'label' });
+  return {
+    title: 'Runs',
+    rowHeader: 'run',
+    columns: [
+      label('compare', 'Compare'),
+      label('run', 'Run'),
+      label('created', 'Created'),
+      label('status', 'Status'),
+      label('agent_version', 'Agent version'),
+      label('app_version', 'App version'),
+      label('branch', 'Branch'),
+      label('commit', 'Commit'),
+      label('tool', 'Tool'),
+      label('environment', 'Environment'),
+    ],
+    rows: runs.map((r) => ({
+      id: r.slug,
+      run: r,
+      values: {
+        compare: null,
+        run: r.slug,
+        created: formatDateTime(r.created_at),
+        status: r.is_valid ? r.status : `${r.status} (invalid)`,
+        agent_version: r.agent_version ?? '—',
+        app_version: r.app_version ?? '—',
+        branch: r.branch ?? '—',
+        commit: r.commit ? r.commit.slice(0, 12) : '—',
+        tool: r.tool ?? '—',
+        environment: r.environment ?? '—',
+      },
+    })),
+  };
 }
 
 export function UploadHint({ slug }: { slug: string }): ReactElement {
@@ -144,52 +184,27 @@ export function ProjectPage({ overview }: { overview?: ReactNode }): ReactElemen
       ) : null}
       {page && page.items.length > 0 ? (
         <>
-          <table aria-label="Runs">
-            <thead>
-              <tr>
-                <th scope="col">Compare</th>
-                <th scope="col">Run</th>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">Agent version</th>
-                <th scope="col">App version</th>
-                <th scope="col">Branch</th>
-                <th scope="col">Commit</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Environment</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((r) => (
-                <tr key={r.slug}>
-                  <td>
-                    <input
-                      type="checkbox"
-                      aria-label={`Pick run ${r.slug} for comparison`}
-                      checked={picked.includes(r.slug)}
-                      onChange={() => togglePick(r)}
-                    />
-                  </td>
-                  <th scope="row">
-                    <Link to={`/r/${encodeURIComponent(r.slug)}`}>{r.slug}</Link>
-                  </th>
-                  <td>{formatDateTime(r.created_at)}</td>
-                  <td>
-                    <Badge tone={statusTone(r.status)}>{r.status}</Badge>
-                    {r.is_valid ? null : <Badge tone="warn">invalid</Badge>}
-                  </td>
-                  <td>{r.agent_version ?? '—'}</td>
-                  <td>{r.app_version ?? '—'}</td>
-                  <td>{r.branch ?? '—'}</td>
-                  <td>
-                    <code>{r.commit ? r.commit.slice(0, 12) : '—'}</code>
-                  </td>
-                  <td>{r.tool ?? '—'}</td>
-                  <td>{r.environment ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            model={runsTable(page.items)}
+            render={{
+              compare: ({ run: r }) => (
+                <input
+                  type="checkbox"
+                  aria-label={`Pick run ${r.slug} for comparison`}
+                  checked={picked.includes(r.slug)}
+                  onChange={() => togglePick(r)}
+                />
+              ),
+              run: ({ run: r }) => <Link to={`/r/${encodeURIComponent(r.slug)}`}>{r.slug}</Link>,
+              status: ({ run: r }) => (
+                <>
+                  <Badge tone={statusTone(r.status)}>{r.status}</Badge>
+                  {r.is_valid ? null : <Badge tone="warn">invalid</Badge>}
+                </>
+              ),
+              commit: ({ run: r }) => <code>{r.commit ? r.commit.slice(0, 12) : '—'}</code>,
+            }}
+          />
           <div className="pager">
             <button type="button" disabled={page.page <= 1} onClick={() => setFilters({ page: String(page.page - 1) })}>
               Newer

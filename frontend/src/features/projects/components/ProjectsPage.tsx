@@ -1,9 +1,48 @@
 import { useQuery } from '@tanstack/react-query';
-import type { ReactElement } from 'react';
+import type { ReactElement, ReactNode } from 'react';
+import type { ProjectOut } from '@/api/client';
 import { Link } from 'react-router';
+import { DataTable } from '@/components/DataTable';
 import { Badge, Empty, ErrorState, Loading } from '@/components/StateViews';
 import { formatDateTime } from '@/lib/format';
+import type { Row, TableModel } from '@/lib/table';
 import { projectsQuery } from '../api/queries';
+
+type ProjectRow = Row & { project: ProjectOut };
+
+function projectsTable(projects: ProjectOut[]): TableModel<ProjectRow> {
+  return {
+    title: 'Projects',
+    columns: [
+      { key: 'project', label: 'Project', role: 'label' },
+      { key: 'description', label: 'Description', role: 'value' },
+      { key: 'runs', label: 'Runs', role: 'value' },
+      { key: 'latest', label: 'Latest run', role: 'value' },
+      { key: 'alerts', label: 'Open alerts', role: 'value' },
+    ],
+    rows: projects.map((p) => ({
+      id: p.slug,
+      project: p,
+      values: {
+        project: p.name,
+        description: p.description,
+        runs: p.run_count,
+        latest: formatDateTime(p.latest_run_at),
+        alerts: p.open_alerts,
+      },
+    })),
+  };
+}
+
+const PROJECT_CELLS: Partial<Record<string, (row: ProjectRow) => ReactNode>> = {
+  project: ({ project: p }) => (
+    <>
+      <Link to={`/p/${encodeURIComponent(p.slug)}`}>{p.name}</Link>
+      {p.is_public ? null : <Badge tone="info">private</Badge>}
+    </>
+  ),
+  alerts: ({ project: p }) => (p.open_alerts ? <Badge tone="bad">{p.open_alerts}</Badge> : '0'),
+};
 
 export function ProjectsPage(): ReactElement {
   const { data, error, isPending } = useQuery(projectsQuery());
@@ -21,31 +60,7 @@ export function ProjectsPage(): ReactElement {
   -d '{"slug":"my-agent"}' ${window.location.origin}/api/v1/projects`}</pre>
         </Empty>
       ) : (
-        <table aria-label="Projects">
-          <thead>
-            <tr>
-              <th scope="col">Project</th>
-              <th scope="col">Description</th>
-              <th scope="col">Runs</th>
-              <th scope="col">Latest run</th>
-              <th scope="col">Open alerts</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.items.map((p) => (
-              <tr key={p.slug}>
-                <th scope="row">
-                  <Link to={`/p/${encodeURIComponent(p.slug)}`}>{p.name}</Link>
-                  {p.is_public ? null : <Badge tone="info">private</Badge>}
-                </th>
-                <td>{p.description}</td>
-                <td>{p.run_count}</td>
-                <td>{formatDateTime(p.latest_run_at)}</td>
-                <td>{p.open_alerts ? <Badge tone="bad">{p.open_alerts}</Badge> : '0'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable model={projectsTable(data.items)} render={PROJECT_CELLS} />
       )}
     </section>
   );

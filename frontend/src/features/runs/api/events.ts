@@ -1,7 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { api, apiUrl, unwrap, type RunDetail } from '@/api/client';
-import { isTerminal, parseRunEvent } from '@/lib/liveRun';
+import { isTerminal, parseRunEvent } from '../liveRun';
 import { runQuery } from './queries';
 
 /**

@@ -3,7 +3,7 @@ import type { ReactElement } from 'react';
 import type { RunDetail } from '@/api/client';
 import { NeedsToken, WriteError } from '@/components/WriteNotice';
 import { formatNumber } from '@/lib/format';
-import { isTerminal, progressView } from '@/lib/liveRun';
+import { isTerminal, progressView } from '../liveRun';
 import { cancelRun } from '../api/events';
 import { runQuery } from '../api/queries';
 
