@@ -3,9 +3,11 @@ import type { ReactElement } from 'react';
 import { Link, useLocation } from 'react-router';
 import { api, unwrap, type Schemas } from '@/api/client';
 
-type SnapshotCreate = Schemas['SnapshotCreate'];
 /** What is frozen: exactly one of a run, a comparison or a history (see POST /snapshots). */
-export type FreezeTarget = Pick<SnapshotCreate, 'run' | 'compare' | 'history'>;
+export type FreezeTarget =
+  | { run: string }
+  | { compare: Schemas['CompareSpec'] }
+  | { history: Schemas['HistorySpec'] };
 
 /** Freezes this view (the data as it is now, and the view state in the URL) under a permalink of its own. */
 export function FreezeButton({ target }: { target: FreezeTarget }): ReactElement {
