@@ -62,8 +62,8 @@ start_agent() {   # version
         -Dotel.traces.sampler=always_on -Dotel.metrics.exporter=none -Dotel.logs.exporter=none
 }
 
-wait_for() {   # url
-    for _ in $(seq 1 300); do
+wait_for() {   # url: a JVM with the agent takes over 30 s to start on 2 busy cores; give it 2 minutes
+    for _ in $(seq 1 1200); do
         curl -fsS "$1" >/dev/null 2>&1 && return
         sleep 0.1
     done
