@@ -241,3 +241,28 @@ def test_the_run_pages_percentile_spectrum_as_an_image(client, worker, make_proj
         assert f"baseline · {name}" in words and f"agent · {name}" in words
     assert_png(client.get(f"/api/v1/runs/{run['slug']}/charts/percentiles.png").content)
     assert client.get(f"/api/v1/runs/{run['slug']}/charts/percentiles.svg", params={"load": 2**31 - 1}).status_code == 404
+
+
+def raw_rows(path, threads: int) -> int:  # type: ignore[no-untyped-def]
+    with path.open(newline="") as f:
+        return sum(1 for row in csv.DictReader(f) if thread_group_size(row["threadName"]) == threads)
+
+
+def test_the_run_pages_series_over_time_as_an_image(client, worker, make_project, scratch):
+    """Throughput over time at one load level: each variant's line counts every request of that thread
+    group in the raw file (sum of the per-interval rates x the interval)."""
+    _, _, run = ab_run(client, make_project, scratch)
+    load = next(ld for ld in run["loads"] if ld["label"] == "50 threads")
+    url = f"/api/v1/runs/{run['slug']}/charts/series.svg"
+    svg = client.get(url, params={"metric": "throughput", "load": load["id"]})
+    assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml", svg.text
+    words = texts(svg.content)
+    counted = sorted(num(m[1]) for w in words if (m := re.search(rf"· ({NUMBER}) requests$", w)))
+    assert counted == sorted([raw_rows(scratch / "b.jtl", 50), raw_rows(scratch / "a.jtl", 50)])
+    assert "baseline" in words and "agent" in words
+    assert client.get(url, params={"metric": "throughput", "load": load["id"]},
+                      headers={"If-None-Match": svg.headers["etag"]}).status_code == 304
+    assert_png(client.get(url.replace(".svg", ".png"), params={"metric": "throughput", "load": load["id"]}).content)
+    assert client.get(url, params={"metric": "throughput", "load": 2**31 - 1}).status_code == 404
+    assert client.get(url, params={"metric": "no_such_series", "load": load["id"]}).status_code == 404
+    assert client.get(url, params={"metric": "Bad Metric!", "load": load["id"]}).status_code == 422

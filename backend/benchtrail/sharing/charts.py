@@ -227,6 +227,56 @@ def percentile_chart(run: Mapping[str, Any], spectrum: Sequence[Mapping[str, Any
     return _save(fig, fmt_)
 
 
+def series_chart(run: Mapping[str, Any], series: Sequence[Mapping[str, Any]], metric: str, load_id: int,
+                 fmt_: Format) -> bytes:
+    """One series metric over time at one load level, every variant (and named process) on one chart,
+    as the run page's "Over time" section draws it: the series of the whole load level (no scenario),
+    x in seconds since the load level's first point. Each line ends with its mean, and a throughput
+    line also with the requests it counts (sum of the values x the interval)."""
+    chosen = [s for s in series if s["load_id"] == load_id and s["metric"] == metric and s["scenario_id"] is None
+              and s["t_ms"]]
+    loads = {ld["id"]: ld["label"] for ld in run["loads"]}
+    if not chosen:
+        raise NoData(f"run '{run['slug']}' has no '{metric}' series of the whole load level {loads[load_id]}")
+    variants = sorted(run["variants"], key=lambda v: not v["is_reference"])
+    colour = {v["id"]: PALETTE[i % len(PALETTE)] for i, v in enumerate(variants)}
+    names = {v["id"]: v["name"] for v in variants}
+    order = {v["id"]: i for i, v in enumerate(variants)}
+    t0 = min(s["t_ms"][0] for s in chosen)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 4.5), dpi=100)
+    ax = fig.add_subplot()
+    for s in sorted(chosen, key=lambda s: (order[s["variant_id"]], s.get("process") or "")):
+        x = [(t - t0) / 1000 for t in s["t_ms"]]
+        y = list(s["values"])
+        name = names[s["variant_id"]] + (f" · {s['process']}" if s.get("process") else "")
+        ax.plot(x, y, color=colour[s["variant_id"]], marker="o", markersize=2.5, linewidth=1.2,
+                linestyle="--" if s.get("process") else "-", label=name)
+        note = f"mean {fmt(sum(y) / len(y))}"
+        if metric == "throughput" and s["interval_ms"]:
+            note += f" · {fmt(sum(y) * s['interval_ms'] / 1000)} requests"
+        ax.annotate(note, (x[-1], y[-1]), textcoords="offset points", xytext=(4, 0), fontsize=7,
+                    color=colour[s["variant_id"]])
+    unit = _series_unit(metric)
+    ax.set_xlabel("seconds since the load level started")
+    ax.set_ylabel(f"{_series_title(metric)}" + (f" ({unit})" if unit else ""))
+    ax.set_title(f"{_series_title(metric)} over time · {loads[load_id]} · {run['project']} run {run['slug']}",
+                 fontsize=10)
+    ax.legend(loc="best", fontsize=7, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return _save(fig, fmt_)
+
+
+def _series_title(metric: str) -> str:
+    return catalog.CATALOG[metric].title if metric in catalog.CATALOG else metric
+
+
+def _series_unit(metric: str) -> str:
+    return catalog.CATALOG[metric].unit if metric in catalog.CATALOG else ""
+
+
 def badge(label: str, value: str, color: str) -> bytes:
     """A flat badge; widths from a 7 px-per-character estimate of Verdana 11 px, like shields.io."""
     lw, vw = 10 + 7 * len(label), 10 + 7 * len(value)

@@ -55,6 +55,22 @@ def run_percentile_chart(request: Request, slug: str, fmt: str = ImageFormat,
     return _image(request, body, fmt, project)
 
 
+@router.get("/runs/{slug}/charts/series.{fmt}", response_class=Response,
+            responses={**IMAGE, **errors(404, e404="No visible run with that slug, no such load level in it, or no "
+                                                   "series of that metric for the whole load level")})
+def run_series_chart(request: Request, slug: str, fmt: str = ImageFormat,
+                     metric: str = Query(min_length=1, max_length=64, pattern="^[a-z][a-z0-9_]*$",
+                                         description="A series metric of the run (GET /runs/{slug}/series), e.g. "
+                                                     "throughput, cpu_pct, rss_mb"),
+                     load: int = Query(ge=1, le=INT4_MAX, description="A load level's id (the run's `loads[].id`)"),
+                     session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> Response:
+    """The run page's "Over time" chart of one load level: the metric's series of every variant (and
+    named process) over the load level, each line ending with its mean (and, for throughput, the
+    requests it counts)."""
+    body, project = service.series_chart(session, principal, slug, metric, load, fmt)  # type: ignore[arg-type]
+    return _image(request, body, fmt, project)
+
+
 @router.get("/runs/{slug}/charts/{metric}.{fmt}", response_class=Response,
             responses={**IMAGE, **errors(404, e404="No visible run with that slug, or it has no value of the metric")})
 def run_chart(request: Request, slug: str, metric: str = MetricPath, fmt: str = ImageFormat,

@@ -143,6 +143,18 @@ def percentile_chart(session: Session, principal: Principal, slug: str, load_id:
     return _drawn(lambda: charts.percentile_chart(run, spectrum, load_id, fmt)), project
 
 
+def series_chart(session: Session, principal: Principal, slug: str, metric: str, load_id: int,
+                 fmt: charts.Format) -> tuple[bytes, Project]:
+    detail, project = runs.detail(session, principal, slug)
+    run = detail.model_dump(mode="json")
+    if load_id not in {ld["id"] for ld in run["loads"]}:
+        raise NotFound(f"run '{slug}' has no load level {load_id}; its loads: "
+                       + ", ".join(f"{ld['id']} ({ld['label']})" for ld in run["loads"]))
+    items, _ = runs.series(session, principal, slug, metric)
+    series = [s.model_dump(mode="json") for s in items]
+    return _drawn(lambda: charts.series_chart(run, series, metric, load_id, fmt)), project
+
+
 def trail_badge(session: Session, principal: Principal, trail_id: int, metric: str) -> tuple[bytes, Project]:
     trail = trails.overhead_trail(session, principal, trail_id, metric, trails.Page(limit=1))
     _, project = trails.get_trail(session, principal, trail_id)

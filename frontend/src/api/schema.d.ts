@@ -408,6 +408,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{slug}/charts/series.{fmt}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Run Series Chart
+         * @description The run page's "Over time" chart of one load level: the metric's series of every variant (and
+         *     named process) over the load level, each line ending with its mean (and, for throughput, the
+         *     requests it counts).
+         */
+        get: operations["run_series_chart_api_v1_runs__slug__charts_series__fmt__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{slug}/charts/{metric}.{fmt}": {
         parameters: {
             query?: never;
@@ -5332,6 +5354,101 @@ export interface operations {
                 };
             };
             /** @description No visible run with that slug, no such load level in it, or no latency histogram to draw */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    run_series_chart_api_v1_runs__slug__charts_series__fmt__get: {
+        parameters: {
+            query: {
+                /** @description A series metric of the run (GET /runs/{slug}/series), e.g. throughput, cpu_pct, rss_mb */
+                metric: string;
+                /** @description A load level's id (the run's `loads[].id`) */
+                load: number;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                /** @description svg or png */
+                fmt: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image (svg or png as the path's extension says), with an ETag; Cache-Control public, max-age=300 for a public project, private, no-cache otherwise */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/svg+xml": string;
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No visible run with that slug, no such load level in it, or no series of that metric for the whole load level */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ReactElement } from 'react';
 import type { LoadOut, RunDetail } from '@/api/client';
+import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { variantColors } from '@/components/charts/colors';
 import { ErrorState, Loading } from '@/components/StateViews';
@@ -64,27 +65,33 @@ export function SeriesOverlay({
           const model = seriesOverlay(run, all.data.items, load.id, chosen, scenarioIds);
           if (model.traces.length === 0) return null;
           return (
-            <ChartWithTable
-              key={load.id}
-              chart={{
-                title: model.table.title,
-                data: model.traces.map((t) => ({
-                  type: 'scatter',
-                  mode: 'lines+markers',
-                  name: t.name,
-                  x: t.x,
-                  y: t.y,
-                  line: { color: color(t.variant ?? t.name), width: 1.5 },
-                  marker: { color: color(t.variant ?? t.name), size: 4 },
-                })),
-                xTitle: 'seconds since the load level started',
-                yTitle: `${info.title}${info.unit ? ` (${info.unit})` : ''}`,
-                filename: `${run.slug}-${load.key}-${chosen}`,
-                xRange: range,
-                onXRangeChange: onRange,
-              }}
-              table={model.table}
-            />
+            <div key={load.id}>
+              <ChartWithTable
+                chart={{
+                  title: model.table.title,
+                  data: model.traces.map((t) => ({
+                    type: 'scatter',
+                    mode: 'lines+markers',
+                    name: t.name,
+                    x: t.x,
+                    y: t.y,
+                    line: { color: color(t.variant ?? t.name), width: 1.5 },
+                    marker: { color: color(t.variant ?? t.name), size: 4 },
+                  })),
+                  xTitle: 'seconds since the load level started',
+                  yTitle: `${info.title}${info.unit ? ` (${info.unit})` : ''}`,
+                  filename: `${run.slug}-${load.key}-${chosen}`,
+                  xRange: range,
+                  onXRangeChange: onRange,
+                }}
+                table={model.table}
+              />
+              <ChartImageLinks
+                path={`/api/v1/runs/${run.slug}/charts/series`}
+                query={`metric=${encodeURIComponent(chosen)}&load=${load.id}`}
+                alt={`${info.title} over time of run ${run.slug} at ${load.label}`}
+              />
+            </div>
           );
         })}
       </div>
