@@ -11,9 +11,9 @@ import pytest
 from benchtrail.ingest.detect import parse_file
 from benchtrail.plans.model import PlanError, load_plan, steps
 from benchtrail.targets import plan_problems
-from benchtrail_worker.runner.execute import PlanResult, StepResult
-from benchtrail_worker.runner.report import resources_document
-from benchtrail_worker.runner.sampling import (Reading, ResourceSampler, SamplingError, parse_prometheus,
+from benchtrail_runner.execute import PlanResult, StepResult
+from benchtrail_runner.report import resources_document
+from benchtrail_runner.sampling import (Reading, ResourceSampler, SamplingError, parse_prometheus,
                                                pid_of_command, process_source, summarize)
 
 from .conftest import Target, proc_cpu_s
