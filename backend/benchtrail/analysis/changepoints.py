@@ -71,6 +71,12 @@ class Settings:
     min_contrast: float = 2.5
     neighbour_gap: int = 5
     max_autocorrelation: float = 0.35
+    mosum_bandwidths: tuple[int, ...] = (5, 10, 20)
+    mosum_threshold: float = 2.5
+    variance_floor: float = 0.6
+    length_exponent: float = 1.0
+    local_windows: tuple[int, ...] = ()
+    max_bump: int = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +214,7 @@ class _Candidate:
 
 
 def _threshold(settings: Settings, n: int) -> float:
-    return settings.p_value * min(1.0, settings.reference_length / max(n, 1))
+    return settings.p_value * min(1.0, settings.reference_length / max(n, 1)) ** settings.length_exponent
 
 
 def _replicate_p(replicates: Sequence[Sequence[float]] | None, left: slice, right: slice) -> float | None:
@@ -302,7 +308,10 @@ def _evaluate(c: _Candidate, windows: Sequence[tuple[int, int]], x: NDArray[np.f
         n1, n2 = c.index - lo, hi - c.index
         m1, v1 = sums.mean_var(lo, c.index)
         m2, v2 = sums.mean_var(c.index, hi)
-        p = welch_p(m1, v1, n1, m2, v2, n2, noise.inflation)
+        # A few points that happen to lie close together are no evidence of a quieter segment: each
+        # segment's variance is at least the trail's robust noise (`variance_floor` of it).
+        floor = settings.variance_floor * noise.sigma ** 2
+        p = welch_p(m1, max(v1, floor), n1, m2, max(v2, floor), n2, noise.inflation)
         rp = _replicate_p(replicates, slice(lo, c.index), slice(c.index, hi))
         if rp is not None:
             p = max(p, rp)
@@ -335,6 +344,52 @@ def _refine(index: int, lo: int, hi: int, reach: int, min_segment: int, sums: _S
         if stat > best_stat + 1e-12:
             best, best_stat = t, stat
     return best
+
+
+def bump_p(sums: _Sums, lo: int, i: int, j: int, hi: int, inflation: float = 1.0,
+           variance_floor: float = 0.0) -> tuple[float, float]:
+    """Welch p-value (and mean difference) of the "epidemic" alternative: the level inside [i, j)
+    against the level of [lo, i) and [j, hi) together, as one sample. A regression and its fix make
+    such a bump; judged one at a time on the whole window, neither of its two edges stands out."""
+    m_in, v_in = sums.mean_var(i, j)
+    m_all, v_all = sums.mean_var(lo, hi)
+    n_in, n_all = j - i, hi - lo
+    n_out = n_all - n_in
+    if n_out < 2:
+        return 1.0, 0.0
+    # Outside = everything minus inside: its sums follow from the two segments' sums.
+    s_all, s_in = m_all * n_all, m_in * n_in
+    m_out = (s_all - s_in) / n_out
+    ss_all = v_all * (n_all - 1) + n_all * m_all * m_all
+    ss_in = v_in * (n_in - 1) + n_in * m_in * m_in
+    v_out = max(ss_all - ss_in - n_out * m_out * m_out, 0.0) / (n_out - 1)
+    p = welch_p(m_out, max(v_out, variance_floor), n_out, m_in, max(v_in, variance_floor), n_in, inflation)
+    return p, m_in - m_out
+
+
+def _best_bump(pool: list[int], accepted: list[int], n: int, noise: _Noise, settings: Settings,
+               p_max: float, sums: _Sums) -> tuple[int, int] | None:
+    """The most significant bump (two candidates i < j in one accepted segment, see `bump_p`) that
+    passes with its p-value multiplied by the number of pairs tried (Bonferroni) and is at least
+    `min_effect_sigma` high; None when there is none. Pairs further apart than `max_bump` are not tried."""
+    floor = settings.variance_floor * noise.sigma ** 2
+    tried: list[tuple[float, int, int, float]] = []
+    for a, i in enumerate(pool):
+        lo, hi = _bounds(i, accepted, n)
+        for j in pool[a + 1:]:
+            if j - i > settings.max_bump or j >= hi:
+                break
+            if j - i < settings.min_segment or i - lo < settings.min_segment or hi - j < settings.min_segment:
+                continue
+            p, diff = bump_p(sums, lo, i, j, hi, noise.inflation, floor)
+            tried.append((p, i, j, diff))
+    if not tried:
+        return None
+    p, i, j, diff = min(tried)
+    effect = abs(diff) / noise.sigma if noise.sigma > 0 else math.inf
+    if p * len(tried) <= p_max and effect >= settings.min_effect_sigma:
+        return i, j
+    return None
 
 
 def _bounds(index: int, among: list[int], n: int, gap: int = 0) -> tuple[int, int]:
@@ -371,18 +426,26 @@ def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], noi
     def windows(index: int) -> list[tuple[int, int]]:
         wa = _bounds(index, accepted, n)
         lo, hi = _bounds(index, everyone, n, gap)
-        return [wa, (max(lo, wa[0]), min(hi, wa[1]))]
+        # Fixed-width windows too: a spurious candidate a few points beyond the gap would otherwise
+        # leave a true change only a sliver of evidence on one side.
+        local = [(max(index - h, wa[0]), min(index + h, wa[1])) for h in settings.local_windows]
+        return [wa, (max(lo, wa[0]), min(hi, wa[1])), *local]
 
     for c in pool.values():
         _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
     while pool:
         passing = [c for c in pool.values() if c.ok]
-        if not passing:
-            break
-        best = min(passing, key=lambda c: (c.p, -c.effect))
-        del pool[best.index]
-        lo, hi = _bounds(best.index, accepted, n)
-        bisect.insort(accepted, best.index)
+        if passing:
+            chosen_now = [min(passing, key=lambda c: (c.p, -c.effect)).index]
+        else:
+            pair = _best_bump(sorted(pool), accepted, n, noise, settings, p_max, sums)
+            if pair is None:
+                break
+            chosen_now = list(pair)
+        lo, hi = _bounds(chosen_now[0], accepted, n)
+        for i in chosen_now:
+            del pool[i]
+            bisect.insort(accepted, i)
         for c in pool.values():
             if lo < c.index < hi:
                 _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
@@ -413,14 +476,52 @@ def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], noi
         del chosen[min(failing, key=lambda c: c.score).index]
 
 
+def mosum_statistic(x: NDArray[np.float64], bandwidth: int, sigma: float) -> NDArray[np.float64]:
+    """Moving-sum (MOSUM) statistic: at each split t with `bandwidth` points either side, the difference
+    of the two means in units of its standard error, |mean(x[t:t+G]) - mean(x[t-G:t])| / (sigma sqrt(2/G)).
+    Positions without G points on both sides are 0. Eichinger & Kirch, "A MOSUM procedure for the
+    estimation of multiple random change points", Bernoulli 24(1), 2018."""
+    n, g = x.size, bandwidth
+    out = np.zeros(n, dtype=np.float64)
+    if g < 1 or n < 2 * g or sigma <= 0:
+        return out
+    csum = np.concatenate([[0.0], np.cumsum(x)])
+    t = np.arange(g, n - g + 1)
+    diff = (csum[t + g] - csum[t]) - (csum[t] - csum[t - g])
+    out[g:n - g + 1] = np.abs(diff) / g / (sigma * math.sqrt(2.0 / g))
+    return out
+
+
+def mosum_candidates(x: NDArray[np.float64], bandwidths: Sequence[int], threshold: float,
+                     min_segment: int) -> list[int]:
+    """Candidate change points from MOSUM statistics at several bandwidths: each position where the
+    statistic exceeds `threshold` and is the largest within its bandwidth either side. A short
+    bandwidth sees two changes a few points apart (a regression and its fix) that a whole-trail split
+    blurs; a long one sees small shifts. These are proposals only: the merge judges them."""
+    sigma = _diff_sigma(x)
+    found: set[int] = set()
+    for g in bandwidths:
+        g = min(int(g), x.size // 4)
+        if g < min_segment:
+            continue
+        stat = mosum_statistic(x, g, sigma)
+        for t in np.flatnonzero(stat > threshold):
+            lo, hi = max(0, t - g), min(x.size, t + g + 1)
+            if stat[t] >= stat[lo:hi].max():
+                found.add(int(t))
+    return sorted(found)
+
+
 def _candidates(x: NDArray[np.float64], settings: Settings, start: int = 0) -> list[int]:
     if x.size - start < 2 * settings.min_segment:
         return []
     window = max(4, settings.window)
     # A list, not an array: otava's detector slices its window only out of non-ndarray input.
-    found = sorted({cp.index + start for cp in otava_split(x[start:].tolist(), window_len=window,
-                                                           max_pvalue=settings.first_pass_p)})
-    return found
+    found = {cp.index + start for cp in otava_split(x[start:].tolist(), window_len=window,
+                                                    max_pvalue=settings.first_pass_p)}
+    found |= {i + start for i in mosum_candidates(x[start:], settings.mosum_bandwidths, settings.mosum_threshold,
+                                                  settings.min_segment)}
+    return sorted(found)
 
 
 def _classify(c: _Candidate, sigma: float, settings: Settings, known: bool, p_plain: float = math.nan,
