@@ -77,6 +77,8 @@ class Settings:
     length_exponent: float = 1.0
     local_windows: tuple[int, ...] = ()
     max_bump: int = 50
+    bump_candidate_p: float = 0.01
+    max_bumps: int = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +253,7 @@ class _Sums:
     """Prefix sums for O(1) segment means and variances (centred to avoid cancellation)."""
 
     def __init__(self, x: NDArray[np.float64]) -> None:
+        self.values = x
         self.shift = float(np.median(x)) if x.size else 0.0
         z = x - self.shift
         self.s1 = np.concatenate([[0.0], np.cumsum(z)])
@@ -387,9 +390,16 @@ def _best_bump(pool: list[int], accepted: list[int], n: int, noise: _Noise, sett
         return None
     p, i, j, diff = min(tried)
     effect = abs(diff) / noise.sigma if noise.sigma > 0 else math.inf
-    if p * len(tried) <= p_max and effect >= settings.min_effect_sigma:
-        return i, j
-    return None
+    if p * len(tried) > p_max or effect < settings.min_effect_sigma:
+        return None
+    # Each edge must stand out in its own part of the bump, as a single change must (a curve or a
+    # ramp is no bump).
+    lo, hi = _bounds(i, accepted, n)
+    x = sums.values
+    if (local_contrast(x, i, lo, j, settings.local, noise.sigma) < settings.min_contrast
+            or local_contrast(x, j, i, hi, settings.local, noise.sigma) < settings.min_contrast):
+        return None
+    return i, j
 
 
 def _bounds(index: int, among: list[int], n: int, gap: int = 0) -> tuple[int, int]:
@@ -433,12 +443,18 @@ def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], noi
 
     for c in pool.values():
         _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
+    bumps_left = settings.max_bumps
     while pool:
         passing = [c for c in pool.values() if c.ok]
         if passing:
             chosen_now = [min(passing, key=lambda c: (c.p, -c.effect)).index]
+        elif bumps_left <= 0:
+            break
         else:
-            pair = _best_bump(sorted(pool), accepted, n, noise, settings, p_max, sums)
+            bumps_left -= 1
+            # Only candidates with some evidence of their own pair up (a bump's edges each show it).
+            hopeful = sorted(i for i, c in pool.items() if c.p <= settings.bump_candidate_p)
+            pair = _best_bump(hopeful, accepted, n, noise, settings, p_max, sums)
             if pair is None:
                 break
             chosen_now = list(pair)
@@ -507,7 +523,7 @@ def mosum_candidates(x: NDArray[np.float64], bandwidths: Sequence[int], threshol
         stat = mosum_statistic(x, g, sigma)
         for t in np.flatnonzero(stat > threshold):
             lo, hi = max(0, t - g), min(x.size, t + g + 1)
-            if stat[t] >= stat[lo:hi].max():
+            if t == lo + int(np.argmax(stat[lo:hi])):  # the first of tied maxima (a ramp ties)
                 found.add(int(t))
     return sorted(found)
 
