@@ -14,6 +14,11 @@ candidate change points quickly. Otava's own merge step accepts far too many of 
 - autocorrelated noise makes segment means vary more than independent points would: a second pass
   inflates the t-test's variance by (1 + rho) / (1 - rho), rho from the residuals around the first
   pass's segments (robust Gnanadesikan-Kettenring form), capped at `max_autocorrelation`;
+- candidates come from otava and from MOSUM statistics at a few bandwidths (short ones see a
+  regression and its fix a few runs apart); when no single candidate passes, the two edges of a
+  bump are tested together (inside against outside) and accepted as a pair, then re-judged one by one;
+- a segment's variance in the tests is floored at the trail's robust noise, so a short stretch of
+  points that happen to agree (skewed noise, the end of a trail) is not mistaken for a new level;
 - single outliers are neutralised (Hampel filter) before anything is measured, and a segment needs a
   few points, so one bad run is not a change point;
 - when the raw replicates of every version are given, a change must also be significant between the
@@ -56,6 +61,12 @@ class Settings:
     max_autocorrelation: cap on the lag-1 autocorrelation the noise estimates and the t-test correct
       for (0 = treat noise as independent); long real trails are far more autocorrelated than their
       noise alone, and an uncapped correction would hide their changes.
+    mosum_bandwidths, mosum_threshold: MOSUM proposals added to otava's (`mosum_candidates`).
+    variance_floor: each segment's variance in the t-tests is at least this share of the trail's noise
+      variance (a few points that happen to lie close together are no evidence of a quiet segment).
+    max_bump, bump_candidate_p, max_bumps: when no single candidate passes, the most significant
+      bump (two candidates at most `max_bump` apart, each with p <= `bump_candidate_p` on its own)
+      may be accepted as a pair (`bump_p`), at most `max_bumps` times per analysis.
     """
 
     min_magnitude_pct: float = 0.0
@@ -74,8 +85,6 @@ class Settings:
     mosum_bandwidths: tuple[int, ...] = (5, 10, 20)
     mosum_threshold: float = 2.5
     variance_floor: float = 0.6
-    length_exponent: float = 1.0
-    local_windows: tuple[int, ...] = ()
     max_bump: int = 50
     bump_candidate_p: float = 0.01
     max_bumps: int = 10
@@ -216,7 +225,7 @@ class _Candidate:
 
 
 def _threshold(settings: Settings, n: int) -> float:
-    return settings.p_value * min(1.0, settings.reference_length / max(n, 1)) ** settings.length_exponent
+    return settings.p_value * min(1.0, settings.reference_length / max(n, 1))
 
 
 def _replicate_p(replicates: Sequence[Sequence[float]] | None, left: slice, right: slice) -> float | None:
@@ -436,10 +445,7 @@ def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], noi
     def windows(index: int) -> list[tuple[int, int]]:
         wa = _bounds(index, accepted, n)
         lo, hi = _bounds(index, everyone, n, gap)
-        # Fixed-width windows too: a spurious candidate a few points beyond the gap would otherwise
-        # leave a true change only a sliver of evidence on one side.
-        local = [(max(index - h, wa[0]), min(index + h, wa[1])) for h in settings.local_windows]
-        return [wa, (max(lo, wa[0]), min(hi, wa[1])), *local]
+        return [wa, (max(lo, wa[0]), min(hi, wa[1]))]
 
     for c in pool.values():
         _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
