@@ -238,7 +238,8 @@ def _replicate_p(replicates: Sequence[Sequence[float]] | None, left: slice, righ
     return float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
 
-def local_contrast(x: NDArray[np.float64], cp: int, lo: int, hi: int, m: int, sigma: float) -> float:
+def local_contrast(x: NDArray[np.float64], cp: int, lo: int, hi: int, m: int, sigma: float,
+                   prefix: NDArray[np.float64] | None = None) -> float:
     """How unusual the shift at `cp` is for its own segment: the difference of the `m`-point means
     after and before `cp`, over the RMS of the same difference at the segment's other positions.
     A ramp or a wandering trail shows similar differences everywhere (ratio near 1); a step in flat
@@ -246,9 +247,11 @@ def local_contrast(x: NDArray[np.float64], cp: int, lo: int, hi: int, m: int, si
     m = min(m, cp - lo, hi - cp)
     if m < 1:
         return 0.0
-    seg = x[lo:hi]
-    csum = np.concatenate([[0.0], np.cumsum(seg)])
-    t = np.arange(m, seg.size - m + 1)
+    # `prefix`, when given, holds the prefix sums of x (or of x minus a constant, which differences of
+    # means ignore), so a long segment is not summed again for every candidate.
+    csum = np.concatenate([[0.0], np.cumsum(x[lo:hi])]) if prefix is None else prefix[lo:hi + 1] - prefix[lo]
+    size = hi - lo
+    t = np.arange(m, size - m + 1)
     d = (csum[t + m] - csum[t]) / m - (csum[t] - csum[t - m]) / m
     at = cp - lo
     here = float((csum[at + m] - csum[at]) / m - (csum[at] - csum[at - m]) / m)
@@ -334,7 +337,7 @@ def _evaluate(c: _Candidate, windows: Sequence[tuple[int, int]], x: NDArray[np.f
         long_enough = n1 >= settings.min_segment and n2 >= settings.min_segment
         ok = (p <= p_max and long_enough and effect >= settings.min_effect_sigma
               and rel * 100.0 >= settings.min_magnitude_pct
-              and local_contrast(x, c.index, lo, hi, settings.local, noise.sigma) >= settings.min_contrast)
+              and local_contrast(x, c.index, lo, hi, settings.local, noise.sigma, sums.s1) >= settings.min_contrast)
         # Among failing candidates drop the least convincing first: shortest evidence, then size.
         score = (0.0 if not long_enough else 10.0) + min(effect, 9.0) - p
         key = (ok, -p, effect, m1, m2, score)
@@ -405,8 +408,8 @@ def _best_bump(pool: list[int], accepted: list[int], n: int, noise: _Noise, sett
     # ramp is no bump).
     lo, hi = _bounds(i, accepted, n)
     x = sums.values
-    if (local_contrast(x, i, lo, j, settings.local, noise.sigma) < settings.min_contrast
-            or local_contrast(x, j, i, hi, settings.local, noise.sigma) < settings.min_contrast):
+    if (local_contrast(x, i, lo, j, settings.local, noise.sigma, sums.s1) < settings.min_contrast
+            or local_contrast(x, j, i, hi, settings.local, noise.sigma, sums.s1) < settings.min_contrast):
         return None
     return i, j
 
