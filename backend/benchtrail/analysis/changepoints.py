@@ -14,6 +14,11 @@ candidate change points quickly. Otava's own merge step accepts far too many of 
 - autocorrelated noise makes segment means vary more than independent points would: a second pass
   inflates the t-test's variance by (1 + rho) / (1 - rho), rho from the residuals around the first
   pass's segments (robust Gnanadesikan-Kettenring form), capped at `max_autocorrelation`;
+- candidates come from otava and from MOSUM statistics at a few bandwidths (short ones see a
+  regression and its fix a few runs apart); when no single candidate passes, the two edges of a
+  bump are tested together (inside against outside) and accepted as a pair, then re-judged one by one;
+- a segment's variance in the tests is floored at the trail's robust noise, so a short stretch of
+  points that happen to agree (skewed noise, the end of a trail) is not mistaken for a new level;
 - single outliers are neutralised (Hampel filter) before anything is measured, and a segment needs a
   few points, so one bad run is not a change point;
 - when the raw replicates of every version are given, a change must also be significant between the
@@ -56,6 +61,12 @@ class Settings:
     max_autocorrelation: cap on the lag-1 autocorrelation the noise estimates and the t-test correct
       for (0 = treat noise as independent); long real trails are far more autocorrelated than their
       noise alone, and an uncapped correction would hide their changes.
+    mosum_bandwidths, mosum_threshold: MOSUM proposals added to otava's (`mosum_candidates`).
+    variance_floor: each segment's variance in the t-tests is at least this share of the trail's noise
+      variance (a few points that happen to lie close together are no evidence of a quiet segment).
+    max_bump, bump_candidate_p, max_bumps: when no single candidate passes, the most significant
+      bump (two candidates at most `max_bump` apart, each with p <= `bump_candidate_p` on its own)
+      may be accepted as a pair (`bump_p`), at most `max_bumps` times per analysis.
     """
 
     min_magnitude_pct: float = 0.0
@@ -71,6 +82,12 @@ class Settings:
     min_contrast: float = 2.5
     neighbour_gap: int = 5
     max_autocorrelation: float = 0.35
+    mosum_bandwidths: tuple[int, ...] = (5, 10, 20)
+    mosum_threshold: float = 2.5
+    variance_floor: float = 0.6
+    max_bump: int = 50
+    bump_candidate_p: float = 0.01
+    max_bumps: int = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +238,8 @@ def _replicate_p(replicates: Sequence[Sequence[float]] | None, left: slice, righ
     return float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
 
-def local_contrast(x: NDArray[np.float64], cp: int, lo: int, hi: int, m: int, sigma: float) -> float:
+def local_contrast(x: NDArray[np.float64], cp: int, lo: int, hi: int, m: int, sigma: float,
+                   prefix: NDArray[np.float64] | None = None) -> float:
     """How unusual the shift at `cp` is for its own segment: the difference of the `m`-point means
     after and before `cp`, over the RMS of the same difference at the segment's other positions.
     A ramp or a wandering trail shows similar differences everywhere (ratio near 1); a step in flat
@@ -229,9 +247,11 @@ def local_contrast(x: NDArray[np.float64], cp: int, lo: int, hi: int, m: int, si
     m = min(m, cp - lo, hi - cp)
     if m < 1:
         return 0.0
-    seg = x[lo:hi]
-    csum = np.concatenate([[0.0], np.cumsum(seg)])
-    t = np.arange(m, seg.size - m + 1)
+    # `prefix`, when given, holds the prefix sums of x (or of x minus a constant, which differences of
+    # means ignore), so a long segment is not summed again for every candidate.
+    csum = np.concatenate([[0.0], np.cumsum(x[lo:hi])]) if prefix is None else prefix[lo:hi + 1] - prefix[lo]
+    size = hi - lo
+    t = np.arange(m, size - m + 1)
     d = (csum[t + m] - csum[t]) / m - (csum[t] - csum[t - m]) / m
     at = cp - lo
     here = float((csum[at + m] - csum[at]) / m - (csum[at] - csum[at - m]) / m)
@@ -245,6 +265,7 @@ class _Sums:
     """Prefix sums for O(1) segment means and variances (centred to avoid cancellation)."""
 
     def __init__(self, x: NDArray[np.float64]) -> None:
+        self.values = x
         self.shift = float(np.median(x)) if x.size else 0.0
         z = x - self.shift
         self.s1 = np.concatenate([[0.0], np.cumsum(z)])
@@ -302,7 +323,10 @@ def _evaluate(c: _Candidate, windows: Sequence[tuple[int, int]], x: NDArray[np.f
         n1, n2 = c.index - lo, hi - c.index
         m1, v1 = sums.mean_var(lo, c.index)
         m2, v2 = sums.mean_var(c.index, hi)
-        p = welch_p(m1, v1, n1, m2, v2, n2, noise.inflation)
+        # A few points that happen to lie close together are no evidence of a quieter segment: each
+        # segment's variance is at least the trail's robust noise (`variance_floor` of it).
+        floor = settings.variance_floor * noise.sigma ** 2
+        p = welch_p(m1, max(v1, floor), n1, m2, max(v2, floor), n2, noise.inflation)
         rp = _replicate_p(replicates, slice(lo, c.index), slice(c.index, hi))
         if rp is not None:
             p = max(p, rp)
@@ -313,7 +337,7 @@ def _evaluate(c: _Candidate, windows: Sequence[tuple[int, int]], x: NDArray[np.f
         long_enough = n1 >= settings.min_segment and n2 >= settings.min_segment
         ok = (p <= p_max and long_enough and effect >= settings.min_effect_sigma
               and rel * 100.0 >= settings.min_magnitude_pct
-              and local_contrast(x, c.index, lo, hi, settings.local, noise.sigma) >= settings.min_contrast)
+              and local_contrast(x, c.index, lo, hi, settings.local, noise.sigma, sums.s1) >= settings.min_contrast)
         # Among failing candidates drop the least convincing first: shortest evidence, then size.
         score = (0.0 if not long_enough else 10.0) + min(effect, 9.0) - p
         key = (ok, -p, effect, m1, m2, score)
@@ -335,6 +359,59 @@ def _refine(index: int, lo: int, hi: int, reach: int, min_segment: int, sums: _S
         if stat > best_stat + 1e-12:
             best, best_stat = t, stat
     return best
+
+
+def bump_p(sums: _Sums, lo: int, i: int, j: int, hi: int, inflation: float = 1.0,
+           variance_floor: float = 0.0) -> tuple[float, float]:
+    """Welch p-value (and mean difference) of the "epidemic" alternative: the level inside [i, j)
+    against the level of [lo, i) and [j, hi) together, as one sample. A regression and its fix make
+    such a bump; judged one at a time on the whole window, neither of its two edges stands out."""
+    m_in, v_in = sums.mean_var(i, j)
+    m_all, v_all = sums.mean_var(lo, hi)
+    n_in, n_all = j - i, hi - lo
+    n_out = n_all - n_in
+    if n_out < 2:
+        return 1.0, 0.0
+    # Outside = everything minus inside: its sums follow from the two segments' sums.
+    s_all, s_in = m_all * n_all, m_in * n_in
+    m_out = (s_all - s_in) / n_out
+    ss_all = v_all * (n_all - 1) + n_all * m_all * m_all
+    ss_in = v_in * (n_in - 1) + n_in * m_in * m_in
+    v_out = max(ss_all - ss_in - n_out * m_out * m_out, 0.0) / (n_out - 1)
+    p = welch_p(m_out, max(v_out, variance_floor), n_out, m_in, max(v_in, variance_floor), n_in, inflation)
+    return p, m_in - m_out
+
+
+def _best_bump(pool: list[int], accepted: list[int], n: int, noise: _Noise, settings: Settings,
+               p_max: float, sums: _Sums) -> tuple[int, int] | None:
+    """The most significant bump (two candidates i < j in one accepted segment, see `bump_p`) that
+    passes with its p-value multiplied by the number of pairs tried (Bonferroni) and is at least
+    `min_effect_sigma` high; None when there is none. Pairs further apart than `max_bump` are not tried."""
+    floor = settings.variance_floor * noise.sigma ** 2
+    tried: list[tuple[float, int, int, float]] = []
+    for a, i in enumerate(pool):
+        lo, hi = _bounds(i, accepted, n)
+        for j in pool[a + 1:]:
+            if j - i > settings.max_bump or j >= hi:
+                break
+            if j - i < settings.min_segment or i - lo < settings.min_segment or hi - j < settings.min_segment:
+                continue
+            p, diff = bump_p(sums, lo, i, j, hi, noise.inflation, floor)
+            tried.append((p, i, j, diff))
+    if not tried:
+        return None
+    p, i, j, diff = min(tried)
+    effect = abs(diff) / noise.sigma if noise.sigma > 0 else math.inf
+    if p * len(tried) > p_max or effect < settings.min_effect_sigma:
+        return None
+    # Each edge must stand out in its own part of the bump, as a single change must (a curve or a
+    # ramp is no bump).
+    lo, hi = _bounds(i, accepted, n)
+    x = sums.values
+    if (local_contrast(x, i, lo, j, settings.local, noise.sigma, sums.s1) < settings.min_contrast
+            or local_contrast(x, j, i, hi, settings.local, noise.sigma, sums.s1) < settings.min_contrast):
+        return None
+    return i, j
 
 
 def _bounds(index: int, among: list[int], n: int, gap: int = 0) -> tuple[int, int]:
@@ -375,14 +452,25 @@ def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], noi
 
     for c in pool.values():
         _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
+    bumps_left = settings.max_bumps
     while pool:
         passing = [c for c in pool.values() if c.ok]
-        if not passing:
+        if passing:
+            chosen_now = [min(passing, key=lambda c: (c.p, -c.effect)).index]
+        elif bumps_left <= 0:
             break
-        best = min(passing, key=lambda c: (c.p, -c.effect))
-        del pool[best.index]
-        lo, hi = _bounds(best.index, accepted, n)
-        bisect.insort(accepted, best.index)
+        else:
+            bumps_left -= 1
+            # Only candidates with some evidence of their own pair up (a bump's edges each show it).
+            hopeful = sorted(i for i, c in pool.items() if c.p <= settings.bump_candidate_p)
+            pair = _best_bump(hopeful, accepted, n, noise, settings, p_max, sums)
+            if pair is None:
+                break
+            chosen_now = list(pair)
+        lo, hi = _bounds(chosen_now[0], accepted, n)
+        for i in chosen_now:
+            del pool[i]
+            bisect.insort(accepted, i)
         for c in pool.values():
             if lo < c.index < hi:
                 _evaluate(c, windows(c.index), x, noise, settings, p_max, replicates, sums)
@@ -413,14 +501,52 @@ def _merge(cands: list[_Candidate], fixed: set[int], x: NDArray[np.float64], noi
         del chosen[min(failing, key=lambda c: c.score).index]
 
 
+def mosum_statistic(x: NDArray[np.float64], bandwidth: int, sigma: float) -> NDArray[np.float64]:
+    """Moving-sum (MOSUM) statistic: at each split t with `bandwidth` points either side, the difference
+    of the two means in units of its standard error, |mean(x[t:t+G]) - mean(x[t-G:t])| / (sigma sqrt(2/G)).
+    Positions without G points on both sides are 0. Eichinger & Kirch, "A MOSUM procedure for the
+    estimation of multiple random change points", Bernoulli 24(1), 2018."""
+    n, g = x.size, bandwidth
+    out = np.zeros(n, dtype=np.float64)
+    if g < 1 or n < 2 * g or sigma <= 0:
+        return out
+    csum = np.concatenate([[0.0], np.cumsum(x)])
+    t = np.arange(g, n - g + 1)
+    diff = (csum[t + g] - csum[t]) - (csum[t] - csum[t - g])
+    out[g:n - g + 1] = np.abs(diff) / g / (sigma * math.sqrt(2.0 / g))
+    return out
+
+
+def mosum_candidates(x: NDArray[np.float64], bandwidths: Sequence[int], threshold: float,
+                     min_segment: int) -> list[int]:
+    """Candidate change points from MOSUM statistics at several bandwidths: each position where the
+    statistic exceeds `threshold` and is the largest within its bandwidth either side. A short
+    bandwidth sees two changes a few points apart (a regression and its fix) that a whole-trail split
+    blurs; a long one sees small shifts. These are proposals only: the merge judges them."""
+    sigma = _diff_sigma(x)
+    found: set[int] = set()
+    for g in bandwidths:
+        g = min(int(g), x.size // 4)
+        if g < min_segment:
+            continue
+        stat = mosum_statistic(x, g, sigma)
+        for t in np.flatnonzero(stat > threshold):
+            lo, hi = max(0, t - g), min(x.size, t + g + 1)
+            if t == lo + int(np.argmax(stat[lo:hi])):  # the first of tied maxima (a ramp ties)
+                found.add(int(t))
+    return sorted(found)
+
+
 def _candidates(x: NDArray[np.float64], settings: Settings, start: int = 0) -> list[int]:
     if x.size - start < 2 * settings.min_segment:
         return []
     window = max(4, settings.window)
     # A list, not an array: otava's detector slices its window only out of non-ndarray input.
-    found = sorted({cp.index + start for cp in otava_split(x[start:].tolist(), window_len=window,
-                                                           max_pvalue=settings.first_pass_p)})
-    return found
+    found = {cp.index + start for cp in otava_split(x[start:].tolist(), window_len=window,
+                                                    max_pvalue=settings.first_pass_p)}
+    found |= {i + start for i in mosum_candidates(x[start:], settings.mosum_bandwidths, settings.mosum_threshold,
+                                                  settings.min_segment)}
+    return sorted(found)
 
 
 def _classify(c: _Candidate, sigma: float, settings: Settings, known: bool, p_plain: float = math.nan,
