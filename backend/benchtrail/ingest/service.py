@@ -328,7 +328,7 @@ def judge_criteria(writer: RunWriter, expected: Expectations, *, reference: str 
     labels = {key: spec.label for key, spec in writer.loads.items()}
     cells = {(v, sc, lk): criteria_judge.CellView(
         values, labels.get(lk, lk), writer.unanswered.get((v, sc, lk), 0), tuple(writer.arrivals.get((v, sc, lk), ())))
-        for (v, sc, lk, _), values in writer.combined.items()}
+        for (v, sc, lk, _, process), values in writer.combined.items() if not process}  # whole-variant cells
     return criteria_judge.judge(expected.criteria, cells, reference=reference)
 
 
