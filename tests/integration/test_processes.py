@@ -220,5 +220,5 @@ def test_consumer_and_provider_per_variant_at_1000_qps(client, make_project, sta
     for column, (a, b, d) in table["echo"].items():
         print(f"RESULT pts-1000qps echo {column}: no-agent {a:.2f} / agent {b:.2f} / diff {d:+.2f}")
     for v in rates:
-        print(f"RESULT pts-1000qps validity step {v['step']}: {v['detail']}")
+        print(f"RESULT pts-1000qps validity {v['check']}: {v['detail']}")
     Path(os.environ.get("BENCHTRAIL_PTS_TABLE", "/dev/null")).write_text(json.dumps(table))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -10,10 +9,10 @@ import time
 
 import psutil
 import pytest
-import zstandard
 
 from infra.localstack import wait_until
 from tests.support.jtl import independent_cells
+from tests.support.outputs import plain
 
 pytestmark = pytest.mark.slow
 
@@ -103,7 +102,7 @@ def test_thread_groups_against_baseline_and_agent(client, make_project, start_ru
             continue
         raw = client.get(f["download_url"]).content
         assert f["filename"].endswith(".zst")  # runners send their outputs zstd-compressed
-        raw = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)).read()
+        raw = plain(raw)
         path = __import__("pathlib").Path(os.environ["BENCHTRAIL_DATA_DIR"]) / f"check-{f['id']}.jtl"
         path.write_bytes(raw)
         for (label, threads), exp in independent_cells(path).items():

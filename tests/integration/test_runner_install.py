@@ -22,6 +22,7 @@ import psutil
 import pytest
 
 from tests.harness import REPO, VENV_BIN, Process, Redis, free_port, wait_until
+from tests.support.outputs import plain
 
 pytestmark = pytest.mark.slow
 
@@ -153,7 +154,7 @@ def test_installed_runner_runs_a_plan_end_to_end(installed: Path, passworded_sta
             cell = next(c for c in run["cells"] if scenarios[c["scenario_id"]] == "slow" and c["count"] is not None)
             hey_files = [f for f in run["files"] if f["format"] == "hey-csv"]
             assert len(hey_files) == 1
-            raw = api.get(hey_files[0]["download_url"], headers=admin).content.decode()
+            raw = plain(api.get(hey_files[0]["download_url"], headers=admin).content).decode()
             rows = list(csv.DictReader(io.StringIO(raw)))
             latencies_ms = np.array([float(row["response-time"]) * 1000.0 for row in rows])
             assert len(rows) == REQUESTS and cell["count"] == REQUESTS and cell["errors"] == 0

@@ -15,6 +15,7 @@ from benchtrail.db_boundary import unit_of_work
 from benchtrail.models import Run, RunFile
 from tests.integration.test_runner import post_plan, start, wait_status
 from tests.integration.test_upload_ingest import wait_run
+from tests.support.outputs import plain
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +60,7 @@ def test_runner_and_upload_of_the_same_files_agree(client, make_project, start_r
                                  .where(Run.slug == run_slug).order_by(RunFile.position)).all()
         entries = [{"variant": f.variant, "format": f.format, **f.options} for f in stored]
         ids = [f.id for f in stored]
-    raw = [client.get(f"/api/v1/runs/{run_slug}/files/{i}/raw", headers=auth).content for i in ids]
+    raw = [plain(client.get(f"/api/v1/runs/{run_slug}/files/{i}/raw", headers=auth).content) for i in ids]
     meta = {"files": entries, "reference": "base", "criteria": CRITERIA, "file_checks": True}
     r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, data={"metadata": json.dumps(meta)},
                     files=[("files", (f"f{i}.{e['format']}", body)) for i, (e, body) in enumerate(zip(entries, raw))])
