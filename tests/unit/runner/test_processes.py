@@ -4,7 +4,6 @@ ingest as its own cells, and what a plan may say about them."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,9 @@ from benchtrail.targets import plan_problems
 from benchtrail_runner.execute import PlanResult, StepResult
 from benchtrail_runner.report import resources_document
 from benchtrail_runner.sampling import (Reading, ResourceSampler, SamplingError, parse_prometheus,
-                                               pid_of_command, process_source, summarize)
+                                      pid_of_command, process_source, summarize)
+
+from infra.localstack import wait_until
 
 from .conftest import Target, proc_cpu_s
 
@@ -127,7 +128,8 @@ def test_a_sampler_of_a_process_reads_it_over_time(target: Target) -> None:
     from benchtrail.plans.model import Process
 
     sampler = ResourceSampler("a/consumer", process_source(Process(name="consumer", port=target.port)), 0.1).start()
-    time.sleep(0.35)  # the sampler's own interval, not a wait for a condition
+    # start() takes the first reading; wait until the sampler's thread has taken two more
+    wait_until(lambda: len(sampler.readings) >= 3, 10, "the sampler to read the process twice")
     summary = sampler.stop()
     assert summary.source == "process" and len(summary.points) >= 2 and summary.rss_mb_mean
 
