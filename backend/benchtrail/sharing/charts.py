@@ -258,23 +258,15 @@ def series_chart(run: Mapping[str, Any], series: Sequence[Mapping[str, Any]], me
             note += f" · {fmt(sum(y) * s['interval_ms'] / 1000)} requests"
         ax.annotate(note, (x[-1], y[-1]), textcoords="offset points", xytext=(4, 0), fontsize=7,
                     color=colour[s["variant_id"]])
-    unit = _series_unit(metric)
+    unit = catalog.CATALOG[metric].unit if metric in catalog.CATALOG else ""
     ax.set_xlabel("seconds since the load level started")
-    ax.set_ylabel(f"{_series_title(metric)}" + (f" ({unit})" if unit else ""))
-    ax.set_title(f"{_series_title(metric)} over time · {loads[load_id]} · {run['project']} run {run['slug']}",
+    ax.set_ylabel(_title(metric) + (f" ({unit})" if unit else ""))
+    ax.set_title(f"{_title(metric)} over time · {loads[load_id]} · {run['project']} run {run['slug']}",
                  fontsize=10)
     ax.legend(loc="best", fontsize=7, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     return _save(fig, fmt_)
-
-
-def _series_title(metric: str) -> str:
-    return catalog.CATALOG[metric].title if metric in catalog.CATALOG else metric
-
-
-def _series_unit(metric: str) -> str:
-    return catalog.CATALOG[metric].unit if metric in catalog.CATALOG else ""
 
 
 def badge(label: str, value: str, color: str) -> bytes:
@@ -307,7 +299,10 @@ def overhead_badge(metric: str, point: Mapping[str, Any] | None) -> bytes:
 
 
 def _title(metric: str) -> str:
-    return "Score" if metric == "score" else catalog.get(metric).title
+    """The catalog's title; a series metric outside the catalog keeps its own name."""
+    if metric == "score":
+        return "Score"
+    return catalog.CATALOG[metric].title if metric in catalog.CATALOG else metric
 
 
 def _unit(run: Mapping[str, Any], metric: str) -> str:

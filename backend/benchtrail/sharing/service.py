@@ -132,24 +132,27 @@ def trail_chart(session: Session, principal: Principal, spec: HistorySpec, page:
     return _drawn(lambda: charts.trail_chart(data["trail"], data["kind"], fmt)), project
 
 
-def percentile_chart(session: Session, principal: Principal, slug: str, load_id: int | None,
-                     fmt: charts.Format) -> tuple[bytes, Project]:
+def _run_at_load(session: Session, principal: Principal, slug: str,
+                 load_id: int | None) -> tuple[dict[str, Any], Project]:
+    """The run document, checked to have the load level asked for (None: every load level)."""
     detail, project = runs.detail(session, principal, slug)
     run = detail.model_dump(mode="json")
     if load_id is not None and load_id not in {ld["id"] for ld in run["loads"]}:
         raise NotFound(f"run '{slug}' has no load level {load_id}; its loads: "
                        + ", ".join(f"{ld['id']} ({ld['label']})" for ld in run["loads"]))
+    return run, project
+
+
+def percentile_chart(session: Session, principal: Principal, slug: str, load_id: int | None,
+                     fmt: charts.Format) -> tuple[bytes, Project]:
+    run, project = _run_at_load(session, principal, slug, load_id)
     spectrum = [c.model_dump(mode="json") for c in runs.percentiles(session, principal, slug, [])]
     return _drawn(lambda: charts.percentile_chart(run, spectrum, load_id, fmt)), project
 
 
 def series_chart(session: Session, principal: Principal, slug: str, metric: str, load_id: int,
                  fmt: charts.Format) -> tuple[bytes, Project]:
-    detail, project = runs.detail(session, principal, slug)
-    run = detail.model_dump(mode="json")
-    if load_id not in {ld["id"] for ld in run["loads"]}:
-        raise NotFound(f"run '{slug}' has no load level {load_id}; its loads: "
-                       + ", ".join(f"{ld['id']} ({ld['label']})" for ld in run["loads"]))
+    run, project = _run_at_load(session, principal, slug, load_id)
     items, _ = runs.series(session, principal, slug, metric)
     series = [s.model_dump(mode="json") for s in items]
     return _drawn(lambda: charts.series_chart(run, series, metric, load_id, fmt)), project
