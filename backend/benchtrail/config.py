@@ -47,17 +47,9 @@ class Settings(BaseSettings):
 
     log_json: bool = True
 
-    # A runner needs only the broker, the API and a runner token.
+    # The API's own URL, for the CLI. A runner's settings (token, name, upload retries, work and tools
+    # folders) are read by the runner's own install: benchtrail_runner/config.py.
     api_url: str = "http://127.0.0.1:8400"
-    runner_token: str | None = None
-    runner_name: str = "runner"
-    # How long a runner keeps retrying its results upload (exponential back-off, same Idempotency-Key)
-    # before it gives up and leaves the packaged outputs in its work directory for `resend`.
-    runner_upload_retry_s: int = 3600
-    # Where a runner keeps each run's work directory (default: the system's temporary folder). A
-    # directory whose results were not acknowledged is kept here for an operator to re-send.
-    runner_work_dir: Path | None = None
-    tools_dir: Path = Path(".tools")
 
     # Load tests may only target these host[:port] patterns (fnmatch); runners check again.
     target_allowlist: str = "127.0.0.1:*,localhost:*,[::1]:*"
