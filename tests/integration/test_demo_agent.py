@@ -47,11 +47,12 @@ def _api_overheads(get: Callable[..., httpx.Response], run_slug: str) -> Overhea
 
 
 def _paired(row: dict) -> tuple[np.ndarray, np.ndarray]:
-    """The per-repetition values of an overhead row (reference, variant), in execution order."""
+    """The per-repetition values of an overhead row (reference, variant), in execution order when known."""
     ref = np.array(row["repetitions"]["reference"], dtype=float)
     var = np.array(row["repetitions"]["variant"], dtype=float)
-    ref = ref[np.argsort(row["repetitions"]["reference_positions"])]
-    var = var[np.argsort(row["repetitions"]["variant_positions"])]
+    positions = row["repetitions"]["reference_positions"], row["repetitions"]["variant_positions"]
+    if None not in positions[0] and None not in positions[1]:   # resource cells carry no positions
+        ref, var = ref[np.argsort(positions[0])], var[np.argsort(positions[1])]
     return ref, var
 
 
