@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import uuid
 from datetime import datetime, timedelta, timezone
 
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.models import Project, Run
-from infra.localstack import Redis, celery_worker, wait_until
+from infra.localstack import VENV_BIN, Process, Redis, celery_worker, free_port, wait_until
 
 
 def _lines(text: str) -> list[dict]:
@@ -69,3 +70,24 @@ def test_worker_log_lines_are_json_with_real_levels(infra, logdir):
     succeeded = [r for r in records if "runs.sweep" in r["event"] and "succeeded" in r["event"]]
     assert succeeded and succeeded[0]["level"] == "info"
     assert not any("ForkPoolWorker" in r["event"] or r["event"].lstrip().startswith("{") for r in records)
+
+
+def test_api_server_log_lines_are_json_with_real_levels(infra, logdir):
+    """The production server (`benchtrail-api`, two worker processes): its process manager's lines as
+    well as the app's are JSON, each with its level."""
+    import httpx
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")}, "BENCHTRAIL_PUBLIC_URL": url}
+    proc = Process(f"api-logs-{uuid.uuid4().hex[:6]}", [str(VENV_BIN / "benchtrail-api"), "--port", str(port),
+                                                         "--workers", "2"], env, logdir)
+    try:
+        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 300, "the API")
+    finally:
+        proc.stop(signal.SIGTERM)
+    records = _lines(proc.output())
+    events = [r["event"] for r in records]
+    assert any(e.startswith("Started parent process") for e in events), events
+    assert any(e.startswith("Uvicorn running on") for e in events), events
+    assert all(r["level"] == "info" for r in records if r["event"].startswith("Started")), records
