@@ -10,7 +10,7 @@ from sqlalchemy import delete, func, literal, select, text, update
 from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session, aliased, load_only
 
-from benchtrail.models import Cell, Environment, Load, Run, Scenario, Trail, Variant
+from benchtrail.models import Cell, Environment, Load, Project, Run, Scenario, Trail, Variant
 from benchtrail.models.alert import Overhead, TrailAnalysis
 
 # Cell columns a trail reads; never the histogram, which can be large, unless asked.
@@ -37,6 +37,12 @@ def load_labels(session: Session, project_id: int, keys: Iterable[str]) -> dict[
                            .where(Run.project_id == project_id, Load.key.in_(list(set(keys))))
                            .order_by(Load.key, Load.id.desc()))
     return {key: label for key, label in rows}
+
+
+def trail_with_project(session: Session, trail_id: int) -> tuple[Trail, Project] | None:
+    row = session.execute(select(Trail, Project).join(Project, Project.id == Trail.project_id)
+                          .where(Trail.id == trail_id)).first()
+    return (row[0], row[1]) if row is not None else None
 
 
 def trail_names(session: Session, project_id: int, trail: Trail) -> tuple[str | None, str | None, int]:
@@ -203,12 +209,15 @@ def latest_unit_and_reference(session: Session, trail_id: int) -> tuple[str | No
 
 def _window_base(trail_id: int, metric: str, kind: str, columns: Sequence[str]) -> Any:
     """The points of one trail (kind "trail": its cells with a value of `metric`) or of its overhead trail
-    (kind "overhead": the stored overheads of `metric`), of completed runs, with their x-axis key."""
+    (kind "overhead": the stored overheads of `metric`), of completed runs, with their x-axis key. Plain
+    column rows (no ORM objects), named as the cell's or the overhead's attributes."""
     if kind == "trail":
-        return (select(Cell, *_RUN_COLUMNS, Cell.order_key).join(Run, Run.id == Cell.run_id)
+        point = [getattr(Cell, c).label(c) for c in dict.fromkeys(["score_unit", "replicates", metric, *columns])]
+        return (select(Cell.id.label("cell_id"), *point, *_RUN_COLUMNS, Cell.order_key).join(Run, Run.id == Cell.run_id)
                 .where(Cell.trail_id == trail_id, Run.status == "completed", getattr(Cell, metric).is_not(None)))
-    return (select(Overhead, *_RUN_COLUMNS, Cell.order_key).join(Run, Run.id == Overhead.run_id)
-            .join(Cell, Cell.id == Overhead.cell_id)
+    return (select(Overhead.cell_id, Overhead.abs_diff, Overhead.rel_diff, Overhead.ci_low, Overhead.ci_high,
+                   Overhead.verdict, *_RUN_COLUMNS, Cell.order_key)
+            .join(Run, Run.id == Overhead.run_id).join(Cell, Cell.id == Overhead.cell_id)
             .where(Overhead.trail_id == trail_id, Overhead.metric == metric, Run.status == "completed"))
 
 
@@ -219,7 +228,7 @@ MAX_UNKEYED = 200
 
 @dataclass(frozen=True, slots=True)
 class WindowRows:
-    keyed: list[tuple[Any, Any, bytes]]   # (cell or overhead, run row, key), ascending, the newest `limit`
+    keyed: list[tuple[Any, Any, bytes]]   # (point row, run row, key), ascending, the newest `limit`
     unkeyed: list[tuple[Any, Any]]        # points with no key yet (every one of them)
     total: int                            # points in the whole trail
     keyed_before: int                     # keyed points before keyed[0]
@@ -238,10 +247,9 @@ def window_points(session: Session, trail_id: int, metric: str, kind: str, *, co
         if bound is None:
             return None
 
+    width = len(base.selected_columns) - len(_RUN_COLUMNS) - 1   # point columns, run columns, key
+
     def rows_of(stmt: Any) -> Any:
-        if kind == "trail":
-            stmt = stmt.options(load_only(*(getattr(Cell, c) for c in dict.fromkeys([*_POINT_COLUMNS, metric,
-                                                                                      *columns]))))
         return session.execute(stmt).all()
 
     keyed_stmt = base.where(Cell.order_key.is_not(None))
@@ -255,5 +263,5 @@ def window_points(session: Session, trail_id: int, metric: str, kind: str, *, co
     first = keyed[0][-1] if keyed else bound
     total, keyed_before = session.execute(base.with_only_columns(
         func.count(), func.count().filter(Cell.order_key < first) if first is not None else literal(0))).one()
-    return WindowRows([(row[0], tuple(row[1:-1]), row[-1]) for row in keyed],
-                      [(row[0], tuple(row[1:-1])) for row in unkeyed], total, keyed_before, bound)
+    return WindowRows([(row, tuple(row[width:-1]), row[-1]) for row in keyed],
+                      [(row, tuple(row[width:-1])) for row in unkeyed], total, keyed_before, bound)

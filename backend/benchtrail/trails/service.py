@@ -51,8 +51,8 @@ def list_trails(session: Session, principal: Principal, slug: str, *, scenario: 
 
 
 def get_trail(session: Session, principal: Principal, trail_id: int) -> tuple[Trail, Project]:
-    trail = session.get(Trail, trail_id)
-    project = session.get(Project, trail.project_id) if trail else None
+    found = repository.trail_with_project(session, trail_id)
+    trail, project = found if found is not None else (None, None)
     if trail is None or project is None or not principal.can_see(project):
         raise NotFound(f"trail {trail_id} not found")
     return trail, project
