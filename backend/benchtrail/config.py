@@ -16,6 +16,9 @@ class Settings(BaseSettings):
 
     env: str = "development"  # development | test | production
     database_url: str = "postgresql+psycopg://benchtrail@127.0.0.1:55432/benchtrail"
+    # Connections each API process keeps for its reads (kept open: a read waits for a free one rather
+    # than opening and closing an extra connection under load).
+    db_read_pool_size: int = 12
     redis_url: str = "redis://127.0.0.1:56379/0"
     data_dir: Path = Path(".data")
     # Signs webhook payloads; refused as a placeholder outside development.
@@ -46,6 +49,8 @@ class Settings(BaseSettings):
     stage_requeue_after_s: int = 45
 
     log_json: bool = True
+    # API requests slower than this (or answered 5xx) are logged, one line each; 0 logs every request.
+    log_slow_request_ms: float = 500.0
 
     # The API's own URL, for the CLI. A runner's settings (token, name, upload retries, work and tools
     # folders) are read by the runner's own install: benchtrail_runner/config.py.

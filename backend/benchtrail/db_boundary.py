@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from sqlalchemy.orm import Session
 
 from benchtrail import jobs
-from benchtrail.db import get_sessionmaker
+from benchtrail.db import get_read_sessionmaker, get_sessionmaker
 
 
 @contextmanager
@@ -37,3 +37,14 @@ def request_session() -> Iterator[Session]:
     """FastAPI dependency (used with scope="function" so the commit happens before the response)."""
     with unit_of_work() as session:
         yield session
+
+
+@contextmanager
+def read_unit() -> Iterator[Session]:
+    """A read (`auth.principal.in_request`): each statement is its own transaction; nothing is buffered.
+    Only for reads that write nothing but a token's last-used time."""
+    session = get_read_sessionmaker()()
+    try:
+        yield session
+    finally:
+        session.close()

@@ -8,7 +8,7 @@ from pydantic import Field, StringConstraints
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
-from benchtrail.auth.principal import Principal, get_principal
+from benchtrail.auth.principal import Principal, TokenDep, get_principal, in_request
 from benchtrail.db_boundary import request_session
 from benchtrail.errors import NotFound
 from benchtrail.http_cache import cached_json
@@ -22,37 +22,43 @@ SessionDep = Depends(request_session, scope="function")
 
 
 @router.get("/projects/{slug}/runs", response_model=RunPage)
-def list_runs(slug: str, environment: str | None = None, agent_version: str | None = None,
-              branch: str | None = None, status: str | None = None,
-              label: list[Annotated[str, StringConstraints(pattern=LABEL)]] = Query(
-                  default=[], description="key:value (the first colon splits), repeatable; every one must match"),
-              page: int = Query(default=1, ge=1, le=1_000_000), per_page: int = Query(default=50, ge=1, le=500),
-              cursor: str | None = Query(default=None, pattern=service.CURSOR,
-                                         description="`next_cursor` of the previous page: keyset pagination, as "
-                                                     "fast at the 100th page as at the first (`page` is then ignored)"),
-              session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> RunPage:
+async def list_runs(slug: str, environment: str | None = None, agent_version: str | None = None,
+                    branch: str | None = None, status: str | None = None,
+                    label: list[Annotated[str, StringConstraints(pattern=LABEL)]] = Query(
+                        default=[], description="key:value (the first colon splits), repeatable; every one must match"),
+                    page: int = Query(default=1, ge=1, le=1_000_000), per_page: int = Query(default=50, ge=1, le=500),
+                    cursor: str | None = Query(default=None, pattern=service.CURSOR,
+                                               description="`next_cursor` of the previous page: keyset pagination, as "
+                                                           "fast at the 100th page as at the first (`page` is then "
+                                                           "ignored)"),
+                    token: str | None = TokenDep) -> RunPage:
     """Runs, newest first."""
-    return service.list_runs(session, principal, slug, environment=environment, agent_version=agent_version,
-                             branch=branch, status=status, labels=label, page=page, per_page=per_page,
-                             cursor=cursor)
+    return await in_request(token, lambda session, principal: service.list_runs(
+        session, principal, slug, environment=environment, agent_version=agent_version, branch=branch,
+        status=status, labels=label, page=page, per_page=per_page, cursor=cursor))
 
 
 NOT_MODIFIED = {304: {"description": "Not modified: the ETag sent in If-None-Match is current"}}
 
 
 @router.get("/runs/{slug}", response_model=RunDetail, responses=NOT_MODIFIED)
-def get_run(slug: str, request: Request, session: Session = SessionDep,
-            principal: Principal = Depends(get_principal)) -> Response:
+async def get_run(slug: str, request: Request, token: str | None = TokenDep) -> Response:
     """The run document. Answers carry an ETag; send it back in If-None-Match to get 304."""
-    run, project = service.detail(session, principal, slug)
-    return cached_json(request, run, public=project.is_public)
+    def work(session: Session, principal: Principal) -> Response:
+        run, project = service.detail(session, principal, slug)
+        return cached_json(request, run, public=project.is_public)
+
+    return await in_request(token, work)
 
 
 @router.get("/runs/{slug}/series", response_model=SeriesList, responses=NOT_MODIFIED)
-def get_series(slug: str, request: Request, metric: str | None = None, session: Session = SessionDep,
-               principal: Principal = Depends(get_principal)) -> Response:
-    items, project = service.series(session, principal, slug, metric)
-    return cached_json(request, SeriesList(items=items), public=project.is_public)
+async def get_series(slug: str, request: Request, metric: str | None = None,
+                     token: str | None = TokenDep) -> Response:
+    def work(session: Session, principal: Principal) -> Response:
+        items, project = service.series(session, principal, slug, metric)
+        return cached_json(request, SeriesList(items=items), public=project.is_public)
+
+    return await in_request(token, work)
 
 
 @router.get("/runs/{slug}/percentiles", response_model=PercentilesOut)

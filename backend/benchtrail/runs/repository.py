@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select, tuple_
-from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm import Session, defer, load_only
 
 from benchtrail.models import Blob, Cell, Environment, Load, Run, RunFile, Scenario, Series, Variant
 
@@ -14,13 +14,20 @@ def get_by_slug(session: Session, slug: str) -> Run | None:
     return session.scalar(select(Run).where(Run.slug == slug))
 
 
+# What a runs list shows of each run (`runs.service.summary`): not the JSON documents (validity,
+# criteria, progress, meta) of the run page.
+SUMMARY_COLUMNS = (Run.id, Run.slug, Run.project_id, Run.source, Run.tool, Run.status, Run.is_valid, Run.agent_version,
+                   Run.app_version, Run.commit, Run.branch, Run.labels, Run.environment_id, Run.created_at,
+                   Run.started_at, Run.finished_at)
+
+
 def page(session: Session, project_id: int, *, filters: dict[str, Any], labels: dict[str, str],
          offset: int, limit: int, after: tuple[datetime, int] | None = None
          ) -> tuple[Sequence[tuple[Run, str | None]], int]:
     """Newest first. `after` = (created_at, id) of the last run already shown: keyset pagination,
     whose cost does not grow with the page number (then `offset` is ignored)."""
     stmt = select(Run, Environment.name).outerjoin(Environment, Environment.id == Run.environment_id) \
-        .where(Run.project_id == project_id)
+        .options(load_only(*SUMMARY_COLUMNS)).where(Run.project_id == project_id)
     for column, value in filters.items():
         if value is not None:
             stmt = stmt.where(getattr(Run, column) == value) if column != "environment" \
