@@ -71,9 +71,14 @@ class ProgressIn(SafeModel):
 
 class ProgressAck(BaseModel):
     cancel_requested: bool
+    start_at: datetime | None = Field(default=None, description=(
+        "A run over several generators: the common instant every share starts its load at, set once every "
+        "share is claimed (null until then, and for a run of one generator)"))
 
 
 class ClaimOut(ProgressAck):
+    generators: int = Field(default=1, ge=1, description="Shares the run is split into")
+    share: int | None = Field(default=None, ge=0, description="The claimed share (0-based); null for one generator")
     headers: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="The plan's request headers per scenario, given only to the runner "
                                            "that claims the run (plan bodies show them as \"***\")")
