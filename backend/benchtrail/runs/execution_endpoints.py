@@ -28,12 +28,13 @@ RUN_EVENT = {"type": "object", "required": ["data"], "properties": {
             "slug": {"type": "string"}, "status": {"type": "string"}, "progress": {"type": "object"},
             "status_detail": {"type": ["object", "null"]}, "is_valid": {"type": "boolean"}}}}}}
 SessionDep = Depends(request_session, scope="function")
+ShareQuery = Query(default=None, ge=0, le=63, description="The share (0-based) of a run over several generators")
 
 
 @router.post("/{slug}/claim", response_model=ClaimOut, responses=errors(403, 409))
 def claim(slug: str, runner: str = Query(default="runner", min_length=1, max_length=200),
           host: str | None = Query(default=None, min_length=1, max_length=200, description="The runner's host name"),
-          share: int | None = Query(default=None, ge=0, le=63, description="The share (0-based) of a run over several generators"),
+          share: int | None = ShareQuery,
           session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ClaimOut:
     """A runner token takes a queued run of one of its pools (or, for a run over several generators, one
     queued share of it); 409 if it is not queued any more (never started twice). The answer carries the
@@ -44,7 +45,7 @@ def claim(slug: str, runner: str = Query(default="runner", min_length=1, max_len
 
 
 @router.post("/{slug}/progress", response_model=ProgressAck, responses=errors(403))
-def report_progress(slug: str, body: ProgressIn, share: int | None = Query(default=None, ge=0, le=63, description="The share (0-based) of a run over several generators"),
+def report_progress(slug: str, body: ProgressIn, share: int | None = ShareQuery,
                     session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ProgressAck:
     cancel, run = service.progress(session, principal, slug, body, share)
     return ProgressAck(cancel_requested=cancel, start_at=service.start_at(run))
@@ -62,7 +63,7 @@ def upload_results(slug: str,
                        default=None, max_length=200, pattern=r"^[\x21-\x7e]+$",
                        description="The runner's key for these results: sent again (a retry whose answer was "
                                    "lost), the results are not stored twice and the answer is 200"),
-                   share: int | None = Query(default=None, ge=0, le=63, description="The share (0-based) of a run over several generators"),
+                   share: int | None = ShareQuery,
                    session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> JSONResponse:
     """A runner's raw outputs for the run it claimed, validated and stored in one transaction (all or
     nothing), then ingested."""
@@ -74,7 +75,7 @@ def upload_results(slug: str,
 
 
 @router.post("/{slug}/finish", responses=errors(403, 409))
-def finish(slug: str, body: FinishIn, share: int | None = Query(default=None, ge=0, le=63, description="The share (0-based) of a run over several generators"),
+def finish(slug: str, body: FinishIn, share: int | None = ShareQuery,
            session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
     run = service.finish(session, principal, slug, body, share)
     return {"run": run.slug, "status": run.status}
