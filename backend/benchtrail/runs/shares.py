@@ -76,6 +76,8 @@ def silent(run: Run, shares: list[RunShare], before: datetime, timeout_s: int, p
         else:
             continue
         reasons.append(f"{name(s, len(shares))}: {s.reason}")
+    if not reasons:
+        reasons.append(f"a share of the run stopped reporting (no heartbeat for {timeout_s} s)")
     return "; ".join(reasons) + "; the load test was not restarted"
 
 

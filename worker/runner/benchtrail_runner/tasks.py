@@ -129,7 +129,7 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any], share: int | None =
         if exc.status == 409 and exc.body.get("code") == "same_runner":
             # This runner already runs another share of the run: hand this one back to the pool.
             execute.apply_async(args=[slug, plan_body], kwargs={"share": share},
-                                queue=(self.request.delivery_info or {}).get("routing_key"), countdown=1)
+                                queue=f"runner.{plan_body.get('pool', 'default')}", countdown=1)
             log.info("share handed back: this runner runs another share of the run", run=slug, share=share)
             return "handed back"
         if exc.status == 409:
