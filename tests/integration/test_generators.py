@@ -20,7 +20,7 @@ from infra.localstack import wait_until
 from tests.integration.test_runner import post_plan, run_of, start, tool_processes, wait_status
 from tests.support.outputs import plain
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # two runners start on a loaded machine
 
 
 def nearest_rank(values: np.ndarray, p: float) -> float:
