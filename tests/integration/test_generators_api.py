@@ -53,6 +53,19 @@ def test_shares_are_claimed_once_each_by_its_own_runner_and_start_together(clien
     shares = client.get(f"/api/v1/runs/{run}").json()["shares"]
     assert [(s["runner"], s["host"], s["status"]) for s in shares] == [("r1", "h1", "running"), ("r2", "h2", "running")]
 
+    # every later step starts together too: its instant is set once both shares are ready for it
+    def ready(token: str, share: int, step: int):
+        r = client.post(f"/api/v1/runs/{run}/progress?share={share}", json={"ready_step": step}, headers=auth(token))
+        assert r.status_code == 200, r.text
+        return r.json()["step_start_at"]
+
+    assert ready(one, 0, 1) is None
+    before = datetime.now(timezone.utc)
+    step_1 = datetime.fromisoformat(ready(two, 1, 1))
+    assert 1.5 <= (step_1 - before).total_seconds() <= 2.5 + 5
+    assert datetime.fromisoformat(ready(one, 0, 1)) == step_1
+    assert ready(one, 0, 2) is None                              # step 2 waits for share 2 again
+
     # a share that fails fails the whole run, named; the other share is told to stop
     r = client.post(f"/api/v1/runs/{run}/finish?share=1", json={"status": "failed", "reason": "load tool failed: boom"},
                     headers=auth(two))

@@ -208,6 +208,8 @@ def _share_progress(session: Session, run: Run, row: RunShare, rows: list[RunSha
     current["log"] = (list(current.get("log", [])) + [f"[share {row.index + 1}] {line}" for line in data.log]
                       )[-LOG_TAIL:]
     run.progress = current
+    if data.ready_step is not None:
+        shares.arm_step(run, rows, per, data.ready_step, datetime.now(timezone.utc))
     shares.refresh_heartbeat(run, rows)
     publish_after_commit(session, run)
     return run_meta.of(run).cancel_requested

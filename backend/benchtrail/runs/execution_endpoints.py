@@ -17,6 +17,7 @@ from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
 from benchtrail.plans.schemas import ClaimOut, FinishIn, ProgressAck, ProgressIn, ResultsAccepted
 from benchtrail.runs import execution as service
 from benchtrail.runs import meta as run_meta
+from benchtrail.runs import shares
 from benchtrail.runs.service import get_visible_run
 
 router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
@@ -48,7 +49,8 @@ def claim(slug: str, runner: str = Query(default="runner", min_length=1, max_len
 def report_progress(slug: str, body: ProgressIn, share: int | None = ShareQuery,
                     session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ProgressAck:
     cancel, run = service.progress(session, principal, slug, body, share)
-    return ProgressAck(cancel_requested=cancel, start_at=service.start_at(run))
+    return ProgressAck(cancel_requested=cancel, start_at=service.start_at(run),
+                       step_start_at=shares.step_start(run, body.ready_step))
 
 
 @router.post("/{slug}/results", response_model=ResultsAccepted, status_code=202,

@@ -4,7 +4,9 @@ The run is split into N shares, queued as N `runs.execute` messages on the pool'
 claimed once by one runner (the claim is a state guard on the share's row, under the run's row lock,
 as a run's own claim is), and no runner claims two shares of one run. When the last share is claimed
 the run gets one start instant `START_DELAY_S` ahead (`RunMeta.start_at`), which every share's runner
-reads from its claim or heartbeat answer and waits for: the start barrier.
+reads from its claim or heartbeat answer and waits for: the start barrier. Each later step has its own
+barrier (`arm_step`): a share reports `ready_step`, and once every share is ready the step gets one
+instant `STEP_DELAY_S` ahead, so step k of every share runs at the same time and merges as one.
 
 The run's `heartbeat_at` is the oldest heartbeat of its live shares (a share not claimed yet counts
 from the first claim), so the sweeper fails the run when any share goes silent, and names the share.
@@ -22,6 +24,7 @@ from benchtrail.models import Run, RunShare
 from benchtrail.runs import meta as run_meta
 
 START_DELAY_S = 3.0
+STEP_DELAY_S = 2.0
 LIVE = ("queued", "running")
 
 
@@ -59,6 +62,23 @@ def arm_barrier(run: Run, shares: list[RunShare], now: datetime) -> None:
     """Once every share is claimed, the common start instant, a few seconds ahead."""
     if all(s.status != "queued" for s in shares) and run_meta.of(run).start_at is None:
         run_meta.update(run, start_at=(now + timedelta(seconds=START_DELAY_S)).isoformat())
+
+
+def arm_step(run: Run, shares: list[RunShare], ready: dict[str, dict[str, object]], step: int,
+             now: datetime) -> None:
+    """Once every share is ready for `step` (its report's `ready_step`), that step's common start
+    instant, `STEP_DELAY_S` ahead: every step of the shares starts together, not only the first."""
+    starts = run_meta.of(run).step_starts
+    if str(step) in starts:
+        return
+    steps = [ready.get(str(s.index), {}).get("ready_step") for s in shares if s.status in LIVE]
+    if steps and all(isinstance(k, int) and k >= step for k in steps):
+        run_meta.update(run, step_starts={**starts, str(step): (now + timedelta(seconds=STEP_DELAY_S)).isoformat()})
+
+
+def step_start(run: Run, step: int | None) -> datetime | None:
+    value = run_meta.of(run).step_starts.get(str(step)) if step is not None else None
+    return datetime.fromisoformat(value) if value else None
 
 
 def silent(run: Run, shares: list[RunShare], before: datetime, timeout_s: int, pool: str) -> str:

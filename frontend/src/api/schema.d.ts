@@ -1428,6 +1428,11 @@ export interface components {
              * @description A run over several generators: the common instant every share starts its load at, set once every share is claimed (null until then, and for a run of one generator)
              */
             start_at?: string | null;
+            /**
+             * Step Start At
+             * @description The common start instant of the step named in the report's `ready_step`, once every share is ready for it (null until then)
+             */
+            step_start_at?: string | null;
         };
         /** CompareOut */
         CompareOut: {
@@ -1790,6 +1795,11 @@ export interface components {
              * @description A run over several generators: the common instant every share starts its load at, set once every share is claimed (null until then, and for a run of one generator)
              */
             start_at?: string | null;
+            /**
+             * Step Start At
+             * @description The common start instant of the step named in the report's `ready_step`, once every share is ready for it (null until then)
+             */
+            step_start_at?: string | null;
         };
         /** ProgressIn */
         ProgressIn: {
@@ -1804,6 +1814,11 @@ export interface components {
             log?: string[];
             /** Percent */
             percent?: number | null;
+            /**
+             * Ready Step
+             * @description A share of a run over several generators waiting to start this step (index): the answer's `step_start_at` is the step's common start instant once every share is ready for it
+             */
+            ready_step?: number | null;
             /** Requests */
             requests?: number | null;
             /** Step */
@@ -2142,6 +2157,13 @@ export interface components {
              * @description The shares' common start instant (ISO 8601)
              */
             start_at?: string | null;
+            /**
+             * Step Starts
+             * @description The shares' common start instant of each later step, by index
+             */
+            step_starts?: {
+                [key: string]: string;
+            };
             /** Suspected */
             suspected?: {
                 [key: string]: unknown;

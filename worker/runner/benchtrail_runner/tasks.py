@@ -45,7 +45,8 @@ class Reporter:
         self.query = f"?share={share}" if share is not None else ""
         self.cancelled = threading.Event()
         self.start_at: datetime | None = None   # the shares' common start instant, once the API set it
-        self.answered = threading.Event()
+        self.step_starts: dict[int, datetime] = {}   # later steps' common start instants
+        self._send_lock = threading.Lock()
         self._latest: dict[str, Any] = {}
         self._log: list[str] = []
         self._lock = threading.Lock()
@@ -77,6 +78,10 @@ class Reporter:
             self._log.append(line)
 
     def _send(self) -> None:
+        with self._send_lock:
+            self._send_locked()
+
+    def _send_locked(self) -> None:
         with self._lock:
             body = {k: v for k, v in self._latest.items() if v is not None}
             body["log"], self._log = self._log, []
@@ -86,7 +91,8 @@ class Reporter:
                 self.cancelled.set()
             if ack.get("start_at") and self.start_at is None:
                 self.start_at = datetime.fromisoformat(ack["start_at"])
-            self.answered.set()
+            if ack.get("step_start_at") and body.get("ready_step") is not None:
+                self.step_starts[int(body["ready_step"])] = datetime.fromisoformat(ack["step_start_at"])
         except Exception as exc:  # the API may be restarting; the next report retries
             with self._lock:  # ...with these log lines too
                 self._log[:0] = body["log"]
@@ -107,6 +113,21 @@ class Reporter:
                 return False
         delay = (self.start_at - datetime.now(timezone.utc)).total_seconds()
         return not self.cancelled.wait(max(0.0, delay))
+
+    def wait_for_step(self, index: int) -> None:
+        """The barrier of a later step: report ready for it, then wait (heartbeating) for the step's
+        common start instant and until it. Cancellation (or the run failing) ends the wait; the step
+        then sees the cancel and stops at once."""
+        with self._lock:
+            self._latest["ready_step"] = index
+        self._send()
+        while index not in self.step_starts:  # the reporter's thread keeps sending `ready_step` every second
+            if self.cancelled.wait(0.1):
+                return
+        with self._lock:
+            self._latest.pop("ready_step", None)
+        delay = (self.step_starts[index] - datetime.now(timezone.utc)).total_seconds()
+        self.cancelled.wait(max(0.0, delay))
 
 
 def _client() -> Client:
@@ -173,7 +194,11 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any], share: int | None =
                 reporter.note(f"share {share + 1} of {whole.generators}: starting at the common instant "
                               f"{reporter.start_at.isoformat() if reporter.start_at else ''}")
             try:
-                result = execute_plan(plan, workdir, cancel=reporter.cancelled.is_set, progress=reporter.progress)
+                # A share starts each later step together with the other shares (step 0: the start barrier).
+                before = (lambda st: reporter.wait_for_step(st.index) if st.index > 0 else None) \
+                    if share is not None else None
+                result = execute_plan(plan, workdir, cancel=reporter.cancelled.is_set, progress=reporter.progress,
+                                      before_step=before)
             except ToolError as exc:
                 if getattr(exc, "cancelled", False) or reporter.cancelled.is_set():
                     return finish("cancelled", "cancelled while running; the tools were stopped and nothing "
