@@ -37,17 +37,19 @@ def hey_rows(raw: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return start, lat, ok
 
 
-def plan(name: str, pool: str, target: str, path: str, **load) -> dict:
+def plan(name: str, pool: str, target: str, path: str, repetitions: int = 1, **load) -> dict:
     return {"version": 1, "name": name, "tool": "hey", "pool": pool, "generators": 2,
             "variants": [{"name": "target", "role": "reference", "target": target}],
-            "scenarios": [{"name": "s", "path": path}], "loads": [load], "repetitions": 1}
+            "scenarios": [{"name": "s", "path": path}], "loads": [load], "repetitions": repetitions}
 
 
 def test_two_generators_merge_into_the_union_of_both_outputs(client, make_project, start_runner, worker, go_target):
     slug, token = make_project(role="admin")
     start_runner("pool-gens", "gen-a")
     start_runner("pool-gens", "gen-b")
-    post_plan(client, slug, token, plan("two-gens", "pool-gens", go_target, "/ok", concurrency=4, requests=400))
+    # two repetitions: two steps, each run by both shares at once (the second after its own barrier)
+    post_plan(client, slug, token, plan("two-gens", "pool-gens", go_target, "/ok", repetitions=2,
+                                        concurrency=4, requests=400))
     run_slug = start(client, slug, token, "two-gens")
     run = wait_status(client, run_slug, ("completed", "failed", "cancelled"), 180)
     assert run["status"] == "completed", run["status_detail"]
@@ -62,29 +64,40 @@ def test_two_generators_merge_into_the_union_of_both_outputs(client, make_projec
     assert sum("starting at the common instant" in line for line in run["progress"]["log"]) == 2
 
     outputs = [f for f in run["files"] if f["format"] == "hey-csv"]
-    assert sorted(f["share"] for f in outputs) == [0, 1]
-    parts = [hey_rows(plain(client.get(f["download_url"]).content)) for f in outputs]
-    assert [p[1].size for p in parts] == [200, 200]            # 400 requests, 200 per share
-    start_ms = np.concatenate([p[0] for p in parts])
+    assert sorted(f["share"] for f in outputs) == [0, 0, 1, 1]
+    # each share's files are numbered in its step order ("000-…", "001-…"): step k of both shares ran together
+    by_step: dict[str, list] = {}
+    for f in outputs:
+        by_step.setdefault(f["filename"][:3], []).append(hey_rows(plain(client.get(f["download_url"]).content)))
+    assert sorted(by_step) == ["000", "001"] and all(len(v) == 2 for v in by_step.values())
+    parts = [p for step in by_step.values() for p in step]
+    assert [p[1].size for p in parts] == [200] * 4            # 400 requests per step, 200 per share
     lat = np.concatenate([p[1] for p in parts])
     ok = np.concatenate([p[2] for p in parts])
+    # a repetition's window is its union's (first start to last end over both shares); the cell's
+    # duration is the repetitions' windows added up
+    windows = []
+    for step in by_step.values():
+        start_ms = np.concatenate([p[0] for p in step])
+        end_ms = np.concatenate([p[0] + p[1] / 1000 for p in step])
+        windows.append((end_ms.max() - start_ms.min()) / 1000)
 
     scenario = next(s["id"] for s in run["scenarios"] if s["name"] == "s")
     assert [(ld["kind"], ld["value"], ld["requests"]) for ld in run["loads"]] == [("concurrency", 4, 400)]
     for cell in run["cells"]:  # the scenario's cell and the all-scenarios cell: the same samples
-        assert cell["count"] == lat.size == 400 and cell["errors"] == int((~ok).sum())
+        assert cell["count"] == lat.size == 800 and cell["errors"] == int((~ok).sum())
         assert cell["latency_min"] == pytest.approx(lat.min() / 1000, rel=1e-12)
         assert cell["latency_max"] == pytest.approx(lat.max() / 1000, rel=1e-12)
         assert cell["latency_mean"] == pytest.approx(lat.mean() / 1000, rel=1e-9)
-        window_s = (np.max(start_ms + lat / 1000) - start_ms.min()) / 1000
-        assert cell["throughput"] == pytest.approx(lat.size / window_s, rel=1e-9)
+        assert cell["duration_s"] == pytest.approx(sum(windows), rel=1e-9)
+        assert cell["throughput"] == pytest.approx(lat.size / sum(windows), rel=1e-9)
         for name, p in (("p50", 50), ("p75", 75), ("p90", 90), ("p95", 95), ("p99", 99)):
             exact = nearest_rank(lat, p) / 1000
             assert abs(cell[f"latency_{name}"] - exact) <= exact * 0.001, (name, cell[f"latency_{name}"], exact)
     assert {c["scenario_id"] for c in run["cells"]} >= {scenario}
     # validity is judged per share: each share's file is checked against its own 200 requests
     errors = [v for v in run["validity"] if v["check"].startswith("errors ")]
-    assert sorted(v["check"] for v in errors) == ["errors target/s (share 1)", "errors target/s (share 2)"]
+    assert sorted(v["check"] for v in errors) == ["errors target/s (share 1)"] * 2 + ["errors target/s (share 2)"] * 2
     assert all(v["ok"] and "of 200 failed" in v["detail"] for v in errors), errors
 
 

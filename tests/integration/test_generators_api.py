@@ -41,7 +41,7 @@ def test_shares_are_claimed_once_each_by_its_own_runner_and_start_together(clien
     r = client.post(f"/api/v1/runs/{run}/progress?share=0", json={"percent": 1}, headers=auth(two))
     assert r.status_code == 403
     r = client.post(f"/api/v1/runs/{run}/progress?share=0", json={"percent": 1}, headers=auth(one))
-    assert r.json() == {"cancel_requested": False, "start_at": None}    # still waiting for share 2
+    assert r.json() == {"cancel_requested": False, "start_at": None, "step_start_at": None}  # share 2 unclaimed
 
     before = datetime.now(timezone.utc)
     r = client.post(f"/api/v1/runs/{run}/claim?runner=r2&host=h2&share=1", json={}, headers=auth(two))
