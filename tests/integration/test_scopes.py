@@ -280,7 +280,8 @@ def test_plan_headers_are_never_shown_and_go_only_to_the_claiming_runner(client,
     assert SECRET not in client.get(f"/api/v1/runs/{run}", headers=auth(admin)).text
     claimed = client.post(f"/api/v1/runs/{run}/claim", json={}, headers=auth(new_runner_token("scopes-secrets")))
     assert claimed.status_code == 200
-    assert claimed.json() == {"cancel_requested": False, "start_at": None, "generators": 1, "share": None,
+    assert claimed.json() == {"cancel_requested": False, "start_at": None, "step_start_at": None, "generators": 1,
+                              "share": None,
                               "headers": {"ok": {"Authorization": SECRET, "X-Tenant": "t-77"}}}
 
 
