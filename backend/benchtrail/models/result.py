@@ -74,6 +74,30 @@ class Run(Base):
     created_at: Mapped[datetime] = created_at_column()
 
 
+class RunShare(Base):
+    """One share of a plan run over several load generators (plan `generators`; runs/shares.py)."""
+
+    __tablename__ = "run_shares"
+    __table_args__ = (
+        UniqueConstraint("run_id", "index"),
+        CheckConstraint("status IN ('queued', 'running', 'delivered', 'failed', 'cancelled')", name="status"),
+        CheckConstraint('"index" >= 0', name="index"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    index: Mapped[int] = mapped_column(Integer)          # 0-based; shown 1-based ("share 1 of 2")
+    status: Mapped[str] = mapped_column(String(16), server_default="queued")
+    runner: Mapped[str | None] = mapped_column(String(200))
+    host: Mapped[str | None] = mapped_column(String(200))
+    runner_token_id: Mapped[int | None] = mapped_column(Integer)
+    reason: Mapped[str | None] = mapped_column(Text)
+    results_key: Mapped[str | None] = mapped_column(String(200))
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
 class Blob(Base):
     """A raw file exactly as received, content-addressed on disk, kept so any cell can be recomputed."""
 

@@ -67,13 +67,24 @@ class ProgressIn(SafeModel):
     errors: int | None = None
     requests: int | None = None
     log: list[str] = Field(default_factory=list, description="New log lines since the last report")
+    ready_step: int | None = Field(default=None, ge=1, le=100_000, description=(
+        "A share of a run over several generators waiting to start this step (index): the answer's "
+        "`step_start_at` is the step's common start instant once every share is ready for it"))
 
 
 class ProgressAck(BaseModel):
     cancel_requested: bool
+    start_at: datetime | None = Field(default=None, description=(
+        "A run over several generators: the common instant every share starts its load at, set once every "
+        "share is claimed (null until then, and for a run of one generator)"))
+    step_start_at: datetime | None = Field(default=None, description=(
+        "The common start instant of the step named in the report's `ready_step`, once every share is ready "
+        "for it (null until then)"))
 
 
 class ClaimOut(ProgressAck):
+    generators: int = Field(default=1, ge=1, description="Shares the run is split into")
+    share: int | None = Field(default=None, ge=0, description="The claimed share (0-based); null for one generator")
     headers: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="The plan's request headers per scenario, given only to the runner "
                                            "that claims the run (plan bodies show them as \"***\")")

@@ -5,7 +5,7 @@ import json
 from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
-from fastapi import APIRouter, Depends, File, Form, Header, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Header, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy.orm import Session
@@ -16,6 +16,8 @@ from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
 from benchtrail.plans.schemas import ClaimOut, FinishIn, ProgressAck, ProgressIn, ResultsAccepted
 from benchtrail.runs import execution as service
+from benchtrail.runs import meta as run_meta
+from benchtrail.runs import shares
 from benchtrail.runs.service import get_visible_run
 
 router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
@@ -27,21 +29,28 @@ RUN_EVENT = {"type": "object", "required": ["data"], "properties": {
             "slug": {"type": "string"}, "status": {"type": "string"}, "progress": {"type": "object"},
             "status_detail": {"type": ["object", "null"]}, "is_valid": {"type": "boolean"}}}}}}
 SessionDep = Depends(request_session, scope="function")
+ShareQuery = Query(default=None, ge=0, le=63, description="The share (0-based) of a run over several generators")
 
 
 @router.post("/{slug}/claim", response_model=ClaimOut, responses=errors(403, 409))
-def claim(slug: str, runner: str = "runner", session: Session = SessionDep,
-          principal: Principal = Depends(get_principal)) -> ClaimOut:
-    """A runner token takes a queued run of one of its pools; 409 if it is not queued any more (never
-    started twice). The answer carries the plan's request headers, which no other endpoint shows."""
-    run = service.claim(session, principal, slug, runner)
-    return ClaimOut(cancel_requested=False, headers=service.plan_secrets(session, run))
+def claim(slug: str, runner: str = Query(default="runner", min_length=1, max_length=200),
+          host: str | None = Query(default=None, min_length=1, max_length=200, description="The runner's host name"),
+          share: int | None = ShareQuery,
+          session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ClaimOut:
+    """A runner token takes a queued run of one of its pools (or, for a run over several generators, one
+    queued share of it); 409 if it is not queued any more (never started twice). The answer carries the
+    plan's request headers, which no other endpoint shows."""
+    run = service.claim(session, principal, slug, runner, share, host)
+    return ClaimOut(cancel_requested=False, headers=service.plan_secrets(session, run),
+                    generators=run_meta.of(run).generators, share=share, start_at=service.start_at(run))
 
 
 @router.post("/{slug}/progress", response_model=ProgressAck, responses=errors(403))
-def report_progress(slug: str, body: ProgressIn, session: Session = SessionDep,
-                    principal: Principal = Depends(get_principal)) -> ProgressAck:
-    return ProgressAck(cancel_requested=service.progress(session, principal, slug, body))
+def report_progress(slug: str, body: ProgressIn, share: int | None = ShareQuery,
+                    session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ProgressAck:
+    cancel, run = service.progress(session, principal, slug, body, share)
+    return ProgressAck(cancel_requested=cancel, start_at=service.start_at(run),
+                       step_start_at=shares.step_start(run, body.ready_step))
 
 
 @router.post("/{slug}/results", response_model=ResultsAccepted, status_code=202,
@@ -56,20 +65,21 @@ def upload_results(slug: str,
                        default=None, max_length=200, pattern=r"^[\x21-\x7e]+$",
                        description="The runner's key for these results: sent again (a retry whose answer was "
                                    "lost), the results are not stored twice and the answer is 200"),
+                   share: int | None = ShareQuery,
                    session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> JSONResponse:
     """A runner's raw outputs for the run it claimed, validated and stored in one transaction (all or
     nothing), then ingested."""
     run, duplicate = service.attach_results(session, principal, slug, metadata,
                                             [(f.filename or f"file-{i}", f.file) for i, f in enumerate(files)],
-                                            idempotency_key)
+                                            idempotency_key, share)
     body = ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if duplicate else 202)
 
 
 @router.post("/{slug}/finish", responses=errors(403, 409))
-def finish(slug: str, body: FinishIn, session: Session = SessionDep,
-           principal: Principal = Depends(get_principal)) -> dict[str, str]:
-    run = service.finish(session, principal, slug, body)
+def finish(slug: str, body: FinishIn, share: int | None = ShareQuery,
+           session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
+    run = service.finish(session, principal, slug, body, share)
     return {"run": run.slug, "status": run.status}
 
 

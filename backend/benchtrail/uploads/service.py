@@ -75,9 +75,12 @@ def accept_upload(session: Session, principal: Principal, project_slug: str, met
     return accepted(run)
 
 
-def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tuple[str, BinaryIO]]) -> None:
+def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tuple[str, BinaryIO]],
+                share: int | None = None, ingest: bool = True) -> None:
     """Validate every file (refusing the whole request on the first bad one), keep the raw bytes and
-    enqueue ingestion of the run. Shared by CI uploads and runners reporting their outputs."""
+    enqueue ingestion of the run. Shared by CI uploads and runners reporting their outputs. A share of
+    a run over several generators stores its files with `share` and, until the last share delivered,
+    does not ingest (`ingest=False`)."""
     if len(meta.files) != len(parts):
         raise InvalidRequest(f"metadata.files describes {len(meta.files)} file(s) but the request "
                              f"carries {len(parts)}; give one entry per uploaded file, in order")
@@ -90,7 +93,11 @@ def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tu
             blob = _store_blob(session, rf)
             session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=rf.filename, variant=spec.variant,
                                 format=fmt, position=position,
-                                options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)))
+                                options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)
+                                | ({"share": share} if share is not None else {})))
+        if not ingest:
+            session.flush()
+            return
         if run.status == RunStatus.INGESTING:  # a new upload; a plan run's results come from running
             run.heartbeat_at = datetime.now(timezone.utc)  # the sweeper re-queues ingests nobody works on
         else:

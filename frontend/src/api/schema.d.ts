@@ -462,8 +462,9 @@ export interface paths {
         put?: never;
         /**
          * Claim
-         * @description A runner token takes a queued run of one of its pools; 409 if it is not queued any more (never
-         *     started twice). The answer carries the plan's request headers, which no other endpoint shows.
+         * @description A runner token takes a queued run of one of its pools (or, for a run over several generators, one
+         *     queued share of it); 409 if it is not queued any more (never started twice). The answer carries the
+         *     plan's request headers, which no other endpoint shows.
          */
         post: operations["claim_api_v1_runs__slug__claim_post"];
         delete?: never;
@@ -1403,6 +1404,12 @@ export interface components {
             /** Cancel Requested */
             cancel_requested: boolean;
             /**
+             * Generators
+             * @description Shares the run is split into
+             * @default 1
+             */
+            generators: number;
+            /**
              * Headers
              * @description The plan's request headers per scenario, given only to the runner that claims the run (plan bodies show them as "***")
              */
@@ -1411,6 +1418,21 @@ export interface components {
                     [key: string]: string;
                 };
             };
+            /**
+             * Share
+             * @description The claimed share (0-based); null for one generator
+             */
+            share?: number | null;
+            /**
+             * Start At
+             * @description A run over several generators: the common instant every share starts its load at, set once every share is claimed (null until then, and for a run of one generator)
+             */
+            start_at?: string | null;
+            /**
+             * Step Start At
+             * @description The common start instant of the step named in the report's `ready_step`, once every share is ready for it (null until then)
+             */
+            step_start_at?: string | null;
         };
         /** CompareOut */
         CompareOut: {
@@ -1768,6 +1790,16 @@ export interface components {
         ProgressAck: {
             /** Cancel Requested */
             cancel_requested: boolean;
+            /**
+             * Start At
+             * @description A run over several generators: the common instant every share starts its load at, set once every share is claimed (null until then, and for a run of one generator)
+             */
+            start_at?: string | null;
+            /**
+             * Step Start At
+             * @description The common start instant of the step named in the report's `ready_step`, once every share is ready for it (null until then)
+             */
+            step_start_at?: string | null;
         };
         /** ProgressIn */
         ProgressIn: {
@@ -1782,6 +1814,11 @@ export interface components {
             log?: string[];
             /** Percent */
             percent?: number | null;
+            /**
+             * Ready Step
+             * @description A share of a run over several generators waiting to start this step (index): the answer's `step_start_at` is the step's common start instant once every share is ready for it
+             */
+            ready_step?: number | null;
             /** Requests */
             requests?: number | null;
             /** Step */
@@ -2015,6 +2052,12 @@ export interface components {
             project: string;
             /** Scenarios */
             scenarios: components["schemas"]["ScenarioOut"][];
+            /**
+             * Shares
+             * @description The shares of a run over several load generators (empty for one generator)
+             * @default []
+             */
+            shares: components["schemas"]["ShareOut"][];
             /** Slug */
             slug: string;
             /** Source */
@@ -2048,6 +2091,11 @@ export interface components {
             id: number;
             /** Sha256 */
             sha256: string;
+            /**
+             * Share
+             * @description The share (0-based) whose runner sent the file, in a run over several generators
+             */
+            share?: number | null;
             /** Size */
             size: number;
             /** Variant */
@@ -2072,6 +2120,12 @@ export interface components {
              * @default false
              */
             file_checks: boolean;
+            /**
+             * Generators
+             * @description Load generators (shares) of a plan's run
+             * @default 1
+             */
+            generators: number;
             /**
              * Loadgen
              * @description Load-generator CPU per measured step
@@ -2098,6 +2152,18 @@ export interface components {
              * @description The runner token that claimed the run
              */
             runner_token_id?: number | null;
+            /**
+             * Start At
+             * @description The shares' common start instant (ISO 8601)
+             */
+            start_at?: string | null;
+            /**
+             * Step Starts
+             * @description The shares' common start instant of each later step, by index
+             */
+            step_starts?: {
+                [key: string]: string;
+            };
             /** Suspected */
             suspected?: {
                 [key: string]: unknown;
@@ -2287,6 +2353,43 @@ export interface components {
             analysis: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * ShareOut
+         * @description One share of a run over several load generators (plan `generators`).
+         */
+        ShareOut: {
+            /** Claimed At */
+            claimed_at: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** Heartbeat At */
+            heartbeat_at: string | null;
+            /**
+             * Host
+             * @description That runner's host name
+             */
+            host: string | null;
+            /**
+             * Index
+             * @description 0-based; shown as share index+1 of N
+             */
+            index: number;
+            /**
+             * Reason
+             * @description Why the share failed or stopped
+             */
+            reason: string | null;
+            /**
+             * Runner
+             * @description The runner (BENCHTRAIL_RUNNER_NAME) that claimed the share
+             */
+            runner: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "delivered" | "failed" | "cancelled";
         };
         /**
          * SnapshotCreate
@@ -5586,6 +5689,10 @@ export interface operations {
         parameters: {
             query?: {
                 runner?: string;
+                /** @description The runner's host name */
+                host?: string | null;
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
             };
             header?: never;
             path: {
@@ -5850,7 +5957,10 @@ export interface operations {
     };
     finish_api_v1_runs__slug__finish_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
             header?: never;
             path: {
                 slug: string;
@@ -6129,7 +6239,10 @@ export interface operations {
     };
     report_progress_api_v1_runs__slug__progress_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
             header?: never;
             path: {
                 slug: string;
@@ -6231,7 +6344,10 @@ export interface operations {
     };
     upload_results_api_v1_runs__slug__results_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
             header?: {
                 /** @description The runner's key for these results: sent again (a retry whose answer was lost), the results are not stored twice and the answer is 200 */
                 "idempotency-key"?: string | null;

@@ -22,7 +22,8 @@ from benchtrail.config import get_settings
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
 from benchtrail.models import Run
-from benchtrail.runs import lifecycle
+from benchtrail.runs import lifecycle, shares
+from benchtrail.runs import meta as run_meta
 from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
 from benchtrail_worker.policy import task
 
@@ -46,9 +47,14 @@ def sweep(self: Any) -> int:
                 Run.status == RunStatus.RUNNING,
                 or_(Run.heartbeat_at < silent, Run.heartbeat_at.is_(None) & (Run.started_at < silent)))
                 .order_by(Run.id).limit(BATCH).with_for_update(skip_locked=True, key_share=True)):
-            lifecycle.transition(run, RunStatus.FAILED, now=now, detail={
-                "reason": f"the runner stopped reporting (no heartbeat for {settings.run_heartbeat_timeout_s} s); "
-                          "the load test was not restarted"})
+            reason = (f"the runner stopped reporting (no heartbeat for {settings.run_heartbeat_timeout_s} s); "
+                      "the load test was not restarted")
+            rows = shares.of_run(session, run.id)
+            if rows:  # a run over several generators: name the share(s) that went silent
+                reason = shares.silent(run, rows, silent, settings.run_heartbeat_timeout_s,
+                                       run_meta.of(run).pool or "default")
+                shares.stop_live(rows, "cancelled", "stopped: another share of the run failed")
+            lifecycle.transition(run, RunStatus.FAILED, now=now, detail={"reason": reason})
             failed.append(run.id)
         ingests = []
         for run in session.scalars(_unattended(Run.status == RunStatus.INGESTING, before=lost)):

@@ -55,6 +55,7 @@ class Package:
     files: list[Path]
     raw_bytes: int
     packed_bytes: int
+    share: int | None = None     # the share of a run over several generators (0-based)
 
     @classmethod
     def load(cls, directory: Path) -> "Package":
@@ -70,7 +71,7 @@ class Package:
                                  f"the kept file was changed or damaged")
             files.append(path)
         return cls(directory, manifest["run"], manifest["idempotency_key"], manifest["metadata"], files,
-                   int(manifest["raw_bytes"]), sum(p.stat().st_size for p in files))
+                   int(manifest["raw_bytes"]), sum(p.stat().st_size for p in files), manifest.get("share"))
 
 
 def _sha256(path: Path) -> str:
@@ -81,7 +82,8 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def package(slug: str, metadata: dict[str, Any], outputs: list[Path], directory: Path) -> Package:
+def package(slug: str, metadata: dict[str, Any], outputs: list[Path], directory: Path,
+            share: int | None = None) -> Package:
     """Compress `outputs` (in order) into `directory` and record what to send; the manifest is written
     last (through a rename), so a directory with a manifest always holds a complete package."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -97,11 +99,12 @@ def package(slug: str, metadata: dict[str, Any], outputs: list[Path], directory:
         entries.append({"name": dst.name, "sha256": _sha256(dst), "size": dst.stat().st_size,
                         "raw_size": src.stat().st_size})
     key = f"runner-{slug}-{uuid.uuid4()}"
-    manifest = {"run": slug, "idempotency_key": key, "metadata": metadata, "files": entries, "raw_bytes": raw}
+    manifest = {"run": slug, "idempotency_key": key, "metadata": metadata, "files": entries, "raw_bytes": raw,
+                "share": share}
     tmp = directory / f".{MANIFEST}.tmp"
     tmp.write_text(json.dumps(manifest, indent=1))
     tmp.replace(directory / MANIFEST)
-    return Package(directory, slug, key, metadata, files, raw, sum(e["size"] for e in entries))
+    return Package(directory, slug, key, metadata, files, raw, sum(e["size"] for e in entries), share)
 
 
 def send(pkg: Package, api_url: str, token: str | None, retry_s: float,
@@ -111,7 +114,8 @@ def send(pkg: Package, api_url: str, token: str | None, retry_s: float,
     client = Client(api_url, token, timeout=timeout, retry_timeout=retry_s, on_wait=on_wait)
     try:
         result: dict[str, Any] = client.post_files(
-            f"/api/v1/runs/{pkg.slug}/results", json.dumps(pkg.metadata), pkg.files,
+            f"/api/v1/runs/{pkg.slug}/results" + (f"?share={pkg.share}" if pkg.share is not None else ""),
+            json.dumps(pkg.metadata), pkg.files,
             headers={"Idempotency-Key": pkg.idempotency_key})
         return result
     except ApiError as exc:
