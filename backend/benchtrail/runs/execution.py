@@ -74,7 +74,8 @@ def _locked_run(session: Session, principal: Principal, slug: str, role: str) ->
     return locked
 
 
-def _runner_run(session: Session, principal: Principal, slug: str, *, claiming: bool = False) -> Run:
+def runner_run(session: Session, principal: Principal, slug: str, *, claiming: bool = False,
+               lock: bool = True) -> Run:
     """The run, locked, for a runner endpoint: only a runner token gets it (never a project token),
     only for its pools when claiming, and afterwards only the runner token that claimed it."""
     if principal.is_anonymous:
@@ -93,13 +94,15 @@ def _runner_run(session: Session, principal: Principal, slug: str, *, claiming: 
     if not claiming and not principal.executes(run):
         raise Forbidden(f"run '{slug}' was not claimed by runner token '{principal.name}'; only the runner "
                         f"that claimed a run reports on it")
+    if not lock:
+        return run
     locked = session.scalar(select(Run).where(Run.id == run.id).with_for_update())
     assert locked is not None
     return locked
 
 
 def claim(session: Session, principal: Principal, slug: str, runner: str) -> Run:
-    run = _runner_run(session, principal, slug, claiming=True)
+    run = runner_run(session, principal, slug, claiming=True)
     if run.status != RunStatus.QUEUED:
         raise Conflict(f"run '{slug}' is {run.status}; only a queued run can be started (never twice)")
     lifecycle.transition(run, RunStatus.RUNNING)
@@ -116,7 +119,7 @@ def plan_secrets(session: Session, run: Run) -> dict[str, dict[str, str]]:
 
 def progress(session: Session, principal: Principal, slug: str, data: ProgressIn) -> bool:
     """Store a progress report (it is also the runner's heartbeat); answer whether to cancel."""
-    run = _runner_run(session, principal, slug)
+    run = runner_run(session, principal, slug)
     if run.status != RunStatus.RUNNING:
         return True  # nothing to run any more: the runner must stop
     current = dict(run.progress or {})
@@ -134,7 +137,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
     """Store a runner's results (all files or none: one transaction). With the Idempotency-Key of
     results already accepted, nothing is stored and the answer says `duplicate` (the runner retried
     after losing the first answer). Concurrent retries queue on the run's row lock."""
-    run = _runner_run(session, principal, slug)
+    run = runner_run(session, principal, slug)
     if idempotency_key is not None and run.results_key == idempotency_key:
         return run, True
     late = run.status == RunStatus.FAILED and run.results_key is None
@@ -163,7 +166,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
 
 
 def finish(session: Session, principal: Principal, slug: str, data: FinishIn) -> Run:
-    run = _runner_run(session, principal, slug)
+    run = runner_run(session, principal, slug)
     if run.status in TERMINAL:
         return run
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
