@@ -239,8 +239,18 @@ class S3Store:
         return sorted(int(k.rsplit("/", 1)[1]) for k in self._part_keys(session) if k.rsplit("/", 1)[1].isdigit())
 
     def read_part(self, session: str, offset: int, out: Any) -> None:
-        self._call(f"get chunk {session}@{offset}", self.client.download_fileobj, self.bucket,
-                   self._part(session, offset), out)
+        # Streamed in order: download_fileobj writes at the object's own offsets (seeking `out` to them),
+        # which would overwrite the chunks before this one.
+        body = self._call(f"get chunk {session}@{offset}", self.client.get_object, Bucket=self.bucket,
+                          Key=self._part(session, offset))["Body"]
+        try:
+            for data in body.iter_chunks(CHUNK):
+                out.write(data)
+        except Exception as exc:
+            raise StorageError(f"object store s3://{self.bucket}/{self.prefix}: read chunk {session}@{offset}: "
+                               f"{exc}") from exc
+        finally:
+            body.close()
 
     def delete_parts(self, session: str) -> None:
         for key in self._part_keys(session):

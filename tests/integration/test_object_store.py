@@ -157,3 +157,45 @@ def test_an_object_written_by_a_rolled_back_transaction_is_removed(s3, infra, sc
         monkeypatch.undo()
         get_settings.cache_clear()
         storage.get_store.cache_clear()
+
+
+def test_a_runners_chunked_results_go_through_the_bucket(s3, s3_stack, client, make_project, runner_token, scratch):
+    """A plan run's results sent by the runner's own delivery code in 16 KiB chunks: the chunks are kept in
+    the bucket until the commit, then removed; the package is stored as blobs and ingested by the worker."""
+    from benchtrail_runner import delivery
+
+    from tests.integration.test_runner import hey_plan, post_plan, start
+
+    slug, token = make_project(role="admin")
+    # A pool no runner serves: the run stays queued until this test claims it as a runner would.
+    post_plan(client, slug, token, hey_plan("s3", "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))
+    run_slug = start(client, slug, token, "s3")
+    runner = {"Authorization": f"Bearer {runner_token}"}
+    with httpx.Client(base_url=s3_stack["url"], headers=runner, timeout=60) as http:
+        r = http.post(f"/api/v1/runs/{run_slug}/claim", params={"runner": "test"})
+        assert r.status_code == 200, r.text
+        jtl = write_jtl(scratch / "out.jtl", seed=41, per_group=1500)
+        pkg = delivery.package(run_slug, {"files": [{"variant": "target"}]}, [jtl], scratch / "upload")
+        assert pkg.packed_bytes > 4 * 16384
+        waits: list[str] = []
+        ack = delivery.send(pkg, s3_stack["url"], runner_token, retry_s=30, on_wait=waits.append, chunk_bytes=16384)
+        assert ack["duplicate"] is False and ack["status"] == "ingesting", (ack, waits)
+        assert s3.keys(f"{PREFIX}/uploads/") == []  # the chunks went once the results were committed
+        sha = hashlib.sha256(pkg.files[0].read_bytes()).hexdigest()
+        assert s3.read(f"{PREFIX}/blobs/{sha[:2]}/{sha}") == pkg.files[0].read_bytes()
+
+        again = delivery.send(pkg, s3_stack["url"], runner_token, retry_s=30, chunk_bytes=16384)
+        assert again["duplicate"] is True
+        run = wait_until(lambda: (d := http.get(f"/api/v1/runs/{run_slug}").json())["status"]
+                         in ("completed", "failed") and d, 120, "the run to be ingested")
+    assert run["status"] == "completed", run["status_detail"]
+    assert len(run["files"]) == 1 and run["files"][0]["sha256"] == sha
+    scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+    loads = {l["id"]: l for l in run["loads"]}
+    got = {(scenarios[c["scenario_id"]], int(loads[c["load_id"]]["value"])): c for c in run["cells"]
+           if scenarios[c["scenario_id"]] != "*" and c["count"] is not None}
+    expected = independent_cells(jtl)
+    assert set(got) == set(expected)
+    for key, exp in expected.items():
+        assert got[key]["count"] == exp["count"] and got[key]["errors"] == exp["errors"]
+        assert got[key]["latency_p75"] == pytest.approx(exp["latency_p75"], rel=1e-3)
