@@ -10,7 +10,7 @@ the fault:
   `results_down_s` more seconds while every other request (the heartbeats) passes.
 - `lose_answer`: forward the whole request, then close the connection as soon as the API starts to
   answer: the API stored the results but the runner never hears so (only the first time).
-- `hold`: keep the request for `hold_s` seconds before forwarding it (a slow upload), other
+- `hold`: keep the end of the request for `hold_s` seconds before forwarding it (a slow upload), other
   connections unaffected (only the first time).
 - `cut_chunk`: the first chunk of a resumable upload (`PATCH .../results/uploads/<id>?offset=N`) with
   N >= `cut_offset` is cut like `cut` (half its body, then every connection reset and new ones refused
@@ -213,6 +213,10 @@ class FlakyProxy:
                         self._cut(conn, request)
                         return
                     if self.mode == "hold":
+                        # All but its last bytes first: on a kept-alive connection the API would close an
+                        # idle connection (uvicorn's keep-alive timeout), not one with a request under way.
+                        conn.upstream.sendall(request[:-2])
+                        request = request[-2:]
                         time.sleep(self.hold_s)
                     elif self.mode == "lose_answer":
                         conn.drop_answer = True

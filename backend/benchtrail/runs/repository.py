@@ -79,3 +79,15 @@ def results_upload_by_key(session: Session, run_id: int, key: str) -> ResultsUpl
 def results_upload(session: Session, run_id: int, upload_id: str, *, lock: bool) -> ResultsUpload | None:
     stmt = select(ResultsUpload).where(ResultsUpload.run_id == run_id, ResultsUpload.id == upload_id)
     return session.scalar(stmt.with_for_update() if lock else stmt)
+
+
+def abandoned_results_uploads(session: Session, idle_before: datetime, limit: int) -> Sequence[ResultsUpload]:
+    """Uncommitted upload sessions no commit can use any more: their run has other results or ended
+    (completed, cancelled), or nobody sent a chunk since `idle_before`. Locked, skipping busy ones."""
+    stmt = (select(ResultsUpload).join(Run, Run.id == ResultsUpload.run_id)
+            .where(ResultsUpload.committed_at.is_(None),
+                   (Run.results_key.is_not(None)) | Run.status.in_(("completed", "cancelled"))
+                   | (ResultsUpload.updated_at < idle_before))
+            .order_by(ResultsUpload.updated_at).limit(limit)
+            .with_for_update(of=ResultsUpload, skip_locked=True))
+    return session.scalars(stmt).all()

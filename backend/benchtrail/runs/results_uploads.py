@@ -19,7 +19,7 @@ import json
 import shutil
 import tempfile
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO
 
@@ -203,6 +203,25 @@ def _copy(src: BinaryIO, out: BinaryIO, n: int) -> None:
             break
         out.write(data)
         n -= len(data)
+
+
+ABANDONED_AFTER_S = 7 * 24 * 3600  # an upload nobody sent a chunk to for a week is given up
+
+
+def drop_abandoned(session: Session, now: datetime, limit: int = 200) -> list[str]:
+    """Remove the chunks and rows of upload sessions that can never be committed (beat's sweeper). A
+    runner whose session is gone opens a new one with the same key and sends the package again."""
+    dropped = []
+    for upload in repository.abandoned_results_uploads(session, now - timedelta(seconds=ABANDONED_AFTER_S), limit):
+        try:
+            storage.get_store().delete_parts(upload.id)
+        except storage.StorageError as exc:
+            log.warning("results chunks not removed", upload=upload.id, error=str(exc))
+            continue
+        session.delete(upload)
+        dropped.append(upload.id)
+    session.flush()
+    return dropped
 
 
 def _drop_parts(upload_id: str) -> None:
