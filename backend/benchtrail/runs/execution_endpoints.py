@@ -11,13 +11,14 @@ import redis.asyncio as aioredis
 from fastapi import APIRouter, Depends, File, Form, Header, Path, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.requests import ClientDisconnect
 from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal, bearer_token, get_principal, resolve
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
-from benchtrail.errors import PayloadTooLarge
+from benchtrail.errors import InvalidRequest, PayloadTooLarge
 from benchtrail.plans.schemas import (ClaimOut, FinishIn, ProgressAck, ProgressIn, ResultsAccepted, ResultsUploadIn,
                                      ResultsUploadOut)
 from benchtrail.runs import execution as service
@@ -120,11 +121,14 @@ async def results_upload_chunk(request: Request, slug: str, upload_id: str = UPL
     try:
         with os.fdopen(fd, "wb") as out:
             size = 0
-            async for data in request.stream():
-                size += len(data)
-                if size > limit:
-                    raise PayloadTooLarge(f"a results chunk is at most {limit} bytes")
-                out.write(data)
+            try:
+                async for data in request.stream():
+                    size += len(data)
+                    if size > limit:
+                        raise PayloadTooLarge(f"a results chunk is at most {limit} bytes")
+                    out.write(data)
+            except ClientDisconnect:  # a cut connection: nothing of the chunk is kept, the offset stays
+                raise InvalidRequest("the chunk was cut off before its end; nothing of it was kept") from None
 
         def work() -> ResultsUploadOut:
             with unit_of_work() as session:
