@@ -199,3 +199,25 @@ def test_a_runners_chunked_results_go_through_the_bucket(s3, s3_stack, client, m
     for key, exp in expected.items():
         assert got[key]["count"] == exp["count"] and got[key]["errors"] == exp["errors"]
         assert got[key]["latency_p75"] == pytest.approx(exp["latency_p75"], rel=1e-3)
+
+
+def test_backup_with_the_s3_backend_holds_the_database_and_names_the_bucket(s3, infra, tmp_path):
+    """`make backup` with BENCHTRAIL_STORAGE=s3: the database only (the bucket is the user's to back up),
+    the manifest and the output say where the raw files are."""
+    import subprocess
+    import sys
+    import tarfile
+
+    from infra.localstack import REPO
+
+    archive = tmp_path / "bt.tar"
+    env = _env(infra, **s3.env(PREFIX), BENCHTRAIL_DATA_DIR=str(tmp_path / "data"))
+    done = subprocess.run([sys.executable, str(REPO / "infra/scripts/backup.py"), "backup", str(archive)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"the raw files stay in s3://{s3.bucket}/{PREFIX}/" in done.stdout
+    with tarfile.open(archive) as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
+        names = tar.getnames()
+    assert manifest["blobs_in"] == f"s3://{s3.bucket}/{PREFIX}/" and manifest["blobs"] == []
+    assert sorted(names) == ["database.dump", "manifest.json"]
