@@ -75,7 +75,8 @@ def _domain_routers() -> list:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def app_error(_: Request, exc: AppError) -> JSONResponse:
-        return JSONResponse(exc.to_dict(), status_code=exc.status)
+        headers = {"Retry-After": str(get_settings().outage_retry_after_s)} if exc.status == 503 else None
+        return JSONResponse(exc.to_dict(), status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

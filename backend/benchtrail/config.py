@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -25,6 +26,14 @@ class Settings(BaseSettings):
     secret_key: str = "dev-secret"
     public_url: str = "http://127.0.0.1:8400"
     frontend_dist: Path | None = None
+
+    # Where raw files live (benchtrail/storage.py): `local` = under data_dir (API and workers share it),
+    # `s3` = an S3-compatible bucket (credentials from boto3's environment chain, never settings).
+    storage: Literal["local", "s3"] = "local"
+    s3_bucket: str = ""
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+    s3_prefix: str = ""
 
     max_upload_mb: int = 512
     max_uncompressed_mb: int = 2048
@@ -68,6 +77,8 @@ class Settings(BaseSettings):
     def _refuse_placeholder_secrets(self) -> "Settings":
         if self.env == "production" and self.secret_key in _PLACEHOLDER_SECRETS:
             raise ValueError("BENCHTRAIL_SECRET_KEY must be set to a real secret in production")
+        if self.storage == "s3" and not self.s3_bucket.strip():
+            raise ValueError("BENCHTRAIL_STORAGE=s3 needs BENCHTRAIL_S3_BUCKET (the bucket the raw files go to)")
         return self
 
     @property

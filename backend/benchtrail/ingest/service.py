@@ -369,8 +369,9 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
     files = repository.files_with_blobs(session, run.id)
     scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=_scratch()))
     try:
+        store = storage.get_store()
         for run_file, blob in files:
-            add_file(writer, run_file, storage.blob_path(blob.sha256), scratch)
+            add_file(writer, run_file, store.local_path(blob.sha256, scratch), scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     writer.finish_shares()

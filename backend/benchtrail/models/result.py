@@ -250,3 +250,23 @@ class MetricDef(Base):
     unit: Mapped[str] = mapped_column(String(32))
     direction: Mapped[str] = mapped_column(String(8))
     title: Mapped[str] = mapped_column(String(100))
+
+
+class ResultsUpload(Base):
+    """A runner's results package arriving in chunks (runs/uploads.py): the server's offset is
+    `received`; the chunks are in the raw file store until the session is committed, exactly once."""
+
+    __tablename__ = "results_uploads"
+    __table_args__ = (UniqueConstraint("run_id", "idempotency_key"),
+                      CheckConstraint("received >= 0 AND received <= size", name="received_in_size"))
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    idempotency_key: Mapped[str] = mapped_column(String(200))
+    metadata_json: Mapped[str] = mapped_column("metadata", Text)
+    files: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    size: Mapped[int] = mapped_column(BigInteger)
+    received: Mapped[int] = mapped_column(BigInteger, server_default="0", default=0)
+    created_at: Mapped[datetime] = created_at_column()
+    updated_at: Mapped[datetime] = created_at_column()
+    committed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

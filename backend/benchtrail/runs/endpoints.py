@@ -1,17 +1,20 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import Field, StringConstraints
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
 from benchtrail.auth.principal import Principal, TokenDep, get_principal, in_request
 from benchtrail.db_boundary import request_session
-from benchtrail.errors import NotFound
+from benchtrail.errors import NotFound, ServiceUnavailable
 from benchtrail.http_cache import cached_json
+from benchtrail.logging import log
 from benchtrail.openapi import ID
 from benchtrail.runs import repository, service
 from benchtrail.runs.schemas import PercentilesOut, RunDetail, RunPage, SeriesList
@@ -72,11 +75,24 @@ def get_percentiles(slug: str, p: list[Annotated[float, Field(ge=0, le=100)]] = 
     "description": "The file as uploaded", "content": {"application/octet-stream": {"schema": {"type": "string",
                                                                                          "format": "binary"}}}}})
 def download_raw(slug: str, file_id: ID, session: Session = SessionDep,
-                 principal: Principal = Depends(get_principal)) -> FileResponse:
+                 principal: Principal = Depends(get_principal)) -> Response:
     run, _ = service.get_visible_run(session, principal, slug)
     found = repository.run_file(session, run.id, file_id)
     if found is None:
         raise NotFound(f"file {file_id} not found in run '{slug}'")
     run_file, blob = found
-    return FileResponse(storage.blob_path(blob.sha256), filename=run_file.filename,
-                        media_type="application/octet-stream")
+    store = storage.get_store()
+    try:
+        if isinstance(store, storage.LocalStore):
+            return FileResponse(store.local_path(blob.sha256, Path()), filename=run_file.filename,
+                                media_type="application/octet-stream")
+        # Streamed through the API: the bucket need not be reachable from the user's browser.
+        chunks = store.iter_bytes(blob.sha256)
+    except storage.StorageError as exc:
+        log.error("raw file not readable", sha256=blob.sha256, error=str(exc))
+        raise ServiceUnavailable("the raw file store cannot be read, retry later") from exc
+    quoted = quote(run_file.filename)
+    disposition = (f'attachment; filename="{run_file.filename}"' if quoted == run_file.filename
+                   else f"attachment; filename*=utf-8''{quoted}")
+    return StreamingResponse(chunks, media_type="application/octet-stream",
+                             headers={"Content-Disposition": disposition, "Content-Length": str(blob.size)})

@@ -74,7 +74,8 @@ def _locked_run(session: Session, principal: Principal, slug: str, role: str) ->
     return locked
 
 
-def _runner_run(session: Session, principal: Principal, slug: str, *, claiming: bool = False) -> Run:
+def runner_run(session: Session, principal: Principal, slug: str, *, claiming: bool = False,
+               lock: bool = True) -> Run:
     """The run, locked, for a runner endpoint: only a runner token gets it (never a project token),
     only for its pools when claiming, and afterwards only the runner token that claimed it."""
     if principal.is_anonymous:
@@ -93,6 +94,8 @@ def _runner_run(session: Session, principal: Principal, slug: str, *, claiming: 
     if not claiming and not principal.executes(run):
         raise Forbidden(f"run '{slug}' was not claimed by runner token '{principal.name}'; only the runner "
                         f"that claimed a run reports on it")
+    if not lock:
+        return run
     locked = session.scalar(select(Run).where(Run.id == run.id).with_for_update())
     assert locked is not None
     return locked
@@ -118,9 +121,18 @@ def _share(session: Session, run: Run, share: int | None, principal: Principal |
     return row, rows
 
 
+def reporting_run(session: Session, principal: Principal, slug: str, share: int | None, *,
+                  lock: bool = True) -> Run:
+    """The run a runner reports on: a run of one generator (share None) that this runner token claimed,
+    or one share of a run over several generators that this runner token claimed."""
+    run = runner_run(session, principal, slug, claiming=share is not None, lock=lock)
+    _share(session, run, share, principal)
+    return run
+
+
 def claim(session: Session, principal: Principal, slug: str, runner: str, share: int | None = None,
           host: str | None = None) -> Run:
-    run = _runner_run(session, principal, slug, claiming=True)
+    run = runner_run(session, principal, slug, claiming=True)
     row, rows = _share(session, run, share)
     if row is not None:
         return _claim_share(session, principal, run, row, rows, runner, host)
@@ -172,7 +184,7 @@ def plan_secrets(session: Session, run: Run) -> dict[str, dict[str, str]]:
 def progress(session: Session, principal: Principal, slug: str, data: ProgressIn,
              share: int | None = None) -> tuple[bool, Run]:
     """Store a progress report (it is also the runner's heartbeat); answer whether to cancel."""
-    run = _runner_run(session, principal, slug, claiming=share is not None)
+    run = runner_run(session, principal, slug, claiming=share is not None)
     row, rows = _share(session, run, share, principal)
     if run.status != RunStatus.RUNNING or (row is not None and row.status != "running"):
         return True, run  # nothing to run any more: the runner must stop
@@ -221,7 +233,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
     """Store a runner's results (all files or none: one transaction). With the Idempotency-Key of
     results already accepted, nothing is stored and the answer says `duplicate` (the runner retried
     after losing the first answer). Concurrent retries queue on the run's row lock."""
-    run = _runner_run(session, principal, slug, claiming=share is not None)
+    run = runner_run(session, principal, slug, claiming=share is not None)
     row, rows = _share(session, run, share, principal)
     if row is not None:
         return _share_results(session, run, row, rows, metadata_raw, parts, idempotency_key)
@@ -286,7 +298,7 @@ def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShar
 
 
 def finish(session: Session, principal: Principal, slug: str, data: FinishIn, share: int | None = None) -> Run:
-    run = _runner_run(session, principal, slug, claiming=share is not None)
+    run = runner_run(session, principal, slug, claiming=share is not None)
     row, rows = _share(session, run, share, principal)
     if row is not None:
         if row.status in ("queued", "running"):

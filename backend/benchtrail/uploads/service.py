@@ -21,7 +21,7 @@ from benchtrail import jobs, storage
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
 from benchtrail import logging as applog
-from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile, InvalidText
+from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile, InvalidText, ServiceUnavailable
 from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.models import Blob, Project, Run, RunFile
@@ -89,6 +89,7 @@ def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tu
         received = [receive(stream, name, workdir) for name, stream in parts]
         formats = [_validate(rf, spec.format, spec) for rf, spec in zip(received, meta.files)]
         run.tool = run.tool or _tool_of(formats)
+        repository.lock_blobs(session, [rf.raw_sha256 for rf in received])
         for position, (rf, spec, fmt) in enumerate(zip(received, meta.files, formats)):
             blob = _store_blob(session, rf)
             session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=rf.filename, variant=spec.variant,
@@ -158,11 +159,19 @@ def _create_run(session: Session, project: Project, meta: UploadMetadata, idempo
 
 
 def _store_blob(session: Session, rf: ReceivedFile) -> Blob:
+    """The blob of a received file (under its advisory lock, `lock_blobs`): the object is written
+    before the row is committed; an object this transaction created is removed if it rolls back."""
     blob = repository.blob_by_sha256(session, rf.raw_sha256)
-    path, created = storage.put(rf.raw_path, rf.raw_sha256)
+    store = storage.get_store()
+    try:
+        created = store.put(rf.raw_path, rf.raw_sha256)
+    except storage.StorageError as exc:
+        applog.log.error("raw file not stored", sha256=rf.raw_sha256, error=str(exc))
+        raise ServiceUnavailable("the raw file store cannot be written, retry later; nothing was stored") from exc
     if created:
-        # A rolled-back upload must leave nothing behind, not even an orphan file on disk.
-        session.info.setdefault("on_rollback", []).append(lambda p=path: p.unlink(missing_ok=True))
+        # A rolled-back upload leaves nothing behind. Undone before the rollback ends the transaction
+        # (and its lock on this sha256), so a concurrent writer of the same bytes never loses them.
+        session.info.setdefault("before_rollback", []).append(lambda sha=rf.raw_sha256: store.delete(sha))
     if blob is None:
         blob = Blob(sha256=rf.raw_sha256, size=rf.raw_size)
         session.add(blob)

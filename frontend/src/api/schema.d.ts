@@ -599,6 +599,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{slug}/results/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open Results Upload
+         * @description Open a resumable results upload (a runner token, for the run it claimed): the package (the files'
+         *     bytes one after the other) is then sent in chunks with PATCH and stored with POST .../commit.
+         */
+        post: operations["open_results_upload_api_v1_runs__slug__results_uploads_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/results/uploads/{upload_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Results Upload Status
+         * @description The session's offset: how many bytes of the package the server holds (resume from there).
+         */
+        get: operations["results_upload_status_api_v1_runs__slug__results_uploads__upload_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Results Upload Chunk
+         * @description One chunk of the package. Idempotent: a chunk sent again changes nothing; one past the server's
+         *     offset is refused (409) with the offset to resume from.
+         */
+        patch: operations["results_upload_chunk_api_v1_runs__slug__results_uploads__upload_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/results/uploads/{upload_id}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit Results Upload
+         * @description Store the complete package as the run's results (as POST .../results does: all files or none,
+         *     then ingested), exactly once.
+         */
+        post: operations["commit_results_upload_api_v1_runs__slug__results_uploads__upload_id__commit_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{slug}/series": {
         parameters: {
             query?: never;
@@ -1959,6 +2026,69 @@ export interface components {
             run: string;
             /** Status */
             status: string;
+        };
+        /** ResultsUploadFile */
+        ResultsUploadFile: {
+            /**
+             * Name
+             * @description The file's name (as in a multipart upload)
+             */
+            name: string;
+            /**
+             * Sha256
+             * @description Checked when the upload is committed
+             */
+            sha256: string & unknown;
+            /**
+             * Size
+             * @description Bytes of this file in the package
+             */
+            size: number;
+        };
+        /**
+         * ResultsUploadIn
+         * @description Opens a resumable results upload: the package is the files' bytes one after the other, in order.
+         */
+        ResultsUploadIn: {
+            /** Files */
+            files: components["schemas"]["ResultsUploadFile"][];
+            /**
+             * Metadata
+             * @description ResultsMetadata (as for POST /runs/{run}/results); files[i] describes the i-th file
+             */
+            metadata: {
+                [key: string]: unknown;
+            };
+        };
+        /** ResultsUploadOut */
+        ResultsUploadOut: {
+            /**
+             * Chunk Max Bytes
+             * @description The largest chunk the server takes
+             */
+            chunk_max_bytes: number;
+            /**
+             * Committed
+             * @description True: the package was committed into the run's results
+             */
+            committed: boolean;
+            /**
+             * Id
+             * @description The upload session (in the path of its chunks and commit)
+             */
+            id: string;
+            /**
+             * Offset
+             * @description Bytes of the package the server holds: send the next chunk from here
+             */
+            offset: number;
+            /** Run */
+            run: string;
+            /**
+             * Size
+             * @description The package's declared size in bytes
+             */
+            size: number;
         };
         /** RunAlert */
         RunAlert: {
@@ -6427,6 +6557,455 @@ export interface operations {
                 };
             };
             /** @description Upload too large (checked before it is read) or a decompression bomb */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    open_results_upload_api_v1_runs__slug__results_uploads_post: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The runner's key for these results: the same key opens the same session again (with its offset), and its results are committed once */
+                "idempotency-key": string;
+            };
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResultsUploadIn"];
+            };
+        };
+        responses: {
+            /** @description Same Idempotency-Key: the existing session, with its offset */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsUploadOut"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsUploadOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The run does not accept results (not running, or it has other results); for a chunk: it starts past the server's offset (the body's `offset` says where to resume); for a commit: bytes are missing (`offset`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body exceeds BENCHTRAIL_MAX_UPLOAD_MB, or a declared file does */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    results_upload_status_api_v1_runs__slug__results_uploads__upload_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                /** @description The upload session's id (from POST .../results/uploads) */
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsUploadOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    results_upload_chunk_api_v1_runs__slug__results_uploads__upload_id__patch: {
+        parameters: {
+            query: {
+                /** @description Where the chunk starts in the package; bytes the server holds already are skipped */
+                offset: number;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                /** @description The upload session's id (from POST .../results/uploads) */
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The chunk's bytes */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsUploadOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The run does not accept results (not running, or it has other results); for a chunk: it starts past the server's offset (the body's `offset` says where to resume); for a commit: bytes are missing (`offset`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The chunk exceeds BENCHTRAIL_MAX_UPLOAD_MB or 64 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    commit_results_upload_api_v1_runs__slug__results_uploads__upload_id__commit_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                /** @description The upload session's id (from POST .../results/uploads) */
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Already committed (same Idempotency-Key): nothing new was stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsAccepted"];
+                };
+            };
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsAccepted"];
+                };
+            };
+            /** @description A result file is refused (error InvalidResultFile, with file, line, field and reason), the multipart body is malformed, or a string cannot be stored (the field is named); or a file's sha256 differs */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultFileError"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The run does not accept results (not running, or it has other results); for a chunk: it starts past the server's offset (the body's `offset` says where to resume); for a commit: bytes are missing (`offset`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A decompression bomb */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -217,7 +217,8 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any], share: int | None =
             try:
                 ack = delivery.send(pkg, settings.api_url, settings.token, settings.upload_retry_s,
                                     on_wait=lambda m: (reporter.note(f"upload: {m}"),
-                                                       log.warning("results upload retry", run=slug, why=m)))
+                                                       log.warning("results upload retry", run=slug, why=m)),
+                                    chunk_bytes=settings.upload_chunk_bytes)
             except delivery.NotDelivered as exc:
                 log.error("results not delivered; the work directory is kept for an operator to re-send",
                           run=slug, directory=str(pkg.directory), why=exc.why,
