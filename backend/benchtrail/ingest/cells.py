@@ -178,7 +178,8 @@ class Summariser:
             "start_ms", "latency_us", "success", "is_transaction",
             (pl.col("start_ms").cast(pl.Float64) + pl.col("latency_us") / 1000.0).alias("end_ms"))
         self.samples += df.height
-        for key, lo, hi in self._extents(df):
+        extents = self._extents(df)
+        for key, lo, hi in extents:
             self._first[key] = min(self._first.get(key, lo), int(lo))
             s = self._span
             self._span = (min(s[0], lo), max(s[1], hi)) if s else (lo, hi)
@@ -191,7 +192,8 @@ class Summariser:
                 self._raw.append(maybe)
                 self._raw_rows += maybe.height
             df = df.filter(pl.col("measured")).drop("measured")
-        for key, lo, hi in self._extents(df):
+            extents = self._extents(df)
+        for key, lo, hi in extents:
             m = self._measured.get(key)
             self._measured[key] = (min(m[0], lo), max(m[1], hi)) if m else (lo, hi)
         self._widen()
