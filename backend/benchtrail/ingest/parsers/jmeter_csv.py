@@ -45,7 +45,7 @@ HEAD_ROWS = 20_000   # rows the upload's structure check reads
 def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     """The whole file, its samples in memory (small files, tests); `stream` for large ones."""
     batches: list[pl.DataFrame] = []
-    parsed = _run(path, options or ParseOptions(), batches.append, n_rows=None)
+    parsed = _run(path, options or ParseOptions(), batches.append, n_rows=None, reset=batches.clear)
     relabel = parsed.meta.pop("relabel")
     samples = pl.concat(batches) if batches else pl.DataFrame(schema=SAMPLE_SCHEMA)
     parsed.samples = samples.with_columns(pl.col("load_key").replace(relabel))  # type: ignore[arg-type]
