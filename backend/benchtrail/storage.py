@@ -26,12 +26,17 @@ def sha256_file(path: Path) -> str:
 
 
 def put(path: Path, sha256: str) -> tuple[Path, bool]:
-    """Move a fully written temp file into the store. Returns (path, created)."""
+    """Put a fully written temp file, never written again, into the store. Returns (path, created).
+    A hard link when the temp file is on the same file system (a 1 GB JTL is not copied again)."""
     target = blob_path(sha256)
     if target.exists():
         return target, False
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".part")
-    shutil.copyfile(path, tmp)
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(path, tmp)
+    except OSError:
+        shutil.copyfile(path, tmp)
     os.replace(tmp, target)
     return target, True
