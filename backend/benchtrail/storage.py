@@ -93,7 +93,11 @@ class LocalStore:
             return False
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f"{sha256}.{os.getpid()}.part")
-        shutil.copyfile(path, tmp)
+        tmp.unlink(missing_ok=True)
+        try:   # a hard link when the (never rewritten) temp file is on the same file system: a 1 GB JTL is not copied
+            os.link(path, tmp)
+        except OSError:
+            shutil.copyfile(path, tmp)
         os.replace(tmp, target)
         return True
 

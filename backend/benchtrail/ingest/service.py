@@ -20,8 +20,8 @@ from sqlalchemy.orm import Session
 from benchtrail import storage
 from benchtrail.config import get_settings
 from benchtrail.ingest import criteria as criteria_judge
-from benchtrail.ingest.cells import build_cells
-from benchtrail.ingest.detect import parse_file
+from benchtrail.ingest.cells import SampleCounts, Summariser
+from benchtrail.ingest.detect import ingest_file
 from benchtrail.ingest.histogram import merge as merge_histograms
 from benchtrail.ingest.histogram import decode as decode_histogram
 from benchtrail.ingest.histogram import percentile_ms, value_at_percentile_us
@@ -457,22 +457,23 @@ def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expe
 def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) -> None:
     path = open_blob_for_parsing(blob, run_file.filename, scratch)
     share = run_file.options.get("share")
+    warmup_s = float(run_file.options.get("warmup_s", 0))
     try:
-        parsed = parse_file(path, format=run_file.format, options=options_for(run_file.options))
-        result = build_cells(parsed, warmup_s=float(run_file.options.get("warmup_s", 0)))
+        parsed, result = ingest_file(path, format=run_file.format, options=options_for(run_file.options),
+                                     warmup_s=warmup_s)
     except ParseError as exc:
         raise IngestFailed(run_file.filename, exc.reason, exc.line, exc.field) from None
-    if not run_file.options.get("series_only") and parsed.samples is not None and result.interval_ms:
+    sampled = result.counts is not None and result.counts.samples > 0
+    if not run_file.options.get("series_only") and sampled and result.interval_ms:
         for series in result.series:
             if series.metric == "throughput" and series.scenario is None and series.variant is None:
-                found = validity.stall(series.t_ms, series.values, result.interval_ms,
-                                       warmup_s=float(run_file.options.get("warmup_s", 0)),
+                found = validity.stall(series.t_ms, series.values, result.interval_ms, warmup_s=warmup_s,
                                        variant=run_file.variant, load=series.load.label)
                 if found is not None and not found.ok:
                     writer.findings.append(found)
     if not run_file.options.get("series_only"):
-        if parsed.samples is not None and parsed.samples.height:
-            _note_file(writer, run_file, parsed, float(run_file.options.get("warmup_s", 0)))
+        if sampled:
+            _note_file(writer, run_file, parsed, warmup_s, result.counts)
         for cell in result.cells:
             writer.add_cell(run_file.variant, cell, run_file.position, share)
         for cell in result.reported:
@@ -494,19 +495,24 @@ class MeasuredFile:
 
 
 def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, warmup_s: float = 0.0,
-                  share: tuple[int, int] | None = None) -> MeasuredFile:
-    """`share`: (share, generators) of a file from one share of a run over several generators: its
-    load level's request count is the share's (`split_count`)."""
+                  counts: SampleCounts | None = None, share: tuple[int, int] | None = None) -> MeasuredFile:
+    """`counts`: the file's summarised samples (`CellsResult.counts`); summarised here from
+    `parsed.samples` when not given. `share`: (share, generators) of a file from one share of a run over
+    several generators: its load level's request count is the share's (`split_count`)."""
     out = MeasuredFile([], {}, {})
-    if parsed.samples is None or parsed.samples.height == 0:
-        return out
-    df = parsed.samples.filter(~pl.col("is_transaction"))
-    if warmup_s > 0:
-        df = df.filter(pl.col("start_ms") >= pl.col("start_ms").min().over("load_key") + int(round(warmup_s * 1000)))
+    if counts is None:
+        if parsed.samples is None or parsed.samples.height == 0:
+            return out
+        summariser = Summariser(warmup_s=warmup_s)
+        summariser.add(parsed.samples)
+        counts = summariser.finish()
+    df = counts.table.filter(pl.col("measured") & ~pl.col("is_tx")).with_columns(
+        pl.col("scenario", "load_key").cast(pl.String))
     if df.height == 0:
         return out
-    aggs = [pl.len().alias("n"), (~pl.col("success")).sum().alias("errors"), pl.col("start_ms").min().alias("lo"),
-            pl.col("start_ms").max().alias("hi"), pl.col("scenario").n_unique().alias("scenarios")]
+    aggs = [pl.col("n").sum().alias("n"), pl.col("errors").sum().alias("errors"),
+            pl.col("first_start").min().alias("lo"), pl.col("last_start").max().alias("hi"),
+            pl.col("scenario").n_unique().alias("scenarios")]
 
     def rate(n: int, lo: int, hi: int) -> float | None:
         return (n - 1) / ((hi - lo) / 1000.0) if n > 1 and hi > lo else None
@@ -535,10 +541,11 @@ def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, 
     return out
 
 
-def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: float) -> None:
+def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: float,
+               counts: SampleCounts | None) -> None:
     share = run_file.options.get("share")
     found = measured_file(parsed, variant=run_file.variant, scenario=run_file.options.get("scenario"),
-                          fmt=run_file.format, warmup_s=warmup_s,
+                          fmt=run_file.format, warmup_s=warmup_s, counts=counts,
                           share=(int(share), writer.generators) if share is not None else None)
     writer.facts += found.facts
     for key, r in found.arrivals.items():

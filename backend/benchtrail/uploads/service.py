@@ -1,7 +1,9 @@
 """An upload becomes a run: validate every file, keep the raw bytes, enqueue ingestion.
 
-Every file is parsed once here so that a bad file is refused with its file, line and field before
-anything is stored; the `ingest` worker parses again to build cells in its own transaction.
+Every file is checked here so that a bad file is refused with its file, line and field before anything
+is stored: its format, encoding and structure, and (`ingest.detect.check_file`) its first rows for the
+formats the worker streams (a 1-hour JMeter CSV), the whole file for the others. The `ingest` worker
+parses each file once, completely, and a later error fails the run with the same file, line and field.
 """
 
 from __future__ import annotations
@@ -116,10 +118,10 @@ def _scratch_dir() -> Path:
 
 
 def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:
-    from benchtrail.ingest.detect import parse_file
+    from benchtrail.ingest.detect import check_file
 
     try:
-        parsed = parse_file(rf.data_path, format=fmt, options=options_for(spec))
+        return check_file(rf.data_path, format=fmt, options=options_for(spec))
     except ParseError as exc:
         raise InvalidResultFile(rf.filename, exc.reason, line=exc.line, field=exc.field) from None
     except (AppError, MemoryError):
@@ -128,7 +130,6 @@ def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:
         applog.log.exception("parser failed unexpectedly", file=rf.filename, format=fmt)
         raise InvalidResultFile(rf.filename, f"the file could not be read ({type(exc).__name__}: "
                                              f"{str(exc)[:200]})") from None
-    return parsed.format
 
 
 def _tool_of(formats: list[str]) -> str:
