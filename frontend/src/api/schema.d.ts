@@ -6600,7 +6600,10 @@ export interface operations {
     };
     open_results_upload_api_v1_runs__slug__results_uploads_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
             header: {
                 /** @description The runner's key for these results: the same key opens the same session again (with its offset), and its results are committed once */
                 "idempotency-key": string;
@@ -6723,7 +6726,10 @@ export interface operations {
     };
     results_upload_status_api_v1_runs__slug__results_uploads__upload_id__get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
             header?: never;
             path: {
                 slug: string;
@@ -6817,6 +6823,8 @@ export interface operations {
             query: {
                 /** @description Where the chunk starts in the package; bytes the server holds already are skipped */
                 offset: number;
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
             };
             header?: never;
             path: {
@@ -6931,7 +6939,10 @@ export interface operations {
     };
     commit_results_upload_api_v1_runs__slug__results_uploads__upload_id__commit_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
             header?: never;
             path: {
                 slug: string;
