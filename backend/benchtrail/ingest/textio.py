@@ -149,10 +149,14 @@ def iter_lines(path: Path, encoding: str | None = None) -> Iterator[str]:
     decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
     pending = ""
     first = True
+    yielded = 0
+    chunk = b""
+    buffered = b""
     try:
         with _open_binary(path) as fh:
             while True:
                 chunk = fh.read(CHUNK)
+                buffered = decoder.getstate()[0]
                 text = pending + decoder.decode(chunk, final=not chunk)
                 if first and text[:1] == "\ufeff":
                     text = text[1:]
@@ -163,13 +167,17 @@ def iter_lines(path: Path, encoding: str | None = None) -> Iterator[str]:
                     text, pending = text[:cut], text[cut:]
                 lines = normalise_newlines(text).split("\n")
                 for line in lines[:-1]:
+                    yielded += 1
                     yield line + "\n"
                 if not chunk:
                     if lines[-1]:
                         yield lines[-1]
                     return
     except UnicodeDecodeError as exc:
-        raise ParseError(f"{path.name}: bytes that are not valid {encoding} ({exc.reason})") from None
+        # The line of the bad byte: the lines read before this chunk, plus those of the chunk before it.
+        good = (buffered + chunk)[:exc.start].decode(encoding, errors="ignore")
+        line = yielded + normalise_newlines(pending + good).count("\n") + 1
+        raise ParseError(f"{path.name}: bytes that are not valid {encoding} ({exc.reason})", line=line) from None
     except (OSError, EOFError) as exc:
         raise ParseError(f"{path.name}: broken gzip stream ({exc})") from None
 

@@ -144,3 +144,20 @@ def test_legacy_encoding_and_crcrlf_stream_through_a_recoded_copy(tmp_path: Path
         el = np.array([5 + i % 7 for i in range(5_000) if i % 2 == k], dtype=np.float64)
         assert by_label[f"接口{k}"]["count"] == el.size
         assert by_label[f"接口{k}"]["latency_mean"] == pytest.approx(el.mean(), rel=1e-12)
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 20])
+def test_bytes_that_are_not_the_files_encoding_are_named_by_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  chunk: int) -> None:
+    """A UTF-16 file (byte-order mark) with a lone low surrogate on its 3rd line, read in tiny chunks and
+    in one: refused naming line 3, counted by hand."""
+    from benchtrail.ingest import textio
+
+    monkeypatch.setattr(textio, "CHUNK", chunk)
+    lines = "timeStamp,elapsed\n1700000000000,12\n1700000000010,"
+    data = b"\xff\xfe" + lines.encode("utf-16-le") + b"\x00\xdc" + "4\n".encode("utf-16-le")
+    path = tmp_path / "u16.jtl"
+    path.write_bytes(data)
+    with pytest.raises(ParseError) as info:
+        list(textio.iter_lines(path))
+    assert info.value.line == 3, info.value
