@@ -8,9 +8,11 @@ import signal
 import uuid
 from datetime import datetime, timedelta, timezone
 
-from benchtrail.db_boundary import unit_of_work
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
 from benchtrail.models import Project, Run
-from infra.localstack import VENV_BIN, Process, Redis, celery_worker, free_port, wait_until
+from infra.localstack import VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until
 
 
 def _lines(text: str) -> list[dict]:
@@ -29,8 +31,13 @@ def _lines(text: str) -> list[dict]:
 
 
 def test_worker_log_lines_are_json_with_real_levels(infra, logdir):
-    """A stuck run makes the sweeper log a warning; the task's own success is Celery's info line."""
-    with unit_of_work() as session:
+    """A stuck run makes the sweeper log a warning; the task's own success is Celery's info line.
+    The worker has a database and a broker of its own, so no other sweeper (the session's beat) can
+    sweep the run first."""
+    pg = Postgres().start()
+    migrate(pg.url)
+    engine = create_engine(pg.url)
+    with Session(engine) as session, session.begin():
         project = Project(slug=f"logs-{uuid.uuid4().hex[:8]}", name="logs", description="", is_public=True,
                           settings={})
         session.add(project)
@@ -42,10 +49,9 @@ def test_worker_log_lines_are_json_with_real_levels(infra, logdir):
         session.add(run)
         session.flush()
         run_id = run.id
-    # A broker of its own, so the session's worker (if any) cannot take the task.
     broker = Redis().start()
     env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")},
-           "BENCHTRAIL_REDIS_URL": broker.url}
+           "BENCHTRAIL_REDIS_URL": broker.url, "BENCHTRAIL_DATABASE_URL": pg.url}
     proc = celery_worker(f"logs-{uuid.uuid4().hex[:6]}", env, logdir, queues="default", concurrency=1)
     try:
         from celery import Celery
@@ -54,11 +60,13 @@ def test_worker_log_lines_are_json_with_real_levels(infra, logdir):
         sender.send_task("runs.sweep", queue="default")
         wait_until(lambda: "runs.sweep" in proc.output() and "succeeded" in proc.output(), 60,
                    "the sweep task to finish")
+        with Session(engine) as session:
+            assert session.get(Run, run_id).status == "failed"
     finally:
         proc.stop()
         broker.stop()
-    with unit_of_work() as session:
-        assert session.get(Run, run_id).status == "failed"
+        engine.dispose()
+        pg.stop()
 
     records = _lines(proc.output())
     by_event = {r["event"]: r for r in records}
