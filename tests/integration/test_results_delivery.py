@@ -9,6 +9,7 @@ import io
 import json
 import subprocess
 import time
+from datetime import datetime
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -53,6 +54,15 @@ def watch(client, run_slug: str, timeout: float) -> tuple[dict, list[tuple[float
         return run if run["status"] in ("completed", "failed", "cancelled") else None
 
     return wait_until(ended, timeout, f"run {run_slug} to end", interval=0.2), seen
+
+
+def heartbeat_of(run_id: int) -> datetime | None:
+    """The run's last heartbeat, as the sweeper reads it (the run document does not show it)."""
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Run
+
+    with unit_of_work() as session:
+        return session.scalar(select(Run.heartbeat_at).where(Run.id == run_id))
 
 
 def stored_files(run_id: int) -> int:
@@ -167,13 +177,25 @@ def test_a_lost_answer_and_its_retry_store_the_results_once(client, make_project
 
 def test_a_long_heartbeating_upload_is_not_swept(client, make_project, start_runner, worker, beat, go_target,
                                                   proxy_to):
-    """The upload takes 15 s (3 x the test's 5 s heartbeat timeout, beat sweeping every 2 s): the runner
-    keeps its heartbeat during the upload, so the run is never failed."""
+    """The upload is held until the run has stayed running, heartbeating, for 15 s (3 x the test's 5 s
+    heartbeat timeout, beat sweeping every 2 s): the runner keeps its heartbeat during the upload, so the
+    run is never failed."""
     slug, token = make_project(role="admin")
-    proxy = proxy_to("hold", hold_s=15.0)
+    proxy = proxy_to("hold")
     start_runner("pool-slow", "runner-slow", api_url=proxy.url)
     post_plan(client, slug, token, hey_plan("slow", "pool-slow", go_target, concurrency=4, requests=REQUESTS))
     run_slug = start(client, slug, token, "slow")
+    wait_until(lambda: proxy.faults == 1, 180, "the results upload to be held")
+    held_wall = time.time()
+
+    def heartbeating_past_three_timeouts() -> bool:
+        run = run_of(client, run_slug)
+        assert run["status"] == "running", run["status_detail"]   # never swept while the upload is held
+        beat_at = heartbeat_of(run["id"])
+        return beat_at is not None and beat_at.timestamp() >= held_wall + 15.0
+
+    wait_until(heartbeating_past_three_timeouts, 120, "a heartbeat 15 s into the held upload", interval=0.5)
+    proxy.release.set()
     run, seen = watch(client, run_slug, 180)
     assert run["status"] == "completed", run["status_detail"]
     assert [s for _, s in seen if s == "failed"] == []

@@ -10,8 +10,8 @@ the fault:
   `results_down_s` more seconds while every other request (the heartbeats) passes.
 - `lose_answer`: forward the whole request, then close the connection as soon as the API starts to
   answer: the API stored the results but the runner never hears so (only the first time).
-- `hold`: keep the end of the request for `hold_s` seconds before forwarding it (a slow upload), other
-  connections unaffected (only the first time).
+- `hold`: keep the end of the request until the test sets `release` (a slow upload; released anyway
+  after `HOLD_LIMIT_S` so a failed test cannot hang), other connections unaffected (only the first time).
 - `cut_chunk`: the first chunk of a resumable upload (`PATCH .../results/uploads/<id>?offset=N`) with
   N >= `cut_offset` is cut like `cut` (half its body, then every connection reset and new ones refused
   for `outage_s`). `chunk_bytes` counts the chunk bytes forwarded to the API (whole chunks by their
@@ -31,6 +31,7 @@ RESULTS = re.compile(rb"POST /api/v1/runs/[^/ ]+/results(?:/uploads/[0-9a-f]+/co
 CHUNK = re.compile(rb"PATCH /api/v1/runs/[^/ ]+/results/uploads/[0-9a-f]+\?offset=(\d+) HTTP/1\.[01]\r\n")
 LENGTH = re.compile(rb"(?i)\r\ncontent-length: *(\d+)")
 _CHUNK = 65536
+HOLD_LIMIT_S = 300.0
 
 
 def _reset(sock: socket.socket) -> None:
@@ -68,7 +69,7 @@ class FlakyProxy:
     mode: str                      # cut | lose_answer | hold
     outage_s: float = 2.0
     results_down_s: float = 0.0
-    hold_s: float = 0.0
+    release: threading.Event = field(default_factory=threading.Event)   # hold: forward the held request
     cut_offset: int = 0
     chunk_bytes: int = 0           # cut_chunk: chunk bytes forwarded to the API
     chunk_offsets: list[int] = field(default_factory=list)   # cut_chunk: the offset of every chunk seen
@@ -95,6 +96,7 @@ class FlakyProxy:
 
     def stop(self) -> None:
         self._stopped = True
+        self.release.set()
         self._listener.close()
         with self._lock:
             for c in list(self._conns):
@@ -217,7 +219,7 @@ class FlakyProxy:
                         # idle connection (uvicorn's keep-alive timeout), not one with a request under way.
                         conn.upstream.sendall(request[:-2])
                         request = request[-2:]
-                        time.sleep(self.hold_s)
+                        self.release.wait(HOLD_LIMIT_S)
                     elif self.mode == "lose_answer":
                         conn.drop_answer = True
                     conn.upstream.sendall(request)
