@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +44,10 @@ LABELS = ("GET /api/owners/2", "GET /api/vets")
 ROUNDS = 5
 
 
-def generate_jtl(path: Path, n: int = N_ROWS, seed: int = SEED) -> None:
-    rng = np.random.default_rng(seed)
-    group_idx = rng.choice(len(GROUPS), size=n, p=[0.15, 0.3, 0.55])
+def _samples(rng: np.random.Generator, group_idx: np.ndarray, start_of: Callable[[], np.ndarray]) -> pl.DataFrame:
+    """JTL rows of the given thread groups, in completion order. `start_of()` gives the start times; it is
+    called between the latency and the error draws (the order the 1M-row file has always used)."""
+    n = len(group_idx)
     threads = np.array([g[2] for g in GROUPS])[group_idx]
     thread_no = (rng.random(n) * threads).astype(np.int64) + 1
     label_idx = rng.integers(0, len(LABELS), size=n)
@@ -55,14 +57,12 @@ def generate_jtl(path: Path, n: int = N_ROWS, seed: int = SEED) -> None:
     tail = rng.random(n) < 0.01
     elapsed[tail] *= 1 + rng.pareto(1.5, tail.sum()) * 5
     elapsed = np.clip(np.round(elapsed), 1, 15_000).astype(np.int64)  # 15 s client timeout
-    # Each group runs its own 10-minute window; rows are written as samples complete.
-    group_start = 1_717_200_000_000 + group_idx * 600_000
-    start = group_start + rng.integers(0, 600_000, size=n)
+    start = start_of()
     order = np.argsort(start + elapsed, kind="stable")  # completion order: starts not monotonic
     errors = rng.random(n) < 0.005
     group_no = np.array([g[0] for g in GROUPS])[group_idx]
     group_name = np.array([g[1] for g in GROUPS])[group_idx]
-    df = pl.DataFrame({
+    return pl.DataFrame({
         "timeStamp": start,
         "elapsed": elapsed,
         "label": np.array(LABELS)[label_idx],
@@ -83,7 +83,14 @@ def generate_jtl(path: Path, n: int = N_ROWS, seed: int = SEED) -> None:
         "IdleTime": 0,
         "Connect": np.where(thread_no == 1, 3, 0),
     })[order]
-    df.write_csv(path)
+
+
+def generate_jtl(path: Path, n: int = N_ROWS, seed: int = SEED) -> None:
+    rng = np.random.default_rng(seed)
+    group_idx = rng.choice(len(GROUPS), size=n, p=[0.15, 0.3, 0.55])
+    # Each group runs its own 10-minute window; rows are written as samples complete.
+    group_start = 1_717_200_000_000 + group_idx * 600_000
+    _samples(rng, group_idx, lambda: group_start + rng.integers(0, 600_000, size=n)).write_csv(path)
 
 
 def generate_long_jtl(path: Path, n: int = N_LONG, seed: int = SEED) -> None:
@@ -97,32 +104,7 @@ def generate_long_jtl(path: Path, n: int = N_LONG, seed: int = SEED) -> None:
             m = n // chunks
             start = 1_717_200_000_000 + k * span + rng.integers(0, span, size=m)
             group_idx = np.minimum(((start - 1_717_200_000_000) // 1_200_000).astype(np.int64), 2)
-            threads = np.array([g[2] for g in GROUPS])[group_idx]
-            thread_no = (rng.random(m) * threads).astype(np.int64) + 1
-            label_idx = rng.integers(0, len(LABELS), size=m)
-            median = np.where(label_idx == 0, 40.0, 25.0) * (1 + group_idx * 0.3)
-            elapsed = rng.lognormal(np.log(median), 0.45)
-            tail = rng.random(m) < 0.01
-            elapsed[tail] *= 1 + rng.pareto(1.5, tail.sum()) * 5
-            elapsed = np.clip(np.round(elapsed), 1, 15_000).astype(np.int64)
-            order = np.argsort(start + elapsed, kind="stable")
-            errors = rng.random(m) < 0.005
-            group_no = np.array([g[0] for g in GROUPS])[group_idx]
-            group_name = np.array([g[1] for g in GROUPS])[group_idx]
-            df = pl.DataFrame({
-                "timeStamp": start, "elapsed": elapsed, "label": np.array(LABELS)[label_idx],
-                "responseCode": np.where(errors, "500", "200"),
-                "responseMessage": np.where(errors, "Internal Server Error", "OK"),
-                "threadName": (pl.Series(group_name) + " " + pl.Series(group_no).cast(pl.String) + "-"
-                               + pl.Series(thread_no).cast(pl.String)),
-                "dataType": "text", "success": np.where(errors, "false", "true"), "failureMessage": "",
-                "bytes": rng.integers(900, 1400, size=m), "sentBytes": rng.integers(120, 160, size=m),
-                "grpThreads": threads, "allThreads": threads,
-                "URL": np.where(label_idx == 0, "http://127.0.0.1:8080/api/owners/2",
-                                "http://127.0.0.1:8080/api/vets"),
-                "Latency": np.maximum(0, elapsed - 1), "IdleTime": 0, "Connect": np.where(thread_no == 1, 3, 0),
-            })[order]
-            df.write_csv(out, include_header=k == 0)
+            _samples(rng, group_idx, lambda: start).write_csv(out, include_header=k == 0)
 
 
 def _child(*args: str) -> list[str]:

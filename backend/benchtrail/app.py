@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchtrail import logging as applog
 from benchtrail.config import get_settings
-from benchtrail.errors import AppError, InvalidText, outage_kind
+from benchtrail.errors import AppError, InvalidText, ServiceUnavailable, outage_kind
 
 REQUESTS = Counter("benchtrail_http_requests_total", "HTTP requests", ["method", "route", "status"])
 LATENCY = Histogram("benchtrail_http_request_seconds", "HTTP request latency", ["method", "route"])
@@ -72,11 +72,16 @@ def _domain_routers() -> list:
             sharing_router]
 
 
+def error_response(exc: AppError) -> JSONResponse:
+    """The JSON error body; a 503 (an outage: database, broker, object store) says when to retry."""
+    headers = {"Retry-After": str(get_settings().outage_retry_after_s)} if exc.status == 503 else None
+    return JSONResponse(exc.to_dict(), status_code=exc.status, headers=headers)
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def app_error(_: Request, exc: AppError) -> JSONResponse:
-        headers = {"Retry-After": str(get_settings().outage_retry_after_s)} if exc.status == 503 else None
-        return JSONResponse(exc.to_dict(), status_code=exc.status, headers=headers)
+        return error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -147,8 +152,7 @@ def _install_edge_error_handlers(app: FastAPI) -> None:
         kind = outage_kind(exc)
         if kind is not None:
             applog.log.warning("unavailable", component=kind, error=str(exc)[:300])
-            return JSONResponse({"error": "ServiceUnavailable", "detail": f"the {kind} is unavailable, retry later"},
-                                status_code=503, headers={"Retry-After": str(get_settings().outage_retry_after_s)})
+            return error_response(ServiceUnavailable(f"the {kind} is unavailable, retry later"))
         orig = getattr(exc, "orig", None)
         if isinstance(exc, sa_exc.IntegrityError) and isinstance(orig, psycopg.errors.UniqueViolation):
             # A concurrent request wrote the same row first (e.g. one Idempotency-Key sent twice at once).

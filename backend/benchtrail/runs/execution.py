@@ -243,12 +243,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
     if run.status != RunStatus.RUNNING and not late:
         raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from the runner that runs it "
                        f"(or, once, late from that runner after the run failed without results)")
-    try:
-        meta = ResultsMetadata.model_validate_json(metadata_raw)
-    except ValidationError as exc:
-        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
-    if run.environment_id is None and meta.environment is not None:
-        run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
+    meta = _results_metadata(session, run, metadata_raw)
     run_meta.update(run, loadgen=meta.loadgen)
     if late:
         # The load test finished but its runner lost the API while delivering it (the sweeper or the
@@ -264,6 +259,18 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
     return run, False
 
 
+
+def _results_metadata(session: Session, run: Run, metadata_raw: str) -> ResultsMetadata:
+    """The results' metadata, validated; the environment it describes becomes the run's if it has none."""
+    try:
+        meta = ResultsMetadata.model_validate_json(metadata_raw)
+    except ValidationError as exc:
+        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+    if run.environment_id is None and meta.environment is not None:
+        run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
+    return meta
+
+
 def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShare], metadata_raw: str,
                    parts: list[tuple[str, BinaryIO]], idempotency_key: str | None) -> tuple[Run, bool]:
     """One share's outputs: stored with their share (`RunFile.options.share`); the run is ingested once
@@ -273,12 +280,7 @@ def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShar
     if run.status != RunStatus.RUNNING or row.status != "running":
         raise Conflict(f"share {row.index + 1} of run '{run.slug}' is {row.status} (run {run.status}); "
                        f"results are accepted only from the runner running the share")
-    try:
-        meta = ResultsMetadata.model_validate_json(metadata_raw)
-    except ValidationError as exc:
-        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
-    if run.environment_id is None and meta.environment is not None:
-        run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
+    meta = _results_metadata(session, run, metadata_raw)
     run_meta.update(run, loadgen=[*run_meta.of(run).loadgen, *meta.loadgen])
     row.status, row.results_key = "delivered", idempotency_key or f"unkeyed-share-{row.id}"
     row.finished_at = datetime.now(timezone.utc)
