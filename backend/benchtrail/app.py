@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -11,10 +12,11 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import Counter, Histogram
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchtrail import logging as applog
 from benchtrail.config import get_settings
-from benchtrail.errors import AppError, InvalidText, outage_kind
+from benchtrail.errors import AppError, InvalidText, ServiceUnavailable, outage_kind
 
 REQUESTS = Counter("benchtrail_http_requests_total", "HTTP requests", ["method", "route", "status"])
 LATENCY = Histogram("benchtrail_http_request_seconds", "HTTP request latency", ["method", "route"])
@@ -23,6 +25,9 @@ LATENCY = Histogram("benchtrail_http_request_seconds", "HTTP request latency", [
 def create_app() -> FastAPI:
     settings = get_settings()
     applog.configure(json=settings.log_json)
+    # One access line per request through the structured formatter cost as much as a small read: the
+    # API logs its slow and failed requests itself (ObserveMiddleware); uvicorn's access lines are off.
+    logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
     app = FastAPI(title="Benchtrail", version="0.1.0", openapi_url="/api/openapi.json",
                   docs_url="/api/docs", redoc_url=None, dependencies=[Depends(_refuse_nul_in_parameters)])
     _install_error_handlers(app)
@@ -67,10 +72,16 @@ def _domain_routers() -> list:
             sharing_router]
 
 
+def error_response(exc: AppError) -> JSONResponse:
+    """The JSON error body; a 503 (an outage: database, broker, object store) says when to retry."""
+    headers = {"Retry-After": str(get_settings().outage_retry_after_s)} if exc.status == 503 else None
+    return JSONResponse(exc.to_dict(), status_code=exc.status, headers=headers)
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def app_error(_: Request, exc: AppError) -> JSONResponse:
-        return JSONResponse(exc.to_dict(), status_code=exc.status)
+        return error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -91,23 +102,45 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 
 def _install_middleware(app: FastAPI) -> None:
-    @app.middleware("http")
-    async def observe(request: Request, call_next):  # type: ignore[no-untyped-def]
-        started = time.perf_counter()
-        response = await call_next(request)
-        route = getattr(request.scope.get("route"), "path", "unmatched")
-        elapsed = time.perf_counter() - started
-        REQUESTS.labels(request.method, route, response.status_code).inc()
-        LATENCY.labels(request.method, route).observe(elapsed)
-        if route.startswith("/api"):
-            applog.log.info("request", method=request.method, route=route, status=response.status_code,
-                            ms=round(elapsed * 1000, 1))
-        return response
-
     from benchtrail.edge import EdgeMiddleware
 
+    # Innermost: metrics per route (a pure ASGI layer: no extra task or body copy per request).
+    app.add_middleware(ObserveMiddleware)
     # Outermost: security headers, 413 before the body is read, rate limits, 503 on outages.
     app.add_middleware(EdgeMiddleware, settings=get_settings())
+
+
+class ObserveMiddleware:
+    """Prometheus counts and latency per route. Only slow or failed API requests are logged (one
+    structured line each): a line per request cost as much as serving a small read."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.slow_s = get_settings().log_slow_request_ms / 1000
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500   # what the edge answers when the app raises before it starts a response
+
+        async def observed_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, observed_send)
+        finally:
+            route = getattr(scope.get("route"), "path", "unmatched")
+            elapsed = time.perf_counter() - started
+            method = scope.get("method", "")
+            REQUESTS.labels(method, route, status).inc()
+            LATENCY.labels(method, route).observe(elapsed)
+            if route.startswith("/api") and (status >= 500 or elapsed >= self.slow_s):
+                applog.log.info("request", method=method, route=route, status=status, ms=round(elapsed * 1000, 1))
 
 
 def _install_edge_error_handlers(app: FastAPI) -> None:
@@ -119,8 +152,7 @@ def _install_edge_error_handlers(app: FastAPI) -> None:
         kind = outage_kind(exc)
         if kind is not None:
             applog.log.warning("unavailable", component=kind, error=str(exc)[:300])
-            return JSONResponse({"error": "ServiceUnavailable", "detail": f"the {kind} is unavailable, retry later"},
-                                status_code=503, headers={"Retry-After": str(get_settings().outage_retry_after_s)})
+            return error_response(ServiceUnavailable(f"the {kind} is unavailable, retry later"))
         orig = getattr(exc, "orig", None)
         if isinstance(exc, sa_exc.IntegrityError) and isinstance(orig, psycopg.errors.UniqueViolation):
             # A concurrent request wrote the same row first (e.g. one Idempotency-Key sent twice at once).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -16,12 +17,23 @@ class Settings(BaseSettings):
 
     env: str = "development"  # development | test | production
     database_url: str = "postgresql+psycopg://benchtrail@127.0.0.1:55432/benchtrail"
+    # Connections each API process keeps for its reads (kept open: a read waits for a free one rather
+    # than opening and closing an extra connection under load).
+    db_read_pool_size: int = 12
     redis_url: str = "redis://127.0.0.1:56379/0"
     data_dir: Path = Path(".data")
     # Signs webhook payloads; refused as a placeholder outside development.
     secret_key: str = "dev-secret"
     public_url: str = "http://127.0.0.1:8400"
     frontend_dist: Path | None = None
+
+    # Where raw files live (benchtrail/storage.py): `local` = under data_dir (API and workers share it),
+    # `s3` = an S3-compatible bucket (credentials from boto3's environment chain, never settings).
+    storage: Literal["local", "s3"] = "local"
+    s3_bucket: str = ""
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+    s3_prefix: str = ""
 
     max_upload_mb: int = 512
     max_uncompressed_mb: int = 2048
@@ -46,6 +58,8 @@ class Settings(BaseSettings):
     stage_requeue_after_s: int = 45
 
     log_json: bool = True
+    # API requests slower than this (or answered 5xx) are logged, one line each; 0 logs every request.
+    log_slow_request_ms: float = 500.0
 
     # The API's own URL, for the CLI. A runner's settings (token, name, upload retries, work and tools
     # folders) are read by the runner's own install: benchtrail_runner/config.py.
@@ -63,6 +77,8 @@ class Settings(BaseSettings):
     def _refuse_placeholder_secrets(self) -> "Settings":
         if self.env == "production" and self.secret_key in _PLACEHOLDER_SECRETS:
             raise ValueError("BENCHTRAIL_SECRET_KEY must be set to a real secret in production")
+        if self.storage == "s3" and not self.s3_bucket.strip():
+            raise ValueError("BENCHTRAIL_STORAGE=s3 needs BENCHTRAIL_S3_BUCKET (the bucket the raw files go to)")
         return self
 
     @property

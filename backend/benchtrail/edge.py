@@ -167,8 +167,10 @@ class EdgeMiddleware:
 
         address = (scope.get("client") or ("unknown", 0))[0] or "unknown"
         token = _bearer(request_headers.get("authorization"))
-        if path.startswith("/api/"):
-            refused = await anyio.to_thread.run_sync(self.limits.check, address, token, scope.get("method", ""))
+        method = scope.get("method", "")
+        # An anonymous read is never limited: no Redis round trip (nor thread hop) for it.
+        if path.startswith("/api/") and self.limits.enabled and (token is not None or method in WRITE_METHODS):
+            refused = await anyio.to_thread.run_sync(self.limits.check, address, token, method)
             if refused is not None:
                 retry_after, why = refused
                 await answer(429, "TooManyRequests", why, {"retry-after": str(retry_after)})

@@ -97,7 +97,7 @@ def _uses(route: APIRoute, dependency: Callable[..., Any]) -> bool:
 
 def complete(app: FastAPI, schema: dict[str, Any]) -> dict[str, Any]:
     """Add the statuses every operation has in common, and make every error response ErrorBody."""
-    from benchtrail.auth.principal import get_principal
+    from benchtrail.auth.principal import get_principal, request_token
 
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     components.setdefault("ErrorBody", ErrorBody.model_json_schema(ref_template=REF + "{model}"))
@@ -110,7 +110,7 @@ def complete(app: FastAPI, schema: dict[str, Any]) -> dict[str, Any]:
             responses = operation["responses"]
             takes_input = bool(operation.get("parameters") or operation.get("requestBody"))
             codes = [429, 503]
-            if _uses(route, get_principal):
+            if _uses(route, get_principal) or _uses(route, request_token):
                 codes.append(401)
             if "{" in context.path_format:
                 codes.append(404)

@@ -24,9 +24,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8400)
     parser.add_argument("--workers", type=int, default=None, help="default: BENCHTRAIL_API_WORKERS or one per core")
     args = parser.parse_args(argv)
+    # Imported here, not at the top: each worker process is spawned by re-importing this module and
+    # must answer uvicorn's health ping within 5 s, even on a loaded machine.
+    from benchtrail import logging as applog
+    from benchtrail.config import get_settings
+
+    # uvicorn's own logging config would print the process manager's lines as plain text: the same
+    # JSON handler as the app instead (log_config=None leaves logging to us, in every process).
+    applog.configure(json=get_settings().log_json)
     uvicorn.run("benchtrail.app:create_app", factory=True, host=args.host, port=args.port,
                 workers=args.workers or default_workers(), access_log=False, proxy_headers=False,
-                timeout_graceful_shutdown=10)
+                timeout_graceful_shutdown=10, log_config=None)
 
 
 if __name__ == "__main__":

@@ -1,20 +1,64 @@
-"""Raw files, content-addressed on disk under BENCHTRAIL_DATA_DIR/blobs. Blobs are immutable and
-kept forever so any cell can be recomputed from what was uploaded."""
+"""Raw files: uploads and runner outputs, content-addressed by sha256 and kept forever so any cell can be
+recomputed from what was uploaded; plus the chunks of resumable results uploads while they arrive.
+
+One interface, two backends chosen by `BENCHTRAIL_STORAGE`:
+- `local` (the default): files under BENCHTRAIL_DATA_DIR (`blobs/<xx>/<sha256>`, `uploads/<session>/`);
+  every API process and worker must see that folder;
+- `s3`: an S3-compatible object store (boto3) — bucket `BENCHTRAIL_S3_BUCKET`, optional
+  `BENCHTRAIL_S3_ENDPOINT_URL` / `BENCHTRAIL_S3_REGION` / `BENCHTRAIL_S3_PREFIX`, credentials from the
+  environment (boto3's chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, a profile, an instance role);
+  the API and the workers then need no shared filesystem.
+
+Writes are whole or absent: a local file is written beside its target and renamed; an S3 object exists
+only once its upload completed (a failed multipart upload is aborted by boto3's transfer manager).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
+from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
+from typing import Any, Protocol
 
 from benchtrail.config import get_settings
 
 CHUNK = 1 << 20
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-def blob_path(sha256: str) -> Path:
-    return get_settings().blob_dir / sha256[:2] / sha256
+class StorageError(Exception):
+    """The store could not be read or written (unreachable, refused, missing object)."""
+
+
+class BlobStore(Protocol):
+    name: str
+
+    def put(self, path: Path, sha256: str) -> bool:
+        """Store a fully written file under its sha256 unless it is there; True if it was created."""
+
+    def exists(self, sha256: str) -> bool: ...
+
+    def delete(self, sha256: str) -> None: ...
+
+    def local_path(self, sha256: str, scratch: Path) -> Path:
+        """A readable local file with the blob's bytes: the blob itself (local) or a copy in `scratch`."""
+
+    def size(self, sha256: str) -> int: ...
+
+    def iter_bytes(self, sha256: str) -> Iterator[bytes]: ...
+
+    # Chunks of a resumable upload (session id, the chunk's first byte's offset in the package).
+    def put_part(self, session: str, offset: int, path: Path) -> None: ...
+
+    def part_offsets(self, session: str) -> list[int]: ...
+
+    def read_part(self, session: str, offset: int, out: Any) -> None: ...
+
+    def delete_parts(self, session: str) -> None: ...
 
 
 def sha256_file(path: Path) -> str:
@@ -25,13 +69,201 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def put(path: Path, sha256: str) -> tuple[Path, bool]:
-    """Move a fully written temp file into the store. Returns (path, created)."""
-    target = blob_path(sha256)
-    if target.exists():
-        return target, False
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".part")
-    shutil.copyfile(path, tmp)
-    os.replace(tmp, target)
-    return target, True
+def _check(sha256: str) -> str:
+    if not SHA256.match(sha256):
+        raise ValueError(f"not a sha256: {sha256!r}")
+    return sha256
+
+
+class LocalStore:
+    name = "local"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _blob(self, sha256: str) -> Path:
+        return self.root / "blobs" / _check(sha256)[:2] / sha256
+
+    def _parts(self, session: str) -> Path:
+        return self.root / "uploads" / session
+
+    def put(self, path: Path, sha256: str) -> bool:
+        target = self._blob(sha256)
+        if target.exists():
+            return False
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{sha256}.{os.getpid()}.part")
+        tmp.unlink(missing_ok=True)
+        try:   # a hard link when the (never rewritten) temp file is on the same file system: a 1 GB JTL is not copied
+            os.link(path, tmp)
+        except OSError:
+            shutil.copyfile(path, tmp)
+        os.replace(tmp, target)
+        return True
+
+    def exists(self, sha256: str) -> bool:
+        return self._blob(sha256).exists()
+
+    def delete(self, sha256: str) -> None:
+        self._blob(sha256).unlink(missing_ok=True)
+
+    def local_path(self, sha256: str, scratch: Path) -> Path:
+        path = self._blob(sha256)
+        if not path.exists():
+            raise StorageError(f"raw file {sha256} is missing from {path.parent}")
+        return path
+
+    def size(self, sha256: str) -> int:
+        return self._blob(sha256).stat().st_size
+
+    def iter_bytes(self, sha256: str) -> Iterator[bytes]:
+        try:
+            f = self._blob(sha256).open("rb")
+        except OSError as exc:
+            raise StorageError(f"raw file {sha256}: {exc}") from exc
+
+        def chunks() -> Iterator[bytes]:
+            with f:
+                while chunk := f.read(CHUNK):
+                    yield chunk
+
+        return chunks()
+
+    def put_part(self, session: str, offset: int, path: Path) -> None:
+        folder = self._parts(session)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{offset:020d}.{os.getpid()}.part"
+        shutil.copyfile(path, tmp)
+        os.replace(tmp, folder / f"{offset:020d}")
+
+    def part_offsets(self, session: str) -> list[int]:
+        folder = self._parts(session)
+        if not folder.is_dir():
+            return []
+        return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit())
+
+    def read_part(self, session: str, offset: int, out: Any) -> None:
+        with (self._parts(session) / f"{offset:020d}").open("rb") as f:
+            shutil.copyfileobj(f, out, CHUNK)
+
+    def delete_parts(self, session: str) -> None:
+        shutil.rmtree(self._parts(session), ignore_errors=True)
+
+
+class S3Store:
+    name = "s3"
+
+    def __init__(self, bucket: str, prefix: str = "", endpoint_url: str | None = None,
+                 region: str | None = None) -> None:
+        import boto3
+        from botocore.config import Config
+
+        self.bucket = bucket
+        self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        self.client = boto3.client("s3", endpoint_url=endpoint_url or None, region_name=region or None,
+                                   config=Config(retries={"mode": "standard", "max_attempts": 5}))
+
+    def _blob(self, sha256: str) -> str:
+        return f"{self.prefix}blobs/{_check(sha256)[:2]}/{sha256}"
+
+    def _part(self, session: str, offset: int) -> str:
+        return f"{self.prefix}uploads/{session}/{offset:020d}"
+
+    def _missing(self, exc: Exception) -> bool:
+        from botocore.exceptions import ClientError
+
+        return isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in (
+            "404", "NoSuchKey", "NotFound")
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return fn(*args, **kwargs)
+        except (BotoCoreError, ClientError) as exc:
+            raise StorageError(f"object store s3://{self.bucket}/{self.prefix}: {what}: {exc}") from exc
+
+    def exists(self, sha256: str) -> bool:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=self._blob(sha256))
+            return True
+        except (BotoCoreError, ClientError) as exc:
+            if self._missing(exc):
+                return False
+            raise StorageError(f"object store s3://{self.bucket}/{self.prefix}: head {sha256}: {exc}") from exc
+
+    def put(self, path: Path, sha256: str) -> bool:
+        if self.exists(sha256):
+            return False
+        self._call(f"put {sha256}", self.client.upload_file, str(path), self.bucket, self._blob(sha256))
+        return True
+
+    def delete(self, sha256: str) -> None:
+        self._call(f"delete {sha256}", self.client.delete_object, Bucket=self.bucket, Key=self._blob(sha256))
+
+    def local_path(self, sha256: str, scratch: Path) -> Path:
+        target = scratch / f"blob-{sha256}"
+        if not target.exists():
+            self._call(f"get {sha256}", self.client.download_file, self.bucket, self._blob(sha256), str(target))
+        return target
+
+    def size(self, sha256: str) -> int:
+        head = self._call(f"head {sha256}", self.client.head_object, Bucket=self.bucket, Key=self._blob(sha256))
+        return int(head["ContentLength"])
+
+    def iter_bytes(self, sha256: str) -> Iterator[bytes]:
+        # Opened now, so a missing object or an unreachable store is an error before any byte is sent.
+        body = self._call(f"get {sha256}", self.client.get_object, Bucket=self.bucket,
+                          Key=self._blob(sha256))["Body"]
+
+        def chunks() -> Iterator[bytes]:
+            try:
+                yield from body.iter_chunks(CHUNK)
+            finally:
+                body.close()
+
+        return chunks()
+
+    def put_part(self, session: str, offset: int, path: Path) -> None:
+        self._call(f"put chunk {session}@{offset}", self.client.upload_file, str(path), self.bucket,
+                   self._part(session, offset))
+
+    def _part_keys(self, session: str) -> list[str]:
+        keys: list[str] = []
+        paginator = self.client.get_paginator("list_objects_v2")
+        pages = self._call(f"list chunks {session}", lambda: list(paginator.paginate(
+            Bucket=self.bucket, Prefix=f"{self.prefix}uploads/{session}/")))
+        for page in pages:
+            keys += [obj["Key"] for obj in page.get("Contents", [])]
+        return keys
+
+    def part_offsets(self, session: str) -> list[int]:
+        return sorted(int(k.rsplit("/", 1)[1]) for k in self._part_keys(session) if k.rsplit("/", 1)[1].isdigit())
+
+    def read_part(self, session: str, offset: int, out: Any) -> None:
+        # Streamed in order: download_fileobj writes at the object's own offsets (seeking `out` to them),
+        # which would overwrite the chunks before this one.
+        body = self._call(f"get chunk {session}@{offset}", self.client.get_object, Bucket=self.bucket,
+                          Key=self._part(session, offset))["Body"]
+        try:
+            for data in body.iter_chunks(CHUNK):
+                out.write(data)
+        except Exception as exc:
+            raise StorageError(f"object store s3://{self.bucket}/{self.prefix}: read chunk {session}@{offset}: "
+                               f"{exc}") from exc
+        finally:
+            body.close()
+
+    def delete_parts(self, session: str) -> None:
+        for key in self._part_keys(session):
+            self._call(f"delete chunk {key}", self.client.delete_object, Bucket=self.bucket, Key=key)
+
+
+@lru_cache
+def get_store() -> BlobStore:
+    settings = get_settings()
+    if settings.storage == "s3":
+        return S3Store(settings.s3_bucket, settings.s3_prefix, settings.s3_endpoint_url, settings.s3_region)
+    return LocalStore(settings.data_dir)

@@ -23,7 +23,7 @@ function base(slug: string): Omit<RunDetail, 'variants' | 'scenarios' | 'loads' 
     id: 1, slug, project: 'easeagent', source: 'upload', tool: 'jmeter', status: 'completed', is_valid: true,
     agent_version: '2.4.0', app_version: null, commit: null, branch: null, labels: {}, environment: 'm5',
     created_at: '2026-11-01T00:00:00Z', started_at: null, finished_at: null, permalink: `/r/${slug}`,
-    status_detail: null, alerts: [], analysis_status: 'completed', validity: [], criteria: [], progress: {}, environment_detail: null, files: [], meta: { cancel_requested: false, file_checks: false },
+    status_detail: null, alerts: [], analysis_status: 'completed', validity: [], criteria: [], progress: {}, environment_detail: null, files: [], shares: [], meta: { cancel_requested: false, file_checks: false, generators: 1 },
     process_cells: [],
   };
 }

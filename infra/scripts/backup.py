@@ -70,8 +70,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def backup(database_url: str, data_dir: Path, archive: Path) -> dict:
-    """Write ARCHIVE (mode 600); returns its manifest."""
+def backup(database_url: str, data_dir: Path, archive: Path, blobs_in: str | None = None) -> dict:
+    """Write ARCHIVE (mode 600); returns its manifest. `blobs_in` (an s3:// bucket and prefix): the raw
+    files live in the user's object store, which backs them up itself; the archive holds the database."""
     conn, env = _libpq(database_url)
     archive.parent.mkdir(parents=True, exist_ok=True)
     blob_dir = data_dir / "blobs"
@@ -82,7 +83,7 @@ def backup(database_url: str, data_dir: Path, archive: Path) -> dict:
         if proc.returncode != 0:
             raise BackupError(f"pg_dump failed: {proc.stderr.strip()}")
         blobs = []
-        for path in sorted(blob_dir.glob("*/*")) if blob_dir.is_dir() else []:
+        for path in sorted(blob_dir.glob("*/*")) if blob_dir.is_dir() and not blobs_in else []:
             if not SHA256.match(path.name) or path.parent.name != path.name[:2]:
                 continue  # a .part left by an interrupted write
             digest = _sha256(path)
@@ -90,7 +91,7 @@ def backup(database_url: str, data_dir: Path, archive: Path) -> dict:
                 raise BackupError(f"blob {path} is corrupt: its content hashes to {digest}")
             blobs.append({"sha256": digest, "size": path.stat().st_size})
         manifest = {"format": FORMAT, "created_at": datetime.now(timezone.utc).isoformat(),
-                    "database": "database.dump", "blobs": blobs}
+                    "database": "database.dump", "blobs": blobs, **({"blobs_in": blobs_in} if blobs_in else {})}
         part = archive.with_name(archive.name + ".part")
         fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as fh, tarfile.open(fileobj=fh, mode="w") as tar:
@@ -153,15 +154,24 @@ def main() -> int:
     r.add_argument("archive", type=Path)
     args = parser.parse_args()
     database_url, data_dir = os.environ["BENCHTRAIL_DATABASE_URL"], Path(os.environ["BENCHTRAIL_DATA_DIR"])
+    blobs_in = None
+    if os.environ.get("BENCHTRAIL_STORAGE", "local") == "s3":
+        prefix = os.environ.get("BENCHTRAIL_S3_PREFIX", "").strip("/")
+        blobs_in = f"s3://{os.environ.get('BENCHTRAIL_S3_BUCKET', '')}/{prefix + '/' if prefix else ''}"
     try:
         if args.cmd == "backup":
             stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
             archive = args.archive or REPO / ".data" / "backups" / f"benchtrail-{stamp}.tar"
-            manifest = backup(database_url, data_dir, archive)
-            print(f"backup: {archive} (database + {len(manifest['blobs'])} raw file(s))")
+            manifest = backup(database_url, data_dir, archive, blobs_in)
+            if blobs_in:
+                print(f"backup: {archive} (database only; the raw files stay in {blobs_in}: back up the bucket "
+                      f"with its own versioning or replication)")
+            else:
+                print(f"backup: {archive} (database + {len(manifest['blobs'])} raw file(s))")
         else:
             manifest = restore(args.archive, database_url, data_dir)
-            print(f"restore: {args.archive} restored (database + {len(manifest['blobs'])} raw file(s))")
+            print(f"restore: {args.archive} restored (database + {len(manifest['blobs'])} raw file(s))"
+                  + (f"; its raw files are in {manifest['blobs_in']}" if manifest.get("blobs_in") else ""))
     except BackupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -92,3 +92,35 @@ def test_a_trail_is_windowed_in_version_order(client, history):
     overhead = client.get(f"/api/v1/trails/{trail_id}/overhead", params={"metric": "latency_p75", "limit": 3}).json()
     assert overhead["reference_variant"] == "baseline" and overhead["total_points"] == 12
     assert [p["agent_version"] for p in overhead["points"]] == VERSIONS[9:]
+
+
+def test_points_awaiting_their_analysis_keep_their_place_in_a_window(client, history):
+    """A window is read by the cells' stored x-axis keys; a completed run whose analysis has not run yet
+    has none (here: cleared for three versions). Its points are still placed by version, in every window."""
+    from sqlalchemy import update
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Cell, Run
+
+    slug, runs = history
+    run = client.get(f"/api/v1/runs/{runs[VERSIONS[0]]}").json()
+    agent = next(v["id"] for v in run["variants"] if v["name"] == "agent")
+    trail_id = next(c["trail_id"] for c in run["cells"] if c["variant_id"] == agent and c["latency_p75"])
+    params = {"metric": "latency_p75", "limit": 4}
+    keyed = [client.get(f"/api/v1/trails/{trail_id}{kind}", params=params).json() for kind in ("", "/overhead")]
+    pending = [runs[v] for v in (VERSIONS[1], VERSIONS[9], VERSIONS[11])]
+    with unit_of_work() as session:
+        ids = session.scalars(Run.__table__.select().with_only_columns(Run.id).where(Run.slug.in_(pending))).all()
+        session.execute(update(Cell).where(Cell.run_id.in_(ids)).values(order_key=None))
+    for kind, before_keys in zip(("", "/overhead"), keyed):
+        newest = client.get(f"/api/v1/trails/{trail_id}{kind}", params=params).json()
+        assert [p["agent_version"] for p in newest["points"]] == VERSIONS[8:]
+        assert (newest["total_points"], newest["window_start"], newest["earlier"]) == (12, 8, runs[VERSIONS[8]])
+        assert newest == before_keys
+        earlier = client.get(f"/api/v1/trails/{trail_id}{kind}", params={**params, "before": newest["earlier"]}).json()
+        assert [p["agent_version"] for p in earlier["points"]] == VERSIONS[4:8]
+        assert earlier["window_start"] == 4
+        first = client.get(f"/api/v1/trails/{trail_id}{kind}",
+                           params={**params, "before": runs[VERSIONS[4]]}).json()
+        assert [p["agent_version"] for p in first["points"]] == VERSIONS[0:4]
+        assert (first["window_start"], first["earlier"]) == (0, None)

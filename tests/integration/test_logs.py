@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import uuid
 from datetime import datetime, timedelta, timezone
 
-from benchtrail.db_boundary import unit_of_work
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
 from benchtrail.models import Project, Run
-from infra.localstack import Redis, celery_worker, wait_until
+from infra.localstack import VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until
 
 
 def _lines(text: str) -> list[dict]:
@@ -28,8 +31,13 @@ def _lines(text: str) -> list[dict]:
 
 
 def test_worker_log_lines_are_json_with_real_levels(infra, logdir):
-    """A stuck run makes the sweeper log a warning; the task's own success is Celery's info line."""
-    with unit_of_work() as session:
+    """A stuck run makes the sweeper log a warning; the task's own success is Celery's info line.
+    The worker has a database and a broker of its own, so no other sweeper (the session's beat) can
+    sweep the run first."""
+    pg = Postgres().start()
+    migrate(pg.url)
+    engine = create_engine(pg.url)
+    with Session(engine) as session, session.begin():
         project = Project(slug=f"logs-{uuid.uuid4().hex[:8]}", name="logs", description="", is_public=True,
                           settings={})
         session.add(project)
@@ -41,10 +49,9 @@ def test_worker_log_lines_are_json_with_real_levels(infra, logdir):
         session.add(run)
         session.flush()
         run_id = run.id
-    # A broker of its own, so the session's worker (if any) cannot take the task.
     broker = Redis().start()
     env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")},
-           "BENCHTRAIL_REDIS_URL": broker.url}
+           "BENCHTRAIL_REDIS_URL": broker.url, "BENCHTRAIL_DATABASE_URL": pg.url}
     proc = celery_worker(f"logs-{uuid.uuid4().hex[:6]}", env, logdir, queues="default", concurrency=1)
     try:
         from celery import Celery
@@ -53,11 +60,13 @@ def test_worker_log_lines_are_json_with_real_levels(infra, logdir):
         sender.send_task("runs.sweep", queue="default")
         wait_until(lambda: "runs.sweep" in proc.output() and "succeeded" in proc.output(), 60,
                    "the sweep task to finish")
+        with Session(engine) as session:
+            assert session.get(Run, run_id).status == "failed"
     finally:
         proc.stop()
         broker.stop()
-    with unit_of_work() as session:
-        assert session.get(Run, run_id).status == "failed"
+        engine.dispose()
+        pg.stop()
 
     records = _lines(proc.output())
     by_event = {r["event"]: r for r in records}
@@ -69,3 +78,24 @@ def test_worker_log_lines_are_json_with_real_levels(infra, logdir):
     succeeded = [r for r in records if "runs.sweep" in r["event"] and "succeeded" in r["event"]]
     assert succeeded and succeeded[0]["level"] == "info"
     assert not any("ForkPoolWorker" in r["event"] or r["event"].lstrip().startswith("{") for r in records)
+
+
+def test_api_server_log_lines_are_json_with_real_levels(infra, logdir):
+    """The production server (`benchtrail-api`, two worker processes): its process manager's lines as
+    well as the app's are JSON, each with its level."""
+    import httpx
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")}, "BENCHTRAIL_PUBLIC_URL": url}
+    proc = Process(f"api-logs-{uuid.uuid4().hex[:6]}", [str(VENV_BIN / "benchtrail-api"), "--port", str(port),
+                                                         "--workers", "2"], env, logdir)
+    try:
+        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 300, "the API")
+    finally:
+        proc.stop(signal.SIGTERM)
+    records = _lines(proc.output())
+    events = [r["event"] for r in records]
+    assert any(e.startswith("Started parent process") for e in events), events
+    assert any(e.startswith("Uvicorn running on") for e in events), events
+    assert all(r["level"] == "info" for r in records if r["event"].startswith("Started")), records

@@ -9,6 +9,7 @@ import io
 import json
 import subprocess
 import time
+from datetime import datetime
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -55,6 +56,15 @@ def watch(client, run_slug: str, timeout: float) -> tuple[dict, list[tuple[float
     return wait_until(ended, timeout, f"run {run_slug} to end", interval=0.2), seen
 
 
+def heartbeat_of(run_id: int) -> datetime | None:
+    """The run's last heartbeat, as the sweeper reads it (the run document does not show it)."""
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Run
+
+    with unit_of_work() as session:
+        return session.scalar(select(Run.heartbeat_at).where(Run.id == run_id))
+
+
 def stored_files(run_id: int) -> int:
     from benchtrail.db_boundary import unit_of_work
     from benchtrail.models import RunFile
@@ -63,7 +73,7 @@ def stored_files(run_id: int) -> int:
         return int(session.scalar(select(func.count()).select_from(RunFile).where(RunFile.run_id == run_id)) or 0)
 
 
-def check_cells(client, run: dict) -> None:  # type: ignore[no-untyped-def]
+def check_cells(client, run: dict, requests: int = REQUESTS) -> None:  # type: ignore[no-untyped-def]
     """The hey cell equals an independent reading of the raw CSV the runner sent (zstd, as stored)."""
     [csv_file] = [f for f in run["files"] if f["format"].startswith("hey")]
     assert csv_file["filename"].endswith(".zst")
@@ -73,8 +83,8 @@ def check_cells(client, run: dict) -> None:  # type: ignore[no-untyped-def]
     errors = sum(1 for r in rows if int(r["status-code"]) >= 400)
     scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
     [cell] = [c for c in run["cells"] if scenarios[c["scenario_id"]] == "slow" and c["count"] is not None]
-    assert len(rows) == REQUESTS
-    assert cell["count"] == REQUESTS and cell["errors"] == errors
+    assert len(rows) == requests
+    assert cell["count"] == requests and cell["errors"] == errors
     assert cell["latency_mean"] == pytest.approx(float(latencies.mean()), rel=1e-3)
     assert cell["latency_max"] == pytest.approx(float(latencies.max()), rel=1e-3)
 
@@ -106,6 +116,43 @@ def test_api_cut_off_during_the_upload_the_run_still_completes(client, make_proj
     assert "results delivered" in runner.output()
 
 
+def test_a_package_cut_mid_way_is_resumed_from_the_servers_offset(client, make_project, start_runner, worker,
+                                                                   go_target, proxy_to, tmp_path):
+    """The results package goes in 16 KiB chunks; the proxy cuts the connection in the middle of the first
+    chunk at or past 48 KiB, then refuses connections for 2 s. The runner asks the API for its offset and
+    goes on from there: the API receives the package about once (not the start again), commits it once,
+    and the run completes with the right cells."""
+    chunk, cut_offset, requests = 16 * 1024, 48 * 1024, 20_000
+    slug, token = make_project(role="admin")
+    proxy = proxy_to("cut_chunk", outage_s=2.0, cut_offset=cut_offset)
+    workdirs = tmp_path / "work"
+    runner = start_runner("pool-chunk", "runner-chunk", api_url=proxy.url, BENCHTRAIL_RUNNER_WORK_DIR=str(workdirs),
+                          BENCHTRAIL_RUNNER_UPLOAD_CHUNK_BYTES=str(chunk))
+    post_plan(client, slug, token, hey_plan("chunk", "pool-chunk", go_target, concurrency=4, requests=requests))
+    run_slug = start(client, slug, token, "chunk")
+    run, seen = watch(client, run_slug, 240)
+    assert run["status"] == "completed", run["status_detail"]
+    assert [s for _, s in seen if s == "failed"] == []
+
+    package = sum(f["size"] for f in run["files"])  # what was stored is the package, file by file
+    assert package > cut_offset + 2 * chunk, package  # the cut happened well inside the package
+    assert proxy.faults == 1
+    # Resumed, not restarted: after the cut the offsets go on from where the server was, never from 0.
+    cut_at = next(o for o in proxy.chunk_offsets if o >= cut_offset)
+    after = proxy.chunk_offsets[proxy.chunk_offsets.index(cut_at) + 1:]
+    assert after and min(after) >= cut_at - chunk and 0 not in after, proxy.chunk_offsets
+    # The server received fewer bytes than twice the package: the package once plus part of one chunk.
+    assert package <= proxy.chunk_bytes < package + chunk, (proxy.chunk_bytes, package)
+    assert proxy.chunk_bytes < 2 * package
+    # The runner's own log has every wait (the run's progress log may miss the last ones: the results can be
+    # committed before the next progress report).
+    assert "resuming at byte" in runner.output(), runner.output()[-3000:]
+    assert stored_files(run["id"]) == len(run["files"])
+    check_cells(client, run, requests)
+    wait_until(lambda: workdirs.is_dir() and not any(workdirs.iterdir()), 10, "the work directory to be removed")
+    assert "results delivered" in runner.output()
+
+
 def test_a_lost_answer_and_its_retry_store_the_results_once(client, make_project, start_runner, worker,
                                                            go_target, proxy_to):
     """The API stores the results but its answer never reaches the runner, which sends them again with
@@ -130,13 +177,25 @@ def test_a_lost_answer_and_its_retry_store_the_results_once(client, make_project
 
 def test_a_long_heartbeating_upload_is_not_swept(client, make_project, start_runner, worker, beat, go_target,
                                                   proxy_to):
-    """The upload takes 15 s (3 x the test's 5 s heartbeat timeout, beat sweeping every 2 s): the runner
-    keeps its heartbeat during the upload, so the run is never failed."""
+    """The upload is held until the run has stayed running, heartbeating, for 15 s (3 x the test's 5 s
+    heartbeat timeout, beat sweeping every 2 s): the runner keeps its heartbeat during the upload, so the
+    run is never failed."""
     slug, token = make_project(role="admin")
-    proxy = proxy_to("hold", hold_s=15.0)
+    proxy = proxy_to("hold")
     start_runner("pool-slow", "runner-slow", api_url=proxy.url)
     post_plan(client, slug, token, hey_plan("slow", "pool-slow", go_target, concurrency=4, requests=REQUESTS))
     run_slug = start(client, slug, token, "slow")
+    wait_until(lambda: proxy.faults == 1, 180, "the results upload to be held")
+    held_wall = time.time()
+
+    def heartbeating_past_three_timeouts() -> bool:
+        run = run_of(client, run_slug)
+        assert run["status"] == "running", run["status_detail"]   # never swept while the upload is held
+        beat_at = heartbeat_of(run["id"])
+        return beat_at is not None and beat_at.timestamp() >= held_wall + 15.0
+
+    wait_until(heartbeating_past_three_timeouts, 120, "a heartbeat 15 s into the held upload", interval=0.5)
+    proxy.release.set()
     run, seen = watch(client, run_slug, 180)
     assert run["status"] == "completed", run["status_detail"]
     assert [s for _, s in seen if s == "failed"] == []

@@ -112,7 +112,8 @@ def test_runner_reads_and_reports_only_the_private_run_it_claimed(client, make_p
     r = client.post(f"/api/v1/runs/{run}/claim", json={}, headers=auth(other))
     assert r.status_code == 409 and r.json()["error"] == "Conflict"
     r = client.post(f"/api/v1/runs/{run}/progress", json={"percent": 50, "log": ["half"]}, headers=auth(runner))
-    assert r.status_code == 200 and r.json() == {"cancel_requested": False}
+    assert r.status_code == 200 and r.json() == {"cancel_requested": False, "start_at": None,
+                                                 "step_start_at": None}
     r = client.post(f"/api/v1/runs/{run}/finish", json={"status": "failed", "reason": "test over"},
                     headers=auth(runner))
     assert r.status_code == 200 and r.json()["status"] == "failed"
@@ -279,7 +280,8 @@ def test_plan_headers_are_never_shown_and_go_only_to_the_claiming_runner(client,
     assert SECRET not in client.get(f"/api/v1/runs/{run}", headers=auth(admin)).text
     claimed = client.post(f"/api/v1/runs/{run}/claim", json={}, headers=auth(new_runner_token("scopes-secrets")))
     assert claimed.status_code == 200
-    assert claimed.json() == {"cancel_requested": False,
+    assert claimed.json() == {"cancel_requested": False, "start_at": None, "step_start_at": None, "generators": 1,
+                              "share": None,
                               "headers": {"ok": {"Authorization": SECRET, "X-Tenant": "t-77"}}}
 
 

@@ -231,3 +231,44 @@ def test_a_worker_ended_by_a_fault_is_restarted_and_ingests(client, worker, make
     r = upload(client, slug, token, [("baseline", f)])
     assert r.status_code == 202, r.text
     assert wait_run(client, r.json()["run"])["status"] == "completed"
+
+
+def test_an_error_deep_in_a_large_file_fails_the_run_naming_the_line(client, worker, make_project, scratch):
+    """The upload reads only the head of a large JTL; the worker's one full parse finds line 150,000
+    malformed and fails the run with the file, line, field and reason an upload error would give, and
+    nothing of the run's cells or series is written."""
+    from sqlalchemy import func, select
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Cell, Run, Series
+
+    slug, token = make_project()
+    path = write_jtl(scratch / "deep.jtl", seed=31, per_group=34_000)   # 204,000 samples
+    lines = path.read_bytes().split(b"\n")
+    assert len(lines) > 200_000
+    row = lines[150_000 - 1].split(b",")
+    row[1] = b"abc"
+    lines[150_000 - 1] = b",".join(row)
+    path.write_bytes(b"\n".join(lines))
+    r = upload(client, slug, token, [("baseline", path)])
+    assert r.status_code == 202, r.text
+    run = wait_run(client, r.json()["run"], timeout=180)
+    assert run["status"] == "failed"
+    detail = run["status_detail"]
+    assert (detail["file"], detail["line"], detail["field"]) == ("deep.jtl", 150_000, "elapsed"), detail
+    assert run["cells"] == [] and run["variants"] == []
+    assert client.get(f"/api/v1/runs/{run['slug']}/series", params={"metric": "throughput"}).json()["items"] == []
+    with unit_of_work() as session:
+        run_id = session.scalar(select(Run.id).where(Run.slug == run["slug"]))
+        assert session.scalar(select(func.count()).select_from(Cell).where(Cell.run_id == run_id)) == 0
+        assert session.scalar(select(func.count()).select_from(Series).where(Series.run_id == run_id)) == 0
+
+    # The same error within the head is refused at upload with the same file, field and reason.
+    early = scratch / "deep.jtl"
+    lines[150_000 - 1], lines[2] = lines[2], lines[150_000 - 1]
+    early.write_bytes(b"\n".join(lines))
+    refused = upload(client, slug, token, [("baseline", early)])
+    assert refused.status_code == 400, refused.text
+    body = refused.json()
+    assert (body["file"], body["line"], body["field"], body["reason"]) == \
+        ("deep.jtl", 3, "elapsed", detail["reason"])

@@ -1,15 +1,21 @@
 """A loopback TCP proxy in front of the real API that breaks a runner's results upload on purpose.
 
 It forwards bytes both ways (one thread per direction and connection) and watches the client's bytes
-for the request line of `POST /api/v1/runs/<slug>/results`. What it does to that request is the fault:
+for the request that delivers the results: `POST /api/v1/runs/<slug>/results` or the commit of a
+resumable upload, `POST /api/v1/runs/<slug>/results/uploads/<id>/commit`. What it does to that request is
+the fault:
 
 - `cut`: forward the headers and half of the body, then reset every open connection and refuse new
   ones for `outage_s` seconds (the API is gone); after that, results requests are cut the same way for
   `results_down_s` more seconds while every other request (the heartbeats) passes.
 - `lose_answer`: forward the whole request, then close the connection as soon as the API starts to
   answer: the API stored the results but the runner never hears so (only the first time).
-- `hold`: keep the request for `hold_s` seconds before forwarding it (a slow upload), other
-  connections unaffected (only the first time).
+- `hold`: keep the end of the request until the test sets `release` (a slow upload; released anyway
+  after `HOLD_LIMIT_S` so a failed test cannot hang), other connections unaffected (only the first time).
+- `cut_chunk`: the first chunk of a resumable upload (`PATCH .../results/uploads/<id>?offset=N`) with
+  N >= `cut_offset` is cut like `cut` (half its body, then every connection reset and new ones refused
+  for `outage_s`). `chunk_bytes` counts the chunk bytes forwarded to the API (whole chunks by their
+  Content-Length, plus the half of the cut one): what the server received of the package.
 """
 
 from __future__ import annotations
@@ -21,8 +27,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-RESULTS = re.compile(rb"POST /api/v1/runs/[^/ ]+/results[^ ]* HTTP/1\.[01]\r\n")
+RESULTS = re.compile(rb"POST /api/v1/runs/[^/ ]+/results(?:/uploads/[0-9a-f]+/commit)? HTTP/1\.[01]\r\n")
+CHUNK = re.compile(rb"PATCH /api/v1/runs/[^/ ]+/results/uploads/[0-9a-f]+\?offset=(\d+) HTTP/1\.[01]\r\n")
+LENGTH = re.compile(rb"(?i)\r\ncontent-length: *(\d+)")
 _CHUNK = 65536
+HOLD_LIMIT_S = 300.0
 
 
 def _reset(sock: socket.socket) -> None:
@@ -60,7 +69,10 @@ class FlakyProxy:
     mode: str                      # cut | lose_answer | hold
     outage_s: float = 2.0
     results_down_s: float = 0.0
-    hold_s: float = 0.0
+    release: threading.Event = field(default_factory=threading.Event)   # hold: forward the held request
+    cut_offset: int = 0
+    chunk_bytes: int = 0           # cut_chunk: chunk bytes forwarded to the API
+    chunk_offsets: list[int] = field(default_factory=list)   # cut_chunk: the offset of every chunk seen
     results_requests: int = 0      # results request lines seen
     faults: int = 0                # faults injected
     fault_times: list[float] = field(default_factory=list)
@@ -84,6 +96,7 @@ class FlakyProxy:
 
     def stop(self) -> None:
         self._stopped = True
+        self.release.set()
         self._listener.close()
         with self._lock:
             for c in list(self._conns):
@@ -124,6 +137,15 @@ class FlakyProxy:
                 self.fault_times.append(now)
             return due
 
+    def _chunk_cut_due(self, offset: int) -> bool:
+        with self._lock:
+            self.chunk_offsets.append(offset)
+            due = self.faults == 0 and offset >= self.cut_offset
+            if due:
+                self.faults += 1
+                self.fault_times.append(time.monotonic())
+            return due
+
     def _cut(self, conn: _Conn, pending: bytes) -> None:
         """Send the headers and half of the body of the request at the start of `pending`, then reset."""
         head_end = pending.find(b"\r\n\r\n")
@@ -133,9 +155,11 @@ class FlakyProxy:
                 break
             pending += more
             head_end = pending.find(b"\r\n\r\n")
-        length = re.search(rb"(?i)\r\ncontent-length: *(\d+)", pending[:head_end + 2] if head_end >= 0 else b"")
+        length = LENGTH.search(pending[:head_end + 2] if head_end >= 0 else b"")
         body_len = int(length.group(1)) if length else 0
         upto = (head_end + 4 if head_end >= 0 else len(pending)) + body_len // 2
+        if body_len == 0:  # no body (a commit): half of the headers, so the request never completes
+            upto = max(1, (head_end if head_end >= 0 else len(pending)) // 2)
         while len(pending) < upto:
             more = conn.client.recv(_CHUNK)
             if not more:
@@ -145,6 +169,8 @@ class FlakyProxy:
             conn.upstream.sendall(pending[:upto])
         except OSError:
             pass
+        if self.mode == "cut_chunk":
+            self.chunk_bytes += max(0, upto - (head_end + 4))
         now = time.monotonic()
         first = self.faults == 1
         if first:
@@ -165,6 +191,20 @@ class FlakyProxy:
                     break
                 window = tail + data
                 # a request line that ends in these new bytes (one seen before is in `tail` already)
+                if self.mode == "cut_chunk":
+                    chunk = next((m for m in CHUNK.finditer(window) if m.end() > len(tail)), None)
+                    if chunk is not None and self._chunk_cut_due(int(chunk.group(1))):
+                        start = max(0, chunk.start() - len(tail))
+                        if data[:start]:
+                            conn.upstream.sendall(data[:start])
+                        self._cut(conn, data[start:])
+                        return
+                    if chunk is not None:
+                        length = LENGTH.search(window, chunk.end() - 2)
+                        self.chunk_bytes += int(length.group(1)) if length else 0
+                    conn.upstream.sendall(data)
+                    tail = window[-200:]
+                    continue
                 match = next((m for m in RESULTS.finditer(window) if m.end() > len(tail)), None)
                 if match and self._fault_due():
                     start = max(0, match.start() - len(tail))
@@ -175,7 +215,11 @@ class FlakyProxy:
                         self._cut(conn, request)
                         return
                     if self.mode == "hold":
-                        time.sleep(self.hold_s)
+                        # All but its last bytes first: on a kept-alive connection the API would close an
+                        # idle connection (uvicorn's keep-alive timeout), not one with a request under way.
+                        conn.upstream.sendall(request[:-2])
+                        request = request[-2:]
+                        self.release.wait(HOLD_LIMIT_S)
                     elif self.mode == "lose_answer":
                         conn.drop_answer = True
                     conn.upstream.sendall(request)

@@ -10,9 +10,11 @@ import redis
 from sqlalchemy.exc import OperationalError
 
 from benchtrail.jobs import TASK_QUEUES
+from benchtrail.storage import StorageError
 from benchtrail_worker.app import app
 
-TRANSIENT = (OperationalError, redis.ConnectionError, redis.TimeoutError, ConnectionError)
+# StorageError: the raw file store (an S3-compatible bucket) could not be read; the sweeper re-queues too.
+TRANSIENT = (OperationalError, redis.ConnectionError, redis.TimeoutError, ConnectionError, StorageError)
 
 
 def task(name: str, queue: str, *, soft_time_limit: int = 300, time_limit: int = 330,

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import TypeVar
+
+import anyio.to_thread
 
 from fastapi import Depends, Request
 from sqlalchemy import select, update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from benchtrail.auth.tokens import ROLE_RANK, hash_token
-from benchtrail.db_boundary import request_session
+from benchtrail.db_boundary import read_unit, request_session
 from benchtrail.errors import Forbidden, NotFound, Unauthorized
 from benchtrail.models import ApiToken, Project, Run
 from benchtrail.runs import meta as run_meta
@@ -101,3 +106,34 @@ def resolve(session: Session, token: str | None) -> Principal:
 def get_principal(request: Request,
                   session: Session = Depends(request_session, scope="function")) -> Principal:
     return resolve(session, bearer_token(request))
+
+
+T = TypeVar("T")
+
+
+async def request_token(request: Request) -> str | None:
+    """The bearer token of a request, read on the event loop (an async dependency costs no thread hop)."""
+    return bearer_token(request)
+
+
+TokenDep = Depends(request_token)
+
+
+async def in_request(token: str | None, work: Callable[[Session, Principal], T]) -> T:
+    """The whole of a read's database work in one worker thread: its session (`read_unit`), its
+    principal (from `token`, see `TokenDep`) and `work`. For the hot reads (project, runs list, run
+    document, series, overheads, trails): sync dependencies and a sync endpoint cost a thread hop each
+    (session, principal, endpoint, response validation), more than the work of a small read."""
+    def run() -> T:
+        try:
+            with read_unit() as session:
+                return work(session, resolve(session, token))
+        except DBAPIError as exc:
+            if not exc.connection_invalidated:
+                raise
+        # A pooled connection had died (the database restarted): the pool is invalidated, the read
+        # is done again on a new connection (reads are idempotent).
+        with read_unit() as session:
+            return work(session, resolve(session, token))
+
+    return await anyio.to_thread.run_sync(run)

@@ -20,6 +20,7 @@ Definitions (stated once, used by every sample-based format):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -56,6 +57,7 @@ class CellsResult:
     series: list[SeriesData] = field(default_factory=list)
     reported: list[ReportedCell] = field(default_factory=list)
     interval_ms: int | None = None
+    counts: SampleCounts | None = None     # the samples, summarised (None for summary formats)
     warmup_excluded: int = 0
     warnings: list[str] = field(default_factory=list)
 
@@ -70,57 +72,232 @@ def choose_interval_s(span_s: float, choices: tuple[float, ...] = INTERVAL_CHOIC
 
 def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
                 interval_s: float | None = None, with_series: bool = True) -> CellsResult:
-    """Cells (and, unless `with_series` is False, series) of one parsed file."""
+    """Cells (and, unless `with_series` is False, series) of one parsed file: from its summarised
+    samples (`parsed.counts`, built while a large file was read) or from its samples."""
     result = CellsResult(reported=list(parsed.reported), series=list(parsed.series))
-    samples = parsed.samples
-    if samples is None or samples.height == 0:
+    counts = parsed.counts
+    if counts is None:
+        if parsed.samples is None or parsed.samples.height == 0:
+            return result
+        summariser = Summariser(warmup_s=warmup_s, interval_s=interval_s)
+        summariser.add(parsed.samples)
+        counts = summariser.finish()
+    elif (counts.warmup_s, counts.interval_s) != (float(warmup_s), interval_s):
+        raise ValueError(f"samples were summarised for warmup_s={counts.warmup_s}, interval_s={counts.interval_s}, "
+                         f"not {warmup_s}, {interval_s}")
+    result.counts = counts
+    table = counts.table
+    if table.height == 0:
         return result
-    # Categorical keys make every group_by below about twice as fast.
-    df = samples.select(
-        pl.col("scenario").cast(pl.Categorical), pl.col("load_key").cast(pl.Categorical),
-        "start_ms", "latency_us", "success", "is_transaction",
-        (pl.col("start_ms").cast(pl.Float64) + pl.col("latency_us") / 1000.0).alias("end_ms"))
-    if int(df.select((pl.col("latency_us") > histogram.HIGHEST_US).sum()).item()):
+    if int(table.select((pl.col("latency_us") > histogram.HIGHEST_US).sum()).item()):
         result.warnings.append("latencies above 1 hour were clipped to 1 hour in histograms")
 
     loads = dict(parsed.loads)
-    for key in df.get_column("load_key").unique().cast(pl.String).to_list():
+    for key in table.get_column("load_key").unique().cast(pl.String).to_list():
         loads.setdefault(key, LoadSpec())  # keys a parser forgot to describe: typeless load
 
-    span_s = (df["end_ms"].max() - df["start_ms"].min()) / 1000.0  # type: ignore[operator]
+    span_s = (table["last_end"].max() - table["first_start"].min()) / 1000.0  # type: ignore[operator]
     step_s = interval_s if interval_s else choose_interval_s(float(span_s))
     result.interval_ms = int(round(step_s * 1000))
-    # The only pass over every sample: counts per (scenario, load, interval, distinct latency).
-    # Series and (without warm-up) cells are both derived from this much smaller table.
-    counts = _value_counts(df, result.interval_ms)
-    if warmup_s > 0:
-        cutoff = pl.col("start_ms").min().over("load_key") + int(round(warmup_s * 1000))
-        measured = df.filter(pl.col("start_ms") >= cutoff)
-        result.warmup_excluded = df.height - measured.height
-        by_value = _value_counts(measured, None)
-    else:
-        measured = df
-        by_value = counts.group_by("scenario", "load_key", "latency_us").agg(
-            pl.col("n").sum(), pl.col("errors").sum(), pl.col("first_start").min(),
-            pl.col("last_end").max(), pl.col("is_tx").any())
+    measured = table.filter(pl.col("measured"))
+    result.warmup_excluded = counts.samples - int(measured["n"].sum())
+    by_value = measured.group_by("scenario", "load_key", "latency_us").agg(
+        pl.col("n").sum(), pl.col("errors").sum(), pl.col("first_start").min(),
+        pl.col("last_end").max(), pl.col("is_tx").any())
     result.cells = _cells(by_value, loads)
     _add_timelines(result.cells, measured)
     if with_series:
-        result.series.extend(_series(counts, loads, result.interval_ms))
+        series_counts = table.group_by(
+            "scenario", "load_key", "latency_us", (pl.col("t") - pl.col("t") % result.interval_ms).alias("t"),
+        ).agg(pl.col("n").sum(), pl.col("errors").sum(), pl.col("is_tx").any())
+        result.series.extend(_series(series_counts, loads, result.interval_ms))
     return result
 
 
-def _value_counts(df: pl.DataFrame, interval_ms: int | None) -> pl.DataFrame:
-    keys: list[str | pl.Expr] = ["scenario", "load_key", "latency_us"]
-    if interval_ms is not None:
-        keys.append((pl.col("start_ms") - pl.col("start_ms") % interval_ms).alias("t"))
-    return df.group_by(*keys).agg(
-        pl.len().alias("n"),
-        (~pl.col("success")).sum().alias("errors"),
-        pl.col("start_ms").min().alias("first_start"),
-        pl.col("end_ms").max().alias("last_end"),
-        pl.col("is_transaction").any().alias("is_tx"),
-    )
+# Columns of `SampleCounts.table`: one row per scenario, load key, distinct latency, time bucket and
+# whether the samples are measured (not warm-up).
+COUNT_KEYS = ("scenario", "load_key", "latency_us", "t", "measured")
+_COUNT_MERGE = (
+    pl.col("n").sum(), pl.col("errors").sum(), pl.col("first_start").min(), pl.col("last_start").max(),
+    pl.col("last_end").max(), pl.col("is_tx").any(),
+)
+_INTERVAL_MS = tuple(int(round(c * 1000)) for c in INTERVAL_CHOICES_S)
+_TIMELINE_MS = tuple(int(round(c * 1000)) for c in TIMELINE_CHOICES_S)
+
+
+@dataclass(slots=True)
+class SampleCounts:
+    """Every sample of a file, summarised so that cells, series and timelines come out exactly as from
+    the samples themselves: per (scenario, load key, distinct latency, start-time bucket `t`,
+    measured) the count `n`, `errors`, the first and last start, the last end and whether the rows are
+    Transaction Controller parents (`is_tx`). A bucket is epoch-aligned and its width divides every
+    interval the series and timelines can still choose (see `Summariser`), so they re-bucket exactly."""
+
+    table: pl.DataFrame
+    samples: int
+    warmup_s: float = 0.0
+    interval_s: float | None = None
+
+
+class Summariser:
+    """Builds `SampleCounts` from batches of samples (`SAMPLE_SCHEMA` columns) read one after another,
+    in memory that grows with the distinct latencies per bucket, not with the samples.
+
+    The bucket width of a load key is the greatest common divisor of the series intervals and the
+    timeline intervals that the spans seen so far still allow (spans only grow, so the final intervals
+    are among them); when it grows, the table is re-bucketed. With a warm-up, samples that may still
+    fall in it (those starting before the earliest start seen so far plus the warm-up) are kept raw
+    until the end, when the earliest start of each load level is known."""
+
+    MERGE_ROWS = 1_000_000
+
+    def __init__(self, *, warmup_s: float = 0.0, interval_s: float | None = None) -> None:
+        self.warmup_s = float(warmup_s)
+        self.interval_s = interval_s
+        self._warmup_ms = int(round(self.warmup_s * 1000))
+        self._interval_ms = int(round(interval_s * 1000)) if interval_s else None
+        self.reset()
+
+    def reset(self) -> None:
+        self.samples = 0
+        self._table: pl.DataFrame | None = None
+        self._parts: list[pl.DataFrame] = []
+        self._pending = 0
+        self._raw: list[pl.DataFrame] = []      # samples that may be warm-up
+        self._raw_rows = 0
+        self._first: dict[str, int] = {}        # load key -> earliest start seen
+        self._span: tuple[float, float] | None = None
+        self._measured: dict[str, tuple[float, float]] = {}   # load key -> (first start, last end) measured
+        self._width: dict[str, int] = {}
+
+    def add(self, batch: pl.DataFrame) -> None:
+        if batch.height == 0:
+            return
+        df = batch.select(
+            pl.col("scenario").cast(pl.Categorical), pl.col("load_key").cast(pl.Categorical),
+            "start_ms", "latency_us", "success", "is_transaction",
+            (pl.col("start_ms").cast(pl.Float64) + pl.col("latency_us") / 1000.0).alias("end_ms"))
+        self.samples += df.height
+        extents = self._extents(df)
+        for key, lo, hi in extents:
+            self._first[key] = min(self._first.get(key, lo), int(lo))
+            s = self._span
+            self._span = (min(s[0], lo), max(s[1], hi)) if s else (lo, hi)
+        if self._warmup_ms:
+            cutoff = pl.col("load_key").replace_strict(
+                {k: v + self._warmup_ms for k, v in self._first.items()}, return_dtype=pl.Int64)
+            df = df.with_columns((pl.col("start_ms") >= cutoff).alias("measured"))
+            maybe = df.filter(~pl.col("measured")).drop("measured")
+            if maybe.height:
+                self._raw.append(maybe)
+                self._raw_rows += maybe.height
+            df = df.filter(pl.col("measured")).drop("measured")
+            extents = self._extents(df)
+        for key, lo, hi in extents:
+            m = self._measured.get(key)
+            self._measured[key] = (min(m[0], lo), max(m[1], hi)) if m else (lo, hi)
+        self._widen()
+        if df.height:
+            self._parts.append(self._aggregate(df, measured=True))
+            self._pending += self._parts[-1].height
+        if self._pending >= self.MERGE_ROWS:
+            self._merge()
+        if self._raw_rows >= self.MERGE_ROWS:
+            self._settle_raw()
+
+    def finish(self, relabel: dict[str, str] | None = None) -> SampleCounts:
+        """The summary; `relabel` renames load keys (a JMeter thread group to its load level's key,
+        known only once every sample has been read; several may become one)."""
+        relabel = relabel or {}
+        if self._raw:
+            raw = pl.concat(self._raw)
+            # The warm-up of a load level starts at its earliest sample, over every key it merges.
+            first: dict[str, int] = {}
+            for key, lo in self._first.items():
+                final = relabel.get(key, key)
+                first[final] = min(first.get(final, lo), lo)
+            cutoff = {k: first[relabel.get(k, k)] + self._warmup_ms for k in self._first}
+            raw = raw.with_columns((pl.col("start_ms") >= pl.col("load_key").replace_strict(
+                cutoff, return_dtype=pl.Int64)).alias("measured"))
+            for flag in (True, False):
+                part = raw.filter(pl.col("measured") == flag).drop("measured")
+                if part.height:
+                    self._parts.append(self._aggregate(part, measured=flag))
+            self._raw, self._raw_rows = [], 0
+        self._merge()
+        table = self._table if self._table is not None else _empty_counts()
+        if relabel and any(k != v for k, v in relabel.items()):
+            table = table.with_columns(
+                pl.col("load_key").cast(pl.String).replace(relabel).cast(pl.Categorical)
+            ).group_by(*COUNT_KEYS).agg(*_COUNT_MERGE)
+        out = SampleCounts(table, self.samples, self.warmup_s, self.interval_s)
+        self.reset()
+        return out
+
+    @staticmethod
+    def _extents(df: pl.DataFrame) -> list[tuple[str, float, float]]:
+        if df.height == 0:
+            return []
+        ext = df.group_by("load_key").agg(pl.col("start_ms").min(), pl.col("end_ms").max())
+        return [(str(k), float(lo), float(hi)) for k, lo, hi in ext.iter_rows()]
+
+    def _widen(self) -> None:
+        """Each key's bucket width for the spans seen so far."""
+        if self._interval_ms:
+            series = [self._interval_ms]
+        else:
+            span = (self._span[1] - self._span[0]) / 1000.0 if self._span else 0.0
+            least = int(round(choose_interval_s(span) * 1000))
+            series = [c for c in _INTERVAL_MS if c >= least]
+        for key in self._first:
+            m = self._measured.get(key)
+            least = int(round(choose_interval_s((m[1] - m[0]) / 1000.0 if m else 0.0, TIMELINE_CHOICES_S) * 1000))
+            self._width[key] = math.gcd(*series, *(c for c in _TIMELINE_MS if c >= least))
+
+    def _bucket(self) -> pl.Expr:
+        return pl.col("load_key").replace_strict(self._width, return_dtype=pl.Int64)
+
+    def _aggregate(self, df: pl.DataFrame, *, measured: bool) -> pl.DataFrame:
+        width = self._bucket()
+        return df.group_by(
+            "scenario", "load_key", "latency_us", (pl.col("start_ms") - pl.col("start_ms") % width).alias("t"),
+        ).agg(
+            pl.len().alias("n"),
+            (~pl.col("success")).sum().alias("errors"),
+            pl.col("start_ms").min().alias("first_start"),
+            pl.col("start_ms").max().alias("last_start"),
+            pl.col("end_ms").max().alias("last_end"),
+            pl.col("is_transaction").any().alias("is_tx"),
+        ).with_columns(pl.lit(measured).alias("measured")).select(
+            *COUNT_KEYS, "n", "errors", "first_start", "last_start", "last_end", "is_tx")
+
+    def _merge(self) -> None:
+        if not self._parts:
+            return
+        tables = ([self._table] if self._table is not None else []) + self._parts
+        self._parts, self._pending = [], 0
+        width = self._bucket()
+        self._table = pl.concat(tables).with_columns(pl.col("t") - pl.col("t") % width).group_by(
+            *COUNT_KEYS).agg(*_COUNT_MERGE)
+
+    def _settle_raw(self) -> None:
+        """Aggregate the raw samples now known to be measured (their load key's earliest start moved)."""
+        raw = pl.concat(self._raw)
+        cutoff = pl.col("load_key").replace_strict(
+            {k: v + self._warmup_ms for k, v in self._first.items()}, return_dtype=pl.Int64)
+        sure = raw.filter(pl.col("start_ms") >= cutoff)
+        rest = raw.filter(pl.col("start_ms") < cutoff)
+        if sure.height:
+            self._parts.append(self._aggregate(sure, measured=True))
+            self._pending += self._parts[-1].height
+        self._raw, self._raw_rows = ([rest] if rest.height else []), rest.height
+
+
+def _empty_counts() -> pl.DataFrame:
+    return pl.DataFrame(schema={
+        "scenario": pl.Categorical(), "load_key": pl.Categorical(), "latency_us": pl.Int64(), "t": pl.Int64(),
+        "measured": pl.Boolean(), "n": pl.UInt32(), "errors": pl.UInt32(), "first_start": pl.Int64(),
+        "last_start": pl.Int64(), "last_end": pl.Float64(), "is_tx": pl.Boolean()})
 
 
 def _cells(by_value: pl.DataFrame, loads: dict[str, LoadSpec]) -> list[SampleCell]:
@@ -183,24 +360,19 @@ def _cells(by_value: pl.DataFrame, loads: dict[str, LoadSpec]) -> list[SampleCel
 
 
 def _add_timelines(cells: list[SampleCell], measured: pl.DataFrame) -> None:
-    """Each cell's timeline (see the module docstring), from one more pass over the measured samples."""
+    """Each cell's timeline (see the module docstring), from the measured rows of `SampleCounts`."""
     if not cells or measured.height == 0:
         return
     # The interval follows each load level's own span, so a level gives up to 200 intervals.
     spans = measured.group_by("load_key").agg(
-        ((pl.col("end_ms").max() - pl.col("start_ms").min()) / 1000.0).alias("span")).with_columns(
+        ((pl.col("last_end").max() - pl.col("first_start").min()) / 1000.0).alias("span")).with_columns(
         pl.col("load_key").cast(pl.String))
     steps = {k: int(round(choose_interval_s(span, TIMELINE_CHOICES_S) * 1000)) for k, span in spans.iter_rows()}
     names = [name for name, _ in PERCENTILES]
-    if len(set(steps.values())) == 1:
-        step: pl.Expr = pl.lit(next(iter(steps.values())), dtype=pl.Int64)
-    else:
-        step = pl.lit(None, dtype=pl.Int64)
-        for key, value in steps.items():
-            step = pl.when(pl.col("load_key") == key).then(pl.lit(value, dtype=pl.Int64)).otherwise(step)
+    step = pl.col("load_key").cast(pl.String).replace_strict(steps, return_dtype=pl.Int64)
     counts = measured.group_by(
-        "scenario", "load_key", "latency_us", (pl.col("start_ms") - pl.col("start_ms") % step).alias("t"),
-    ).agg(pl.len().alias("n"), pl.col("is_transaction").any().alias("is_tx")).with_columns(
+        "scenario", "load_key", "latency_us", (pl.col("t") - pl.col("t") % step).alias("t"),
+    ).agg(pl.col("n").sum().alias("n"), pl.col("is_tx").any().alias("is_tx")).with_columns(
         pl.col("scenario", "load_key").cast(pl.String))
     thresholds = pl.DataFrame(
         [{"scenario": c.scenario, "load_key": c.load.key, **{f"thr_{n}": c.thresholds_us.get(n) for n in names}}

@@ -9,7 +9,9 @@ import importlib
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from .cells import CellsResult, Summariser, build_cells
 from .model import ParsedFile, ParseError, ParseOptions
 from .textio import decode, read_head
 
@@ -38,6 +40,10 @@ REGISTRY: dict[str, str] = {
     "benchtrail-json": "benchtrail_json:parse",
 }
 FORMATS = tuple(REGISTRY)
+# Formats read in batches (module under parsers with `stream(path, options, summariser)` and
+# `check_head(path, options)`): memory stays bounded however long the file, and an upload checks only
+# their structure and first rows, the worker parsing the whole file once.
+STREAMED: dict[str, str] = {"jmeter-csv": "jmeter_csv"}
 
 _JTL_HEADERLESS = re.compile(r"^\d{9,13}[,\t;|]\d+[,\t;|]")
 _GATLING_BINARY = re.compile(rb"^\x00\x00\x00\x00[\x01-\x40]\d+\.\d+")
@@ -55,10 +61,46 @@ def get_parser(fmt: str) -> Parser:
 def parse_file(path: Path, *, format: str | None = None,  # noqa: A002 - the API's word
                options: ParseOptions | None = None) -> ParsedFile:
     fmt = format or detect_format(path)
+    # A parser that reads bytes itself may meet text in no encoding we read (e.g. inside XML).
+    return _guarded(path, lambda: get_parser(fmt)(Path(path), options))
+
+
+def ingest_file(path: Path, *, format: str | None = None,  # noqa: A002 - the API's word
+                options: ParseOptions | None = None, warmup_s: float = 0.0) -> tuple[ParsedFile, CellsResult]:
+    """One result file to cells and series, the worker's step per file (and per share of a run spread
+    over several load generators). A streamed format is read in batches into `SampleCounts`; any other
+    is parsed whole. Either way `parsed.samples` is None on return: `result.counts` summarises them."""
+    fmt = format or detect_format(path)
+    module = STREAMED.get(fmt)
+    if module is None:
+        parsed = parse_file(path, format=fmt, options=options)
+    else:
+        parsed = _guarded(path, lambda: _streamer(module).stream(Path(path), options, Summariser(warmup_s=warmup_s)))
+    result = build_cells(parsed, warmup_s=warmup_s)
+    parsed.samples = None
+    return parsed, result
+
+
+def check_file(path: Path, *, format: str | None = None,  # noqa: A002 - the API's word
+               options: ParseOptions | None = None) -> str:
+    """What an upload checks before it is accepted; returns the format. A streamed format: header,
+    encoding and its first rows (the worker's full parse reports any later error on the run); any
+    other: the whole parse."""
+    fmt = format or detect_format(path)
+    module = STREAMED.get(fmt)
+    if module is None:
+        return parse_file(path, format=fmt, options=options).format
+    return _guarded(path, lambda: _streamer(module).check_head(Path(path), options)).format
+
+
+def _streamer(module: str) -> Any:
+    return importlib.import_module(f"{__package__}.parsers.{module}")
+
+
+def _guarded(path: Path, call: Callable[[], ParsedFile]) -> ParsedFile:
     try:
-        return get_parser(fmt)(Path(path), options)
+        return call()
     except UnicodeError as exc:
-        # A parser that reads bytes itself met text in no encoding we read (e.g. inside XML).
         raise ParseError(f"{Path(path).name} holds bytes that are not valid text ({exc.reason}, "
                          f"{getattr(exc, 'encoding', 'text')} at byte {getattr(exc, 'start', '?')})") from None
 

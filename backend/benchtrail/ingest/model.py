@@ -10,11 +10,15 @@ milliseconds (float) for reported summary statistics, timestamps in epoch **mill
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 # The load level is shared with the runner, which installs without the server: defined there.
 from benchtrail_runner.plan import NONE_LOAD, LoadKind, LoadSpec  # noqa: F401  (re-exported)
+
+if TYPE_CHECKING:
+    from .cells import SampleCounts
 
 # Columns of `ParsedFile.samples` (one row per request/sample), in this order and with these types.
 SAMPLE_SCHEMA: dict[str, pl.DataType] = {
@@ -71,6 +75,8 @@ class ParsedFile:
     tool: str                        # jmeter, hey, wrk, k6, locust, gatling, jmh, benchtrail
     format: str                      # e.g. jmeter-csv, jmeter-xml, hey-text, hey-csv, jmh-text
     samples: pl.DataFrame | None = None          # SAMPLE_SCHEMA, or None for summary formats
+    # The samples summarised while a large file was read (`detect.ingest_file`), instead of `samples`.
+    counts: SampleCounts | None = None
     loads: dict[str, LoadSpec] = field(default_factory=dict)  # load_key -> LoadSpec for samples
     reported: list[ReportedCell] = field(default_factory=list)
     series: list[SeriesData] = field(default_factory=list)

@@ -20,16 +20,18 @@ from sqlalchemy.orm import Session
 from benchtrail import storage
 from benchtrail.config import get_settings
 from benchtrail.ingest import criteria as criteria_judge
-from benchtrail.ingest.cells import build_cells
-from benchtrail.ingest.detect import parse_file
+from benchtrail.ingest.cells import SampleCounts, Summariser
+from benchtrail.ingest.detect import ingest_file
 from benchtrail.ingest.histogram import merge as merge_histograms
-from benchtrail.ingest.histogram import percentile_ms
+from benchtrail.ingest.histogram import decode as decode_histogram
+from benchtrail.ingest.histogram import percentile_ms, value_at_percentile_us
 from benchtrail.ingest.model import LoadSpec, ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.ingest import repository, validity
 from benchtrail.metrics import PERCENTILES
 from benchtrail.models import Cell, Load, Project, Run, RunFile, Scenario, Series, Variant
 from benchtrail.plans import service as plans
+from benchtrail.plans.model import split_count
 from benchtrail.runs import lifecycle
 from benchtrail.runs import meta as run_meta
 from benchtrail.runs.lifecycle import RunStatus
@@ -172,6 +174,50 @@ def _merge_repetitions(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def merge_shares(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The parts of a run over several generators as `combine` takes them: the sample-based parts of one
+    position (the same step, run by every share at once) become one part. Its histogram is the shares'
+    HDR histograms merged (so every percentile is the nearest-rank percentile of the union of the
+    shares' samples, as one file of all of them would give), counts and errors add up, min, max and the
+    mean are exact, and the throughput is the union's count over the union's window (first start to
+    last end over every share). Parts without a share are returned as they are."""
+    if not any("share" in p for p in parts):
+        return parts
+    out: list[dict[str, Any]] = []
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for p in parts:
+        if "share" in p and "histogram" in p:
+            groups.setdefault(p["position"], []).append(p)
+        else:
+            out.append({k: v for k, v in p.items() if k not in ("share", "window")})
+    for position, group in groups.items():
+        if len(group) == 1:
+            out.append({k: v for k, v in group[0].items() if k not in ("share", "window")})
+            continue
+        count = sum(int(p.get("count") or 0) for p in group)
+        errors = sum(int(p.get("errors") or 0) for p in group)
+        lo = min(p["latency_min"] for p in group if p.get("latency_min") is not None)
+        hi = max(p["latency_max"] for p in group if p.get("latency_max") is not None)
+        merged = merge_histograms([p["histogram"] for p in group])
+        hist = decode_histogram(merged)
+        windows = [p["window"] for p in group if p.get("window")]
+        duration = (max(w[1] for w in windows) - min(w[0] for w in windows)) / 1000.0 \
+            if len(windows) == len(group) else max(float(p.get("duration_s") or 0) for p in group)
+        part: dict[str, Any] = {
+            "histogram": merged, "count": count, "errors": errors, "latency_min": lo, "latency_max": hi,
+            "latency_mean": sum(float(p.get("latency_mean") or 0) * int(p.get("count") or 0) for p in group) / count
+            if count else None,
+            "duration_s": duration, "throughput": count / duration if duration > 0 else None,
+            "is_transaction": group[0]["is_transaction"], "position": position,
+            "extra": {"error_rate": errors * 100.0 / count if count else None, "generators": len(group)},
+        }
+        for name, pct in PERCENTILES:
+            part[f"latency_{name}"] = value_at_percentile_us(hist, pct, exact_min=float(round(lo * 1000.0)),
+                                                             exact_max=float(round(hi * 1000.0))) / 1000.0
+        out.append(part)
+    return out
+
+
 class RunWriter:
     """Collects cells and series for one run, combining what several files say about the same cell
     (repetitions of a measurement; a JTL's latencies and a resource file's CPU for the same load)."""
@@ -192,10 +238,15 @@ class RunWriter:
         self.arrivals: dict[tuple[str, str, str], list[float]] = {}    # ... -> per file arrival rates
         # written cells' values by (variant, scenario, load key, mode, process)
         self.combined: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
+        self.generators = run_meta.of(run).generators
+        self.shared_series: set[int] = set()    # series from a share's file (merged by time: `_points`)
+        # a share's arrival rate per (variant, scenario, load key) and position: the shares' add up
+        self.share_arrivals: dict[tuple[tuple[str, str, str], int], float] = {}
 
-    def add_cell(self, variant: str, cell: Any, position: int | None = None) -> None:
+    def add_cell(self, variant: str, cell: Any, position: int | None = None, share: int | None = None) -> None:
         """`position`: where the cell's file ran in the run (its file position); by default the order
-        of the calls."""
+        of the calls. `share`: the load generator whose file it is, in a run over several generators
+        (the shares' parts of one position ran at the same time: `merge_shares`)."""
         scenario = cell.scenario if cell.scenario is not None else ALL_SCENARIOS
         load, mode = cell.load, (getattr(cell, "mode", None) or "")
         process = getattr(cell, "process", None) or ""
@@ -205,11 +256,17 @@ class RunWriter:
         values = _values_of(cell)
         values["position"] = position if position is not None else self._calls
         self._calls += 1
+        if share is not None:
+            values["share"] = share
+            if getattr(cell, "first_start_ms", None) is not None and getattr(cell, "last_end_ms", None):
+                values["window"] = (float(cell.first_start_ms), float(cell.last_end_ms))
         pending.parts.append(values)
 
-    def add_series(self, variant: str, series: Any) -> None:
+    def add_series(self, variant: str, series: Any, share: int | None = None) -> None:
         self._note(variant, series.scenario, series.load)
         self.series.append((variant, series))
+        if share is not None:
+            self.shared_series.add(id(series))
 
     def _note(self, variant: str, scenario: str | None, load: LoadSpec) -> None:
         if variant not in self.variant_order:
@@ -240,7 +297,7 @@ class RunWriter:
                                      for c in self.cells.values()})
         rows = []
         for key, c in self.cells.items():
-            values = combine(c.parts)
+            values = combine(merge_shares(c.parts))
             self.combined[key] = values
             rows.append(Cell(run_id=run.id, variant_id=variants[c.variant].id, scenario_id=scenarios[c.scenario].id,
                              load_id=loads[c.load.key].id, mode=c.mode, process=c.process,
@@ -248,13 +305,37 @@ class RunWriter:
                              **{"params": {}, "replicates": [], **values}))
         s.add_all(rows)
         for (variant, scenario, load_key, metric, process), parts in self._series_by_key().items():
-            points = sorted((int(t), float(v)) for part in parts for t, v in zip(part.t_ms, part.values))
+            points = self._points(metric, parts)
             s.add(Series(run_id=run.id, variant_id=variants[variant].id,
                          scenario_id=scenarios[scenario].id if scenario is not None else None,
                          load_id=loads[load_key].id, metric=metric, process=process,
                          interval_ms=parts[0].interval_ms,
                          t_ms=[t for t, _ in points], values=[v for _, v in points]))
         s.flush()
+
+    def _points(self, metric: str, parts: list[Any]) -> list[tuple[int, float]]:
+        """A series' points in time order. The shares of a run over several generators report the same
+        intervals: their throughput and errors add up; for a latency percentile the highest share's
+        value of the interval is kept (a percentile of the union cannot be read from the shares' series;
+        the cells' percentiles are exact)."""
+        points = sorted((int(t), float(v)) for part in parts for t, v in zip(part.t_ms, part.values))
+        if not any(id(p) in self.shared_series for p in parts):
+            return points
+        merged: dict[int, float] = {}
+        for t, v in points:
+            if t in merged:
+                merged[t] = merged[t] + v if metric in ("throughput", "errors") else max(merged[t], v)
+            else:
+                merged[t] = v
+        return sorted(merged.items())
+
+    def finish_shares(self) -> None:
+        """The arrival rates of concurrent shares, added up per step, as the run's arrival rates."""
+        totals: dict[tuple[str, str, str], dict[int, float]] = {}
+        for (key, position), rate in self.share_arrivals.items():
+            totals.setdefault(key, {})[position] = rate
+        for key, by_position in totals.items():
+            self.arrivals.setdefault(key, []).extend(by_position[p] for p in sorted(by_position))
 
     def _series_by_key(self) -> dict[tuple[str, str | None, str, str, str], list[Any]]:
         """One series per variant, scenario, load, metric and named process: a warm-up and its
@@ -288,10 +369,12 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
     files = repository.files_with_blobs(session, run.id)
     scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=_scratch()))
     try:
+        store = storage.get_store()
         for run_file, blob in files:
-            add_file(writer, run_file, storage.blob_path(blob.sha256), scratch)
+            add_file(writer, run_file, store.local_path(blob.sha256, scratch), scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    writer.finish_shares()
     writer.write(reference=run_meta.of(run).reference or "")
     expected = expectations(session, run)
     run.criteria = judge_criteria(writer, expected, reference=run_meta.of(run).reference)
@@ -349,7 +432,10 @@ def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expe
     findings: list[validity.Finding] = []
     if expected.file_checks:
         for f, load_key in writer.facts:
-            findings += validity.file_checks(f, expected.requested_rate.get(load_key))
+            rate = expected.requested_rate.get(load_key)
+            if rate and f.share is not None:  # a share is judged against its share of the rate
+                rate = rate / writer.generators
+            findings += validity.file_checks(f, rate)
     for step in expected.loadgen:
         findings.append(validity.load_generator(float(step["cpu_s"]), float(step["wall_s"]), int(step["cores"]),
                                                 float(step.get("max_cpu_pct") or 0.0), load=step.get("load")))
@@ -370,28 +456,30 @@ def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expe
 
 def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) -> None:
     path = open_blob_for_parsing(blob, run_file.filename, scratch)
+    share = run_file.options.get("share")
+    warmup_s = float(run_file.options.get("warmup_s", 0))
     try:
-        parsed = parse_file(path, format=run_file.format, options=options_for(run_file.options))
-        result = build_cells(parsed, warmup_s=float(run_file.options.get("warmup_s", 0)))
+        parsed, result = ingest_file(path, format=run_file.format, options=options_for(run_file.options),
+                                     warmup_s=warmup_s)
     except ParseError as exc:
         raise IngestFailed(run_file.filename, exc.reason, exc.line, exc.field) from None
-    if not run_file.options.get("series_only") and parsed.samples is not None and result.interval_ms:
+    sampled = result.counts is not None and result.counts.samples > 0
+    if not run_file.options.get("series_only") and sampled and result.interval_ms:
         for series in result.series:
             if series.metric == "throughput" and series.scenario is None and series.variant is None:
-                found = validity.stall(series.t_ms, series.values, result.interval_ms,
-                                       warmup_s=float(run_file.options.get("warmup_s", 0)),
+                found = validity.stall(series.t_ms, series.values, result.interval_ms, warmup_s=warmup_s,
                                        variant=run_file.variant, load=series.load.label)
                 if found is not None and not found.ok:
                     writer.findings.append(found)
     if not run_file.options.get("series_only"):
-        if parsed.samples is not None and parsed.samples.height:
-            _note_file(writer, run_file, parsed, float(run_file.options.get("warmup_s", 0)))
+        if sampled:
+            _note_file(writer, run_file, parsed, warmup_s, result.counts)
         for cell in result.cells:
-            writer.add_cell(run_file.variant, cell, run_file.position)
+            writer.add_cell(run_file.variant, cell, run_file.position, share)
         for cell in result.reported:
-            writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, run_file.position)
+            writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, run_file.position, share)
     for series in result.series:
-        writer.add_series(getattr(series, "variant", None) or run_file.variant, series)
+        writer.add_series(getattr(series, "variant", None) or run_file.variant, series, share)
 
 
 @dataclass(slots=True)
@@ -406,17 +494,25 @@ class MeasuredFile:
     unanswered: dict[tuple[str, str, str], int]
 
 
-def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, warmup_s: float = 0.0) -> MeasuredFile:
+def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, warmup_s: float = 0.0,
+                  counts: SampleCounts | None = None, share: tuple[int, int] | None = None) -> MeasuredFile:
+    """`counts`: the file's summarised samples (`CellsResult.counts`); summarised here from
+    `parsed.samples` when not given. `share`: (share, generators) of a file from one share of a run over
+    several generators: its load level's request count is the share's (`split_count`)."""
     out = MeasuredFile([], {}, {})
-    if parsed.samples is None or parsed.samples.height == 0:
-        return out
-    df = parsed.samples.filter(~pl.col("is_transaction"))
-    if warmup_s > 0:
-        df = df.filter(pl.col("start_ms") >= pl.col("start_ms").min().over("load_key") + int(round(warmup_s * 1000)))
+    if counts is None:
+        if parsed.samples is None or parsed.samples.height == 0:
+            return out
+        summariser = Summariser(warmup_s=warmup_s)
+        summariser.add(parsed.samples)
+        counts = summariser.finish()
+    df = counts.table.filter(pl.col("measured") & ~pl.col("is_tx")).with_columns(
+        pl.col("scenario", "load_key").cast(pl.String))
     if df.height == 0:
         return out
-    aggs = [pl.len().alias("n"), (~pl.col("success")).sum().alias("errors"), pl.col("start_ms").min().alias("lo"),
-            pl.col("start_ms").max().alias("hi"), pl.col("scenario").n_unique().alias("scenarios")]
+    aggs = [pl.col("n").sum().alias("n"), pl.col("errors").sum().alias("errors"),
+            pl.col("first_start").min().alias("lo"), pl.col("last_start").max().alias("hi"),
+            pl.col("scenario").n_unique().alias("scenarios")]
 
     def rate(n: int, lo: int, hi: int) -> float | None:
         return (n - 1) / ((hi - lo) / 1000.0) if n > 1 and hi > lo else None
@@ -429,7 +525,8 @@ def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, 
         load = parsed.loads.get(row["load_key"]) or LoadSpec()
         unanswered = 0
         if fmt == "hey-csv" and load.requests:
-            unanswered = max(0, load.requests - int(row["n"]))
+            asked = split_count(load.requests, *share) if share is not None else load.requests
+            unanswered = max(0, asked - int(row["n"]))
             for key in ((variant, scenario or str(df["scenario"][0]), row["load_key"]),
                         (variant, ALL_SCENARIOS, row["load_key"])):
                 out.unanswered[key] = unanswered
@@ -439,16 +536,24 @@ def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, 
         out.facts.append((validity.FileFacts(
             variant=variant, scenario=scenario, load=load.label, count=int(row["n"]), errors=int(row["errors"]),
             unanswered=unanswered, arrival_rate=r, scenarios=int(row["scenarios"]),
-            dropped=int(parsed.meta.get("dropped_iterations") or 0)), row["load_key"]))
+            dropped=int(parsed.meta.get("dropped_iterations") or 0),
+            share=share[0] if share is not None else None), row["load_key"]))
     return out
 
 
-def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: float) -> None:
+def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: float,
+               counts: SampleCounts | None) -> None:
+    share = run_file.options.get("share")
     found = measured_file(parsed, variant=run_file.variant, scenario=run_file.options.get("scenario"),
-                          fmt=run_file.format, warmup_s=warmup_s)
+                          fmt=run_file.format, warmup_s=warmup_s, counts=counts,
+                          share=(int(share), writer.generators) if share is not None else None)
     writer.facts += found.facts
     for key, r in found.arrivals.items():
-        writer.arrivals.setdefault(key, []).append(r)
+        if share is not None:
+            slot = (key, run_file.position)
+            writer.share_arrivals[slot] = writer.share_arrivals.get(slot, 0.0) + r
+        else:
+            writer.arrivals.setdefault(key, []).append(r)
     for key, n in found.unanswered.items():
         writer.unanswered[key] = writer.unanswered.get(key, 0) + n
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import codecs
 import gzip
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from .model import ParseError
 
@@ -108,3 +110,83 @@ def parse_number(text: str, *, line: int | None = None, field: str | None = None
         except ValueError:
             pass
     raise ParseError(f"'{text}' is not a number", line=line, field=field)
+
+
+CHUNK = 1 << 20
+
+
+def _open_binary(path: Path) -> BinaryIO:
+    with path.open("rb") as fh:
+        gzipped = fh.read(2) == GZIP_MAGIC
+    return gzip.open(path, "rb") if gzipped else path.open("rb")  # type: ignore[return-value]
+
+
+def text_encoding(path: Path) -> str:
+    """The encoding `decode` would choose for the whole file, found in one streaming pass (a BOM, else
+    UTF-8 if every byte is, else GB18030, else Latin-1) without holding the file in memory."""
+    head = read_head(path, 4)
+    for bom, enc in _BOMS:
+        if head.startswith(bom):
+            return enc
+    for enc in ("utf-8", "gb18030"):
+        decoder = codecs.getincrementaldecoder(enc)()
+        try:
+            with _open_binary(path) as fh:
+                while chunk := fh.read(CHUNK):
+                    decoder.decode(chunk)
+                decoder.decode(b"", final=True)
+            return enc
+        except UnicodeDecodeError:
+            continue
+        except (OSError, EOFError) as exc:
+            raise ParseError(f"{path.name}: broken gzip stream ({exc})") from None
+    return "latin-1"
+
+
+def iter_lines(path: Path, encoding: str | None = None) -> Iterator[str]:
+    """The file's lines as `decode` reads them (BOM dropped, `\\n` line ends), one at a time."""
+    encoding = encoding or text_encoding(path)
+    decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
+    pending = ""
+    first = True
+    yielded = 0
+    chunk = b""
+    buffered = b""
+    try:
+        with _open_binary(path) as fh:
+            while True:
+                chunk = fh.read(CHUNK)
+                buffered = decoder.getstate()[0]
+                text = pending + decoder.decode(chunk, final=not chunk)
+                if first and text[:1] == "\ufeff":
+                    text = text[1:]
+                first = False
+                if chunk:
+                    # Cut after the last `\n` only, so that a `\r\n` or `\r\r\n` split between chunks stays whole.
+                    cut = text.rfind("\n") + 1
+                    text, pending = text[:cut], text[cut:]
+                lines = normalise_newlines(text).split("\n")
+                for line in lines[:-1]:
+                    yielded += 1
+                    yield line + "\n"
+                if not chunk:
+                    if lines[-1]:
+                        yield lines[-1]
+                    return
+    except UnicodeDecodeError as exc:
+        # The line of the bad byte: the lines read before this chunk, plus those of the chunk before it.
+        good = (buffered + chunk)[:exc.start].decode(encoding, errors="ignore")
+        line = yielded + normalise_newlines(pending + good).count("\n") + 1
+        raise ParseError(f"{path.name}: bytes that are not valid {encoding} ({exc.reason})", line=line) from None
+    except (OSError, EOFError) as exc:
+        raise ParseError(f"{path.name}: broken gzip stream ({exc})") from None
+
+
+def recode(path: Path, dest: Path, *, limit: int | None = None) -> Path:
+    """`dest`: the file as UTF-8 with `\\n` line ends (at most `limit` lines), written as it is read."""
+    with dest.open("w", encoding="utf-8", newline="") as out:
+        for i, line in enumerate(iter_lines(path)):
+            if limit is not None and i >= limit:
+                break
+            out.write(line)
+    return dest

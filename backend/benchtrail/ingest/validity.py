@@ -194,10 +194,12 @@ class FileFacts:
     arrival_rate: float | None = None   # (n - 1) / (last start - first start), req/s
     scenarios: int = 1
     dropped: int = 0            # k6 arrivals the executor could not start (dropped_iterations)
+    share: int | None = None    # the load generator (0-based) of a run over several (plan `generators`)
 
     @property
     def who(self) -> str:
-        return self.variant if self.scenario is None else f"{self.variant}/{self.scenario}"
+        who = self.variant if self.scenario is None else f"{self.variant}/{self.scenario}"
+        return who if self.share is None else f"{who} (share {self.share + 1})"
 
 
 def file_checks(f: FileFacts, requested_rate: float | None, *, rate_tolerance: float = RATE_TOLERANCE,

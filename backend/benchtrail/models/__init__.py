@@ -2,12 +2,14 @@
 
 from benchtrail.models.alert import Alert, AlertEvent, Annotation, WebhookDelivery, Webhook
 from benchtrail.models.project import ApiToken, Project
-from benchtrail.models.result import Blob, Cell, Environment, Load, MetricDef, Run, RunFile, Scenario, Series, Trail, Variant
+from benchtrail.models.result import (Blob, Cell, Environment, Load, MetricDef, ResultsUpload, Run, RunFile, RunShare,
+                                      Scenario, Series, Trail, Variant)
 from benchtrail.models.plan import Plan, Schedule
 from benchtrail.models.snapshot import Snapshot
 
 __all__ = [
     "Alert", "AlertEvent", "Annotation", "ApiToken", "Blob", "Cell", "Environment", "Load", "MetricDef",
-    "Plan", "Project", "Run", "RunFile", "Scenario", "Schedule", "Series", "Snapshot", "Trail", "Variant",
+    "Plan", "Project", "ResultsUpload", "Run", "RunFile", "RunShare", "Scenario", "Schedule", "Series", "Snapshot",
+    "Trail", "Variant",
     "Webhook", "WebhookDelivery",
 ]

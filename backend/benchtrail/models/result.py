@@ -74,6 +74,30 @@ class Run(Base):
     created_at: Mapped[datetime] = created_at_column()
 
 
+class RunShare(Base):
+    """One share of a plan run over several load generators (plan `generators`; runs/shares.py)."""
+
+    __tablename__ = "run_shares"
+    __table_args__ = (
+        UniqueConstraint("run_id", "index"),
+        CheckConstraint("status IN ('queued', 'running', 'delivered', 'failed', 'cancelled')", name="status"),
+        CheckConstraint('"index" >= 0', name="index"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    index: Mapped[int] = mapped_column(Integer)          # 0-based; shown 1-based ("share 1 of 2")
+    status: Mapped[str] = mapped_column(String(16), server_default="queued")
+    runner: Mapped[str | None] = mapped_column(String(200))
+    host: Mapped[str | None] = mapped_column(String(200))
+    runner_token_id: Mapped[int | None] = mapped_column(Integer)
+    reason: Mapped[str | None] = mapped_column(Text)
+    results_key: Mapped[str | None] = mapped_column(String(200))
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
 class Blob(Base):
     """A raw file exactly as received, content-addressed on disk, kept so any cell can be recomputed."""
 
@@ -226,3 +250,23 @@ class MetricDef(Base):
     unit: Mapped[str] = mapped_column(String(32))
     direction: Mapped[str] = mapped_column(String(8))
     title: Mapped[str] = mapped_column(String(100))
+
+
+class ResultsUpload(Base):
+    """A runner's results package arriving in chunks (runs/uploads.py): the server's offset is
+    `received`; the chunks are in the raw file store until the session is committed, exactly once."""
+
+    __tablename__ = "results_uploads"
+    __table_args__ = (UniqueConstraint("run_id", "idempotency_key"),
+                      CheckConstraint("received >= 0 AND received <= size", name="received_in_size"))
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    idempotency_key: Mapped[str] = mapped_column(String(200))
+    metadata_json: Mapped[str] = mapped_column("metadata", Text)
+    files: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    size: Mapped[int] = mapped_column(BigInteger)
+    received: Mapped[int] = mapped_column(BigInteger, server_default="0", default=0)
+    created_at: Mapped[datetime] = created_at_column()
+    updated_at: Mapped[datetime] = created_at_column()
+    committed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

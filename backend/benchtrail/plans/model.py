@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from benchtrail.validation import describe, find_unsafe
 from benchtrail_runner.plan import (  # noqa: F401  (re-exported: the API and the runner share one model)
     Criterion, Load, Order, Phase, Plan, PlanError, Process, Resources, Sampling, Scenario, Step, Tool, Variant, parse_plan,
-    steps)
+    share_load, share_plan, split_count, steps)
 
 _SCHEMA_ENV = "BENCHTRAIL_PLAN_SCHEMA"
 _DEFAULT_SCHEMA = Path(__file__).resolve().parents[3] / "docs" / "plans" / "plan-v1.schema.json"
@@ -103,6 +103,17 @@ def _rule_problems(plan: Plan) -> list[tuple[str, str]]:
             problems.append((f"{where}.requests", "only used by tool 'hey'"))
         if plan.tool != "constant-rate" and load.max_vus is not None:
             problems.append((f"{where}.max_vus", "only used by tool 'constant-rate'"))
+    if plan.generators > 1:
+        for i, load in enumerate(plan.loads):
+            for name in ("threads", "concurrency", "requests", "max_vus"):
+                value = getattr(load, name)
+                if value is not None and value < plan.generators:
+                    problems.append((f"loads[{i}].{name}", f"{value} cannot be split over {plan.generators} "
+                                                           f"generators (each share needs at least 1)"))
+            if plan.tool == "hey" and load.rate is not None and load.concurrency and \
+                    load.rate / plan.generators < split_count(load.concurrency, 0, plan.generators):
+                problems.append((f"loads[{i}].rate", f"hey paces per worker: each of the {plan.generators} "
+                                                     f"shares needs rate >= its concurrency"))
     for i, s in enumerate(plan.scenarios):
         if s.jmx is not None and plan.tool != "jmeter":
             problems.append((f"scenarios[{i}].jmx", "a JMX file needs tool 'jmeter'"))

@@ -67,13 +67,24 @@ class ProgressIn(SafeModel):
     errors: int | None = None
     requests: int | None = None
     log: list[str] = Field(default_factory=list, description="New log lines since the last report")
+    ready_step: int | None = Field(default=None, ge=1, le=100_000, description=(
+        "A share of a run over several generators waiting to start this step (index): the answer's "
+        "`step_start_at` is the step's common start instant once every share is ready for it"))
 
 
 class ProgressAck(BaseModel):
     cancel_requested: bool
+    start_at: datetime | None = Field(default=None, description=(
+        "A run over several generators: the common instant every share starts its load at, set once every "
+        "share is claimed (null until then, and for a run of one generator)"))
+    step_start_at: datetime | None = Field(default=None, description=(
+        "The common start instant of the step named in the report's `ready_step`, once every share is ready "
+        "for it (null until then)"))
 
 
 class ClaimOut(ProgressAck):
+    generators: int = Field(default=1, ge=1, description="Shares the run is split into")
+    share: int | None = Field(default=None, ge=0, description="The claimed share (0-based); null for one generator")
     headers: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="The plan's request headers per scenario, given only to the runner "
                                            "that claims the run (plan bodies show them as \"***\")")
@@ -84,6 +95,29 @@ class ResultsAccepted(BaseModel):
     status: str
     duplicate: bool = Field(default=False, description="True: these results (same Idempotency-Key) were "
                                                        "already accepted; nothing new was stored")
+
+
+class ResultsUploadFile(SafeModel):
+    name: str = Field(min_length=1, max_length=255, description="The file's name (as in a multipart upload)")
+    size: int = Field(ge=1, le=2**53, description="Bytes of this file in the package")
+    sha256: str = Field(pattern="^[0-9a-f]{64}$", description="Checked when the upload is committed")
+
+
+class ResultsUploadIn(SafeModel):
+    """Opens a resumable results upload: the package is the files' bytes one after the other, in order."""
+
+    metadata: dict[str, Any] = Field(description="ResultsMetadata (as for POST /runs/{run}/results); "
+                                                 "files[i] describes the i-th file")
+    files: list[ResultsUploadFile] = Field(min_length=1, max_length=1000)
+
+
+class ResultsUploadOut(BaseModel):
+    id: str = Field(description="The upload session (in the path of its chunks and commit)")
+    run: str
+    offset: int = Field(description="Bytes of the package the server holds: send the next chunk from here")
+    size: int = Field(description="The package's declared size in bytes")
+    committed: bool = Field(description="True: the package was committed into the run's results")
+    chunk_max_bytes: int = Field(description="The largest chunk the server takes")
 
 
 class FinishIn(SafeModel):

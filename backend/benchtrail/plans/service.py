@@ -16,6 +16,7 @@ from benchtrail.models import Plan, Project, Run, Schedule
 from benchtrail.plans import model, repository, spec
 from benchtrail.plans.schemas import PlanOut, ScheduleIn, ScheduleOut, SchedulePatch, StartRun
 from benchtrail.runs import meta as run_meta
+from benchtrail.runs import shares
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.targets import plan_problems
 from benchtrail.uploads.service import new_slug
@@ -103,10 +104,17 @@ def start_run(session: Session, project: Project, plan: Plan, req: StartRun, *, 
               commit=req.commit, branch=req.branch,
               labels=req.labels, status=RunStatus.QUEUED.value, validity=[], criteria=[], progress={},
               meta=run_meta.dump(run_meta.RunMeta(reference=reference, variants=variants, plan=plan.name,
-                                                  plan_version=plan.version, pool=plan.pool)))
+                                                  plan_version=plan.version, pool=plan.pool,
+                                                  generators=int(plan.body.get("generators", 1)))))
     session.add(run)
     session.flush()
-    jobs.enqueue(session, "runs.execute", run.slug, plan.body, queue=f"runner.{plan.pool}")
+    generators = int(plan.body.get("generators", 1))
+    if generators == 1:
+        jobs.enqueue(session, "runs.execute", run.slug, plan.body, queue=f"runner.{plan.pool}")
+        return run
+    shares.create(session, run, generators)  # one message per share, each claimed by its own runner
+    for i in range(generators):
+        jobs.enqueue(session, "runs.execute", run.slug, plan.body, queue=f"runner.{plan.pool}", share=i)
     return run
 
 

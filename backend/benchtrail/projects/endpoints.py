@@ -3,7 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from sqlalchemy.orm import Session
 
-from benchtrail.auth.principal import Principal, get_principal
+from benchtrail.auth.principal import Principal, TokenDep, get_principal, in_request
 from benchtrail.db_boundary import request_session
 from benchtrail.openapi import errors
 from benchtrail.projects import service
@@ -27,9 +27,8 @@ def create_project(body: ProjectCreate, session: Session = SessionDep,
 
 
 @router.get("/{slug}", response_model=ProjectOut)
-def get_project(slug: str, session: Session = SessionDep,
-                principal: Principal = Depends(get_principal)) -> ProjectOut:
-    return service.project_out(session, service.get_visible(session, principal, slug))
+async def get_project(slug: str, token: str | None = TokenDep) -> ProjectOut:
+    return await in_request(token, lambda session, principal: service.visible_out(session, principal, slug))
 
 
 @router.post("/{slug}/tokens", response_model=TokenCreated, status_code=201, responses=errors(403))

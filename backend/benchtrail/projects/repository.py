@@ -13,6 +13,20 @@ def get_by_slug(session: Session, slug: str) -> Project | None:
     return session.scalar(select(Project).where(Project.slug == slug))
 
 
+OPEN_ALERT_STATES = ("new", "acknowledged", "investigating")
+
+
+def get_with_stats(session: Session, slug: str) -> tuple[Project, int, datetime | None, int] | None:
+    """The project, its number of runs, its latest run's time and its open alerts (index-only scans of
+    ix_runs_project_id_created_at_id and the alerts' project index)."""
+    runs = select(func.count()).where(Run.project_id == Project.id).scalar_subquery()
+    latest = select(func.max(Run.created_at)).where(Run.project_id == Project.id).scalar_subquery()
+    open_alerts = select(func.count()).where(Alert.project_id == Project.id,
+                                             Alert.state.in_(OPEN_ALERT_STATES)).scalar_subquery()
+    row = session.execute(select(Project, runs, latest, open_alerts).where(Project.slug == slug)).first()
+    return (row[0], row[1], row[2], row[3]) if row is not None else None
+
+
 def list_visible(session: Session, *, project_id: int | None, all_projects: bool) -> Sequence[Project]:
     stmt = select(Project).order_by(Project.slug)
     if not all_projects:
@@ -33,7 +47,7 @@ def run_stats(session: Session, project_ids: list[int]) -> dict[int, tuple[int, 
 def open_alert_counts(session: Session, project_ids: list[int]) -> dict[int, int]:
     rows = session.execute(
         select(Alert.project_id, func.count(Alert.id))
-        .where(Alert.project_id.in_(project_ids), Alert.state.in_(("new", "acknowledged", "investigating")))
+        .where(Alert.project_id.in_(project_ids), Alert.state.in_(OPEN_ALERT_STATES))
         .group_by(Alert.project_id))
     return {pid: n for pid, n in rows}
 

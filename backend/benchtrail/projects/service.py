@@ -42,6 +42,15 @@ def list_projects(session: Session, principal: Principal) -> list[ProjectOut]:
     return [to_out(p, stats.get(p.id, (0, None)), alerts.get(p.id, 0)) for p in projects]
 
 
+def visible_out(session: Session, principal: Principal, slug: str) -> ProjectOut:
+    """One project read, in one query (the project with its run and open-alert counts)."""
+    found = repository.get_with_stats(session, slug)
+    if found is None or not principal.can_see(found[0]):
+        raise NotFound(f"project '{slug}' not found")
+    project, runs, latest, open_alerts = found
+    return to_out(project, (runs, latest), open_alerts)
+
+
 def project_out(session: Session, project: Project) -> ProjectOut:
     stats = repository.run_stats(session, [project.id]).get(project.id, (0, None))
     return to_out(project, stats, repository.open_alert_counts(session, [project.id]).get(project.id, 0))

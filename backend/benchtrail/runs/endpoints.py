@@ -1,17 +1,20 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import Field, StringConstraints
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
-from benchtrail.auth.principal import Principal, get_principal
+from benchtrail.auth.principal import Principal, TokenDep, get_principal, in_request
 from benchtrail.db_boundary import request_session
-from benchtrail.errors import NotFound
+from benchtrail.errors import NotFound, ServiceUnavailable
 from benchtrail.http_cache import cached_json
+from benchtrail.logging import log
 from benchtrail.openapi import ID
 from benchtrail.runs import repository, service
 from benchtrail.runs.schemas import PercentilesOut, RunDetail, RunPage, SeriesList
@@ -22,37 +25,43 @@ SessionDep = Depends(request_session, scope="function")
 
 
 @router.get("/projects/{slug}/runs", response_model=RunPage)
-def list_runs(slug: str, environment: str | None = None, agent_version: str | None = None,
-              branch: str | None = None, status: str | None = None,
-              label: list[Annotated[str, StringConstraints(pattern=LABEL)]] = Query(
-                  default=[], description="key:value (the first colon splits), repeatable; every one must match"),
-              page: int = Query(default=1, ge=1, le=1_000_000), per_page: int = Query(default=50, ge=1, le=500),
-              cursor: str | None = Query(default=None, pattern=service.CURSOR,
-                                         description="`next_cursor` of the previous page: keyset pagination, as "
-                                                     "fast at the 100th page as at the first (`page` is then ignored)"),
-              session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> RunPage:
+async def list_runs(slug: str, environment: str | None = None, agent_version: str | None = None,
+                    branch: str | None = None, status: str | None = None,
+                    label: list[Annotated[str, StringConstraints(pattern=LABEL)]] = Query(
+                        default=[], description="key:value (the first colon splits), repeatable; every one must match"),
+                    page: int = Query(default=1, ge=1, le=1_000_000), per_page: int = Query(default=50, ge=1, le=500),
+                    cursor: str | None = Query(default=None, pattern=service.CURSOR,
+                                               description="`next_cursor` of the previous page: keyset pagination, as "
+                                                           "fast at the 100th page as at the first (`page` is then "
+                                                           "ignored)"),
+                    token: str | None = TokenDep) -> RunPage:
     """Runs, newest first."""
-    return service.list_runs(session, principal, slug, environment=environment, agent_version=agent_version,
-                             branch=branch, status=status, labels=label, page=page, per_page=per_page,
-                             cursor=cursor)
+    return await in_request(token, lambda session, principal: service.list_runs(
+        session, principal, slug, environment=environment, agent_version=agent_version, branch=branch,
+        status=status, labels=label, page=page, per_page=per_page, cursor=cursor))
 
 
 NOT_MODIFIED = {304: {"description": "Not modified: the ETag sent in If-None-Match is current"}}
 
 
 @router.get("/runs/{slug}", response_model=RunDetail, responses=NOT_MODIFIED)
-def get_run(slug: str, request: Request, session: Session = SessionDep,
-            principal: Principal = Depends(get_principal)) -> Response:
+async def get_run(slug: str, request: Request, token: str | None = TokenDep) -> Response:
     """The run document. Answers carry an ETag; send it back in If-None-Match to get 304."""
-    run, project = service.detail(session, principal, slug)
-    return cached_json(request, run, public=project.is_public)
+    def work(session: Session, principal: Principal) -> Response:
+        run, project = service.detail(session, principal, slug)
+        return cached_json(request, run, public=project.is_public)
+
+    return await in_request(token, work)
 
 
 @router.get("/runs/{slug}/series", response_model=SeriesList, responses=NOT_MODIFIED)
-def get_series(slug: str, request: Request, metric: str | None = None, session: Session = SessionDep,
-               principal: Principal = Depends(get_principal)) -> Response:
-    items, project = service.series(session, principal, slug, metric)
-    return cached_json(request, SeriesList(items=items), public=project.is_public)
+async def get_series(slug: str, request: Request, metric: str | None = None,
+                     token: str | None = TokenDep) -> Response:
+    def work(session: Session, principal: Principal) -> Response:
+        items, project = service.series(session, principal, slug, metric)
+        return cached_json(request, SeriesList(items=items), public=project.is_public)
+
+    return await in_request(token, work)
 
 
 @router.get("/runs/{slug}/percentiles", response_model=PercentilesOut)
@@ -66,11 +75,24 @@ def get_percentiles(slug: str, p: list[Annotated[float, Field(ge=0, le=100)]] = 
     "description": "The file as uploaded", "content": {"application/octet-stream": {"schema": {"type": "string",
                                                                                          "format": "binary"}}}}})
 def download_raw(slug: str, file_id: ID, session: Session = SessionDep,
-                 principal: Principal = Depends(get_principal)) -> FileResponse:
+                 principal: Principal = Depends(get_principal)) -> Response:
     run, _ = service.get_visible_run(session, principal, slug)
     found = repository.run_file(session, run.id, file_id)
     if found is None:
         raise NotFound(f"file {file_id} not found in run '{slug}'")
     run_file, blob = found
-    return FileResponse(storage.blob_path(blob.sha256), filename=run_file.filename,
-                        media_type="application/octet-stream")
+    store = storage.get_store()
+    try:
+        if isinstance(store, storage.LocalStore):
+            return FileResponse(store.local_path(blob.sha256, Path()), filename=run_file.filename,
+                                media_type="application/octet-stream")
+        # Streamed through the API: the bucket need not be reachable from the user's browser.
+        chunks = store.iter_bytes(blob.sha256)
+    except storage.StorageError as exc:
+        log.error("raw file not readable", sha256=blob.sha256, error=str(exc))
+        raise ServiceUnavailable("the raw file store cannot be read, retry later") from exc
+    quoted = quote(run_file.filename)
+    disposition = (f'attachment; filename="{run_file.filename}"' if quoted == run_file.filename
+                   else f"attachment; filename*=utf-8''{quoted}")
+    return StreamingResponse(chunks, media_type="application/octet-stream",
+                             headers={"Content-Disposition": disposition, "Content-Length": str(blob.size)})

@@ -18,9 +18,9 @@ from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
 from benchtrail.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthorized
 from benchtrail.logging import log
-from benchtrail.models import Plan, Project, Run
+from benchtrail.models import Plan, Project, Run, RunShare
 from benchtrail.plans.schemas import FinishIn, ProgressIn
-from benchtrail.runs import environments, lifecycle
+from benchtrail.runs import environments, lifecycle, shares
 from benchtrail.runs import meta as run_meta
 from benchtrail.runs.meta import LoadgenStep
 from benchtrail.runs import repository as runs_repository
@@ -74,7 +74,8 @@ def _locked_run(session: Session, principal: Principal, slug: str, role: str) ->
     return locked
 
 
-def _runner_run(session: Session, principal: Principal, slug: str, *, claiming: bool = False) -> Run:
+def runner_run(session: Session, principal: Principal, slug: str, *, claiming: bool = False,
+               lock: bool = True) -> Run:
     """The run, locked, for a runner endpoint: only a runner token gets it (never a project token),
     only for its pools when claiming, and afterwards only the runner token that claimed it."""
     if principal.is_anonymous:
@@ -93,13 +94,48 @@ def _runner_run(session: Session, principal: Principal, slug: str, *, claiming: 
     if not claiming and not principal.executes(run):
         raise Forbidden(f"run '{slug}' was not claimed by runner token '{principal.name}'; only the runner "
                         f"that claimed a run reports on it")
+    if not lock:
+        return run
     locked = session.scalar(select(Run).where(Run.id == run.id).with_for_update())
     assert locked is not None
     return locked
 
 
-def claim(session: Session, principal: Principal, slug: str, runner: str) -> Run:
-    run = _runner_run(session, principal, slug, claiming=True)
+def _share(session: Session, run: Run, share: int | None, principal: Principal | None = None
+           ) -> tuple[RunShare | None, list[RunShare]]:
+    """The share a runner names (and every share of the run), for a run of several generators; a run
+    of one generator has none and takes no `share`."""
+    generators = run_meta.of(run).generators
+    if generators == 1:
+        if share is not None:
+            raise InvalidRequest(f"share: run '{run.slug}' runs on one generator; it has no shares")
+        return None, []
+    if share is None or not 0 <= share < generators:
+        raise InvalidRequest(f"share: run '{run.slug}' is split into {generators} shares; name one of "
+                             f"0..{generators - 1} (?share=)")
+    rows = shares.of_run(session, run.id)
+    row = rows[share]
+    if principal is not None and row.runner_token_id != principal.token_id:
+        raise Forbidden(f"share {share + 1} of run '{run.slug}' was not claimed by runner token "
+                        f"'{principal.name}'; only the runner that claimed a share reports on it")
+    return row, rows
+
+
+def reporting_run(session: Session, principal: Principal, slug: str, share: int | None, *,
+                  lock: bool = True) -> Run:
+    """The run a runner reports on: a run of one generator (share None) that this runner token claimed,
+    or one share of a run over several generators that this runner token claimed."""
+    run = runner_run(session, principal, slug, claiming=share is not None, lock=lock)
+    _share(session, run, share, principal)
+    return run
+
+
+def claim(session: Session, principal: Principal, slug: str, runner: str, share: int | None = None,
+          host: str | None = None) -> Run:
+    run = runner_run(session, principal, slug, claiming=True)
+    row, rows = _share(session, run, share)
+    if row is not None:
+        return _claim_share(session, principal, run, row, rows, runner, host)
     if run.status != RunStatus.QUEUED:
         raise Conflict(f"run '{slug}' is {run.status}; only a queued run can be started (never twice)")
     lifecycle.transition(run, RunStatus.RUNNING)
@@ -109,16 +145,51 @@ def claim(session: Session, principal: Principal, slug: str, runner: str) -> Run
     return run
 
 
+def _claim_share(session: Session, principal: Principal, run: Run, row: RunShare, rows: list[RunShare],
+                 runner: str, host: str | None) -> Run:
+    total = len(rows)
+    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING) or row.status != "queued":
+        raise Conflict(f"share {row.index + 1} of {total} of run '{run.slug}' is "
+                       f"{row.status if run.status in (RunStatus.QUEUED, RunStatus.RUNNING) else run.status}; "
+                       f"only a queued share can be started (never twice)")
+    mine = next((s for s in rows if s.runner == runner and s.status != "queued"), None)
+    if mine is not None:
+        raise Conflict(f"runner '{runner}' already runs share {mine.index + 1} of {total} of run '{run.slug}'; "
+                       f"each share needs its own runner", extra={"code": "same_runner"})
+    now = datetime.now(timezone.utc)
+    if run.status == RunStatus.QUEUED:
+        lifecycle.transition(run, RunStatus.RUNNING, now=now)
+        run.progress = {"runner": runner, "percent": 0.0, "log": []}
+        run_meta.update(run, runner_token_id=principal.token_id, runner_token=principal.name)
+    row.status, row.runner, row.host, row.runner_token_id = "running", runner, host, principal.token_id
+    row.claimed_at = row.heartbeat_at = now
+    run.progress = {**(run.progress or {}), "log": (list((run.progress or {}).get("log", [])) + [
+        f"share {row.index + 1} of {total} claimed by runner '{runner}' on host '{host}'"])[-LOG_TAIL:]}
+    shares.arm_barrier(run, rows, now)
+    shares.refresh_heartbeat(run, rows)
+    publish_after_commit(session, run)
+    return run
+
+
+def start_at(run: Run) -> datetime | None:
+    value = run_meta.of(run).start_at
+    return datetime.fromisoformat(value) if value else None
+
+
 def plan_secrets(session: Session, run: Run) -> dict[str, dict[str, str]]:
     plan = session.get(Plan, run.plan_id) if run.plan_id is not None else None
     return dict(plan.secrets or {}) if plan is not None else {}
 
 
-def progress(session: Session, principal: Principal, slug: str, data: ProgressIn) -> bool:
+def progress(session: Session, principal: Principal, slug: str, data: ProgressIn,
+             share: int | None = None) -> tuple[bool, Run]:
     """Store a progress report (it is also the runner's heartbeat); answer whether to cancel."""
-    run = _runner_run(session, principal, slug)
-    if run.status != RunStatus.RUNNING:
-        return True  # nothing to run any more: the runner must stop
+    run = runner_run(session, principal, slug, claiming=share is not None)
+    row, rows = _share(session, run, share, principal)
+    if run.status != RunStatus.RUNNING or (row is not None and row.status != "running"):
+        return True, run  # nothing to run any more: the runner must stop
+    if row is not None:
+        return _share_progress(session, run, row, rows, data), run
     current = dict(run.progress or {})
     update = data.model_dump(exclude_none=True, exclude={"log"})
     current.update(update)
@@ -126,27 +197,53 @@ def progress(session: Session, principal: Principal, slug: str, data: ProgressIn
     run.progress = current
     run.heartbeat_at = datetime.now(timezone.utc)
     publish_after_commit(session, run)
+    return run_meta.of(run).cancel_requested, run
+
+
+def _share_progress(session: Session, run: Run, row: RunShare, rows: list[RunShare], data: ProgressIn) -> bool:
+    """A share's report: its heartbeat, its progress under `progress.shares`, its log lines marked with
+    the share; the run's own percent is the slowest share's."""
+    row.heartbeat_at = datetime.now(timezone.utc)
+    current = dict(run.progress or {})
+    per = dict(current.get("shares") or {})
+    per[str(row.index)] = {**per.get(str(row.index), {}), **data.model_dump(exclude_none=True, exclude={"log"})}
+    current["shares"] = per
+    for key in ("step", "step_index", "steps_total"):
+        if key in per.get("0", {}):
+            current[key] = per["0"][key]
+    percents = [per.get(str(s.index), {}).get("percent", 0.0) for s in rows]
+    current["percent"] = min(percents)
+    for key in ("requests", "errors", "achieved_rate"):
+        values = [p[key] for p in per.values() if p.get(key) is not None]
+        if values:
+            current[key] = sum(values)
+    current["log"] = (list(current.get("log", [])) + [f"[share {row.index + 1}] {line}" for line in data.log]
+                      )[-LOG_TAIL:]
+    run.progress = current
+    if data.ready_step is not None:
+        shares.arm_step(run, rows, per, data.ready_step, datetime.now(timezone.utc))
+    shares.refresh_heartbeat(run, rows)
+    publish_after_commit(session, run)
     return run_meta.of(run).cancel_requested
 
 
 def attach_results(session: Session, principal: Principal, slug: str, metadata_raw: str,
-                   parts: list[tuple[str, BinaryIO]], idempotency_key: str | None = None) -> tuple[Run, bool]:
+                   parts: list[tuple[str, BinaryIO]], idempotency_key: str | None = None,
+                   share: int | None = None) -> tuple[Run, bool]:
     """Store a runner's results (all files or none: one transaction). With the Idempotency-Key of
     results already accepted, nothing is stored and the answer says `duplicate` (the runner retried
     after losing the first answer). Concurrent retries queue on the run's row lock."""
-    run = _runner_run(session, principal, slug)
+    run = runner_run(session, principal, slug, claiming=share is not None)
+    row, rows = _share(session, run, share, principal)
+    if row is not None:
+        return _share_results(session, run, row, rows, metadata_raw, parts, idempotency_key)
     if idempotency_key is not None and run.results_key == idempotency_key:
         return run, True
     late = run.status == RunStatus.FAILED and run.results_key is None
     if run.status != RunStatus.RUNNING and not late:
         raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from the runner that runs it "
                        f"(or, once, late from that runner after the run failed without results)")
-    try:
-        meta = ResultsMetadata.model_validate_json(metadata_raw)
-    except ValidationError as exc:
-        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
-    if run.environment_id is None and meta.environment is not None:
-        run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
+    meta = _results_metadata(session, run, metadata_raw)
     run_meta.update(run, loadgen=meta.loadgen)
     if late:
         # The load test finished but its runner lost the API while delivering it (the sweeper or the
@@ -162,8 +259,62 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
     return run, False
 
 
-def finish(session: Session, principal: Principal, slug: str, data: FinishIn) -> Run:
-    run = _runner_run(session, principal, slug)
+
+def _results_metadata(session: Session, run: Run, metadata_raw: str) -> ResultsMetadata:
+    """The results' metadata, validated; the environment it describes becomes the run's if it has none."""
+    try:
+        meta = ResultsMetadata.model_validate_json(metadata_raw)
+    except ValidationError as exc:
+        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+    if run.environment_id is None and meta.environment is not None:
+        run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
+    return meta
+
+
+def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShare], metadata_raw: str,
+                   parts: list[tuple[str, BinaryIO]], idempotency_key: str | None) -> tuple[Run, bool]:
+    """One share's outputs: stored with their share (`RunFile.options.share`); the run is ingested once
+    every share has delivered. Late results of a failed run are not taken from a share."""
+    if idempotency_key is not None and row.results_key == idempotency_key:
+        return run, True
+    if run.status != RunStatus.RUNNING or row.status != "running":
+        raise Conflict(f"share {row.index + 1} of run '{run.slug}' is {row.status} (run {run.status}); "
+                       f"results are accepted only from the runner running the share")
+    meta = _results_metadata(session, run, metadata_raw)
+    run_meta.update(run, loadgen=[*run_meta.of(run).loadgen, *meta.loadgen])
+    row.status, row.results_key = "delivered", idempotency_key or f"unkeyed-share-{row.id}"
+    row.finished_at = datetime.now(timezone.utc)
+    done = all(s.status == "delivered" for s in rows)
+    store_files(session, run, meta, parts, share=row.index, ingest=done)
+    current = dict(run.progress or {})
+    current["log"] = (list(current.get("log", [])) + [
+        f"share {row.index + 1} of {len(rows)} delivered {len(parts)} output(s)"])[-LOG_TAIL:]
+    if done:
+        run.results_key = f"shares-{run.id}"
+        current.update({"percent": 100.0, "step": "ingesting"})
+    else:
+        shares.refresh_heartbeat(run, rows)
+    run.progress = current
+    publish_after_commit(session, run)
+    return run, False
+
+
+def finish(session: Session, principal: Principal, slug: str, data: FinishIn, share: int | None = None) -> Run:
+    run = runner_run(session, principal, slug, claiming=share is not None)
+    row, rows = _share(session, run, share, principal)
+    if row is not None:
+        if row.status in ("queued", "running"):
+            row.status, row.reason, row.finished_at = data.status, data.reason, datetime.now(timezone.utc)
+        if run.status in TERMINAL or run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+            return run
+        # A share that fails (or stops) fails the whole run: the others are told to stop by their next heartbeat.
+        status = RunStatus.CANCELLED if data.status == "cancelled" and run_meta.of(run).cancel_requested \
+            else RunStatus.FAILED
+        shares.stop_live(rows, "cancelled", f"stopped: {shares.name(row, len(rows))} ended the run")
+        lifecycle.transition(run, status, detail={"reason": f"{shares.name(row, len(rows))} {data.status}: "
+                                                            f"{data.reason}"})
+        publish_after_commit(session, run)
+        return run
     if run.status in TERMINAL:
         return run
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
@@ -180,6 +331,7 @@ def cancel(session: Session, principal: Principal, slug: str) -> Run:
     if run.status == RunStatus.QUEUED:
         lifecycle.transition(run, RunStatus.CANCELLED,
                              detail={"reason": f"cancelled by {principal.name} before it started"})
+        shares.stop_live(shares.of_run(session, run.id), "cancelled", f"cancelled by {principal.name}")
     elif run.status == RunStatus.RUNNING:
         run_meta.update(run, cancel_requested=True, cancelled_by=principal.name)
     else:

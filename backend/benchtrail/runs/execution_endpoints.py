@@ -2,20 +2,29 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import tempfile
 from collections.abc import AsyncIterator
+from pathlib import Path as PathLib
 
 import redis.asyncio as aioredis
-from fastapi import APIRouter, Depends, File, Form, Header, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Header, Path, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.requests import ClientDisconnect
 from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal, bearer_token, get_principal, resolve
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
-from benchtrail.plans.schemas import ClaimOut, FinishIn, ProgressAck, ProgressIn, ResultsAccepted
+from benchtrail.errors import InvalidRequest, PayloadTooLarge
+from benchtrail.plans.schemas import (ClaimOut, FinishIn, ProgressAck, ProgressIn, ResultsAccepted, ResultsUploadIn,
+                                     ResultsUploadOut)
 from benchtrail.runs import execution as service
+from benchtrail.runs import meta as run_meta
+from benchtrail.runs import results_uploads as uploads
+from benchtrail.runs import shares
 from benchtrail.runs.service import get_visible_run
 
 router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
@@ -27,21 +36,28 @@ RUN_EVENT = {"type": "object", "required": ["data"], "properties": {
             "slug": {"type": "string"}, "status": {"type": "string"}, "progress": {"type": "object"},
             "status_detail": {"type": ["object", "null"]}, "is_valid": {"type": "boolean"}}}}}}
 SessionDep = Depends(request_session, scope="function")
+ShareQuery = Query(default=None, ge=0, le=63, description="The share (0-based) of a run over several generators")
 
 
 @router.post("/{slug}/claim", response_model=ClaimOut, responses=errors(403, 409))
-def claim(slug: str, runner: str = "runner", session: Session = SessionDep,
-          principal: Principal = Depends(get_principal)) -> ClaimOut:
-    """A runner token takes a queued run of one of its pools; 409 if it is not queued any more (never
-    started twice). The answer carries the plan's request headers, which no other endpoint shows."""
-    run = service.claim(session, principal, slug, runner)
-    return ClaimOut(cancel_requested=False, headers=service.plan_secrets(session, run))
+def claim(slug: str, runner: str = Query(default="runner", min_length=1, max_length=200),
+          host: str | None = Query(default=None, min_length=1, max_length=200, description="The runner's host name"),
+          share: int | None = ShareQuery,
+          session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ClaimOut:
+    """A runner token takes a queued run of one of its pools (or, for a run over several generators, one
+    queued share of it); 409 if it is not queued any more (never started twice). The answer carries the
+    plan's request headers, which no other endpoint shows."""
+    run = service.claim(session, principal, slug, runner, share, host)
+    return ClaimOut(cancel_requested=False, headers=service.plan_secrets(session, run),
+                    generators=run_meta.of(run).generators, share=share, start_at=service.start_at(run))
 
 
 @router.post("/{slug}/progress", response_model=ProgressAck, responses=errors(403))
-def report_progress(slug: str, body: ProgressIn, session: Session = SessionDep,
-                    principal: Principal = Depends(get_principal)) -> ProgressAck:
-    return ProgressAck(cancel_requested=service.progress(session, principal, slug, body))
+def report_progress(slug: str, body: ProgressIn, share: int | None = ShareQuery,
+                    session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ProgressAck:
+    cancel, run = service.progress(session, principal, slug, body, share)
+    return ProgressAck(cancel_requested=cancel, start_at=service.start_at(run),
+                       step_start_at=shares.step_start(run, body.ready_step))
 
 
 @router.post("/{slug}/results", response_model=ResultsAccepted, status_code=202,
@@ -56,20 +72,104 @@ def upload_results(slug: str,
                        default=None, max_length=200, pattern=r"^[\x21-\x7e]+$",
                        description="The runner's key for these results: sent again (a retry whose answer was "
                                    "lost), the results are not stored twice and the answer is 200"),
+                   share: int | None = ShareQuery,
                    session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> JSONResponse:
     """A runner's raw outputs for the run it claimed, validated and stored in one transaction (all or
     nothing), then ingested."""
     run, duplicate = service.attach_results(session, principal, slug, metadata,
                                             [(f.filename or f"file-{i}", f.file) for i, f in enumerate(files)],
-                                            idempotency_key)
+                                            idempotency_key, share)
     body = ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if duplicate else 202)
 
 
+UPLOAD_ID = Path(pattern="^[0-9a-f]{32}$", description="The upload session's id (from POST .../results/uploads)")
+UPLOAD_409 = ("The run does not accept results (not running, or it has other results); for a chunk: it starts "
+              "past the server's offset (the body's `offset` says where to resume); for a commit: bytes are "
+              "missing (`offset`)")
+IDEMPOTENCY_KEY = Header(max_length=200, pattern=r"^[\x21-\x7e]+$",
+                         description="The runner's key for these results: the same key opens the same session "
+                                     "again (with its offset), and its results are committed once")
+
+
+@router.post("/{slug}/results/uploads", response_model=ResultsUploadOut, status_code=201,
+             responses={200: {"model": ResultsUploadOut,
+                              "description": "Same Idempotency-Key: the existing session, with its offset"},
+                        **errors(403), **errors(409, e409=UPLOAD_409),
+                        **errors(413, e413="The body exceeds BENCHTRAIL_MAX_UPLOAD_MB, or a declared file does")})
+def open_results_upload(slug: str, body: ResultsUploadIn, idempotency_key: str = IDEMPOTENCY_KEY,
+                        share: int | None = ShareQuery, session: Session = SessionDep,
+                        principal: Principal = Depends(get_principal)) -> JSONResponse:
+    """Open a resumable results upload (a runner token, for the run it claimed): the package (the files'
+    bytes one after the other) is then sent in chunks with PATCH and stored with POST .../commit."""
+    out, created = uploads.open_upload(session, principal, slug, body, idempotency_key, share)
+    return JSONResponse(out.model_dump(mode="json"), status_code=201 if created else 200)
+
+
+@router.get("/{slug}/results/uploads/{upload_id}", response_model=ResultsUploadOut, responses=errors(403))
+def results_upload_status(slug: str, upload_id: str = UPLOAD_ID, share: int | None = ShareQuery,
+                          session: Session = SessionDep, principal: Principal = Depends(get_principal)
+                          ) -> ResultsUploadOut:
+    """The session's offset: how many bytes of the package the server holds (resume from there)."""
+    return uploads.status(session, principal, slug, upload_id, share)
+
+
+@router.patch("/{slug}/results/uploads/{upload_id}", response_model=ResultsUploadOut,
+              responses={**errors(401, 403), **errors(409, e409=UPLOAD_409),
+                         **errors(413, e413="The chunk exceeds BENCHTRAIL_MAX_UPLOAD_MB or 64 MB")},
+              openapi_extra={"requestBody": {"required": True, "description": "The chunk's bytes", "content": {
+                  "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}})
+async def results_upload_chunk(request: Request, slug: str, upload_id: str = UPLOAD_ID,
+                               offset: int = Query(ge=0, le=2**53, description="Where the chunk starts in the "
+                                                   "package; bytes the server holds already are skipped"),
+                               share: int | None = ShareQuery) -> ResultsUploadOut:
+    """One chunk of the package. Idempotent: a chunk sent again changes nothing; one past the server's
+    offset is refused (409) with the offset to resume from."""
+    token = bearer_token(request)
+    limit = uploads.chunk_limit()
+    scratch = uploads.scratch_dir()
+    fd, name = tempfile.mkstemp(prefix="chunk-", dir=scratch)
+    path = PathLib(name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            size = 0
+            try:
+                async for data in request.stream():
+                    size += len(data)
+                    if size > limit:
+                        raise PayloadTooLarge(f"a results chunk is at most {limit} bytes")
+                    out.write(data)
+            except ClientDisconnect:  # a cut connection: nothing of the chunk is kept, the offset stays
+                raise InvalidRequest("the chunk was cut off before its end; nothing of it was kept") from None
+
+        def work() -> ResultsUploadOut:
+            with unit_of_work() as session:
+                return uploads.add_chunk(session, resolve(session, token), slug, upload_id, offset, path, share)
+
+        return await run_in_threadpool(work)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+@router.post("/{slug}/results/uploads/{upload_id}/commit", response_model=ResultsAccepted, status_code=202,
+             responses={200: {"model": ResultsAccepted,
+                              "description": "Already committed (same Idempotency-Key): nothing new was stored"},
+                        **errors(400, model=ResultFileError, e400=RESULT_FILE_400 + "; or a file's sha256 differs"),
+                        **errors(403), **errors(409, e409=UPLOAD_409),
+                        **errors(413, e413="A decompression bomb")})
+def commit_results_upload(slug: str, upload_id: str = UPLOAD_ID, share: int | None = ShareQuery,
+                          session: Session = SessionDep, principal: Principal = Depends(get_principal)
+                          ) -> JSONResponse:
+    """Store the complete package as the run's results (as POST .../results does: all files or none,
+    then ingested), exactly once."""
+    _, body = uploads.commit(session, principal, slug, upload_id, share)
+    return JSONResponse(body.model_dump(mode="json"), status_code=200 if body.duplicate else 202)
+
+
 @router.post("/{slug}/finish", responses=errors(403, 409))
-def finish(slug: str, body: FinishIn, session: Session = SessionDep,
-           principal: Principal = Depends(get_principal)) -> dict[str, str]:
-    run = service.finish(session, principal, slug, body)
+def finish(slug: str, body: FinishIn, share: int | None = ShareQuery,
+           session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
+    run = service.finish(session, principal, slug, body, share)
     return {"run": run.slug, "status": run.status}
 
 

@@ -36,6 +36,10 @@ class RunMeta(BaseModel):
     pool: str | None = Field(default=None, description="Runner pool of a plan's run")
     runner_token_id: int | None = Field(default=None, description="The runner token that claimed the run")
     runner_token: str | None = None
+    generators: int = Field(default=1, description="Load generators (shares) of a plan's run")
+    start_at: str | None = Field(default=None, description="The shares' common start instant (ISO 8601)")
+    step_starts: dict[str, str] = Field(default_factory=dict,
+                                        description="The shares' common start instant of each later step, by index")
     cancel_requested: bool = Field(default=False, description="A user asked the running runner to stop")
     cancelled_by: str | None = None
     loadgen: list[LoadgenStep] = Field(default_factory=list, description="Load-generator CPU per measured step")

@@ -5,13 +5,21 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select, tuple_
-from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm import Session, defer, load_only
 
-from benchtrail.models import Blob, Cell, Environment, Load, Run, RunFile, Scenario, Series, Variant
+from benchtrail.models import (Blob, Cell, Environment, Load, ResultsUpload, Run, RunFile, Scenario, Series,
+                               Variant)
 
 
 def get_by_slug(session: Session, slug: str) -> Run | None:
     return session.scalar(select(Run).where(Run.slug == slug))
+
+
+# What a runs list shows of each run (`runs.service.summary`): not the JSON documents (validity,
+# criteria, progress, meta) of the run page.
+SUMMARY_COLUMNS = (Run.id, Run.slug, Run.project_id, Run.source, Run.tool, Run.status, Run.is_valid, Run.agent_version,
+                   Run.app_version, Run.commit, Run.branch, Run.labels, Run.environment_id, Run.created_at,
+                   Run.started_at, Run.finished_at)
 
 
 def page(session: Session, project_id: int, *, filters: dict[str, Any], labels: dict[str, str],
@@ -20,7 +28,7 @@ def page(session: Session, project_id: int, *, filters: dict[str, Any], labels: 
     """Newest first. `after` = (created_at, id) of the last run already shown: keyset pagination,
     whose cost does not grow with the page number (then `offset` is ignored)."""
     stmt = select(Run, Environment.name).outerjoin(Environment, Environment.id == Run.environment_id) \
-        .where(Run.project_id == project_id)
+        .options(load_only(*SUMMARY_COLUMNS)).where(Run.project_id == project_id)
     for column, value in filters.items():
         if value is not None:
             stmt = stmt.where(getattr(Run, column) == value) if column != "environment" \
@@ -68,3 +76,25 @@ def run_file(session: Session, run_id: int, file_id: int) -> tuple[RunFile, Blob
     row = session.execute(select(RunFile, Blob).join(Blob, Blob.id == RunFile.blob_id)
                           .where(RunFile.run_id == run_id, RunFile.id == file_id)).first()
     return (row[0], row[1]) if row else None
+
+
+def results_upload_by_key(session: Session, run_id: int, key: str) -> ResultsUpload | None:
+    return session.scalar(select(ResultsUpload).where(ResultsUpload.run_id == run_id,
+                                                      ResultsUpload.idempotency_key == key))
+
+
+def results_upload(session: Session, run_id: int, upload_id: str, *, lock: bool) -> ResultsUpload | None:
+    stmt = select(ResultsUpload).where(ResultsUpload.run_id == run_id, ResultsUpload.id == upload_id)
+    return session.scalar(stmt.with_for_update() if lock else stmt)
+
+
+def abandoned_results_uploads(session: Session, idle_before: datetime, limit: int) -> Sequence[ResultsUpload]:
+    """Uncommitted upload sessions no commit can use any more: their run has other results or ended
+    (completed, cancelled), or nobody sent a chunk since `idle_before`. Locked, skipping busy ones."""
+    stmt = (select(ResultsUpload).join(Run, Run.id == ResultsUpload.run_id)
+            .where(ResultsUpload.committed_at.is_(None),
+                   (Run.results_key.is_not(None)) | Run.status.in_(("completed", "cancelled"))
+                   | (ResultsUpload.updated_at < idle_before))
+            .order_by(ResultsUpload.updated_at).limit(limit)
+            .with_for_update(of=ResultsUpload, skip_locked=True))
+    return session.scalars(stmt).all()

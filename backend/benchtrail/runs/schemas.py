@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from benchtrail.runs.meta import RunMeta
@@ -102,6 +102,21 @@ class RunFileOut(BaseModel):
     size: int
     sha256: str
     download_url: str
+    share: int | None = Field(default=None, description="The share (0-based) whose runner sent the file, in a "
+                                                        "run over several generators")
+
+
+class ShareOut(BaseModel):
+    """One share of a run over several load generators (plan `generators`)."""
+
+    index: int = Field(description="0-based; shown as share index+1 of N")
+    status: Literal["queued", "running", "delivered", "failed", "cancelled"]
+    runner: str | None = Field(description="The runner (BENCHTRAIL_RUNNER_NAME) that claimed the share")
+    host: str | None = Field(description="That runner's host name")
+    reason: str | None = Field(description="Why the share failed or stopped")
+    claimed_at: datetime | None
+    heartbeat_at: datetime | None
+    finished_at: datetime | None
 
 
 class RunSummary(BaseModel):
@@ -154,6 +169,8 @@ class RunDetail(RunSummary):
     process_cells: list[ProcessCellOut] = Field(
         default=[], description="Resource cells of the variants' named processes (not in `cells`)")
     files: list[RunFileOut]
+    shares: list[ShareOut] = Field(default=[], description="The shares of a run over several load generators "
+                                                           "(empty for one generator)")
     meta: RunMeta
 
 

@@ -15,9 +15,10 @@ from benchtrail.ingest.histogram import percentile_ms
 from benchtrail.models import Cell, Environment, Project, Run
 from benchtrail.projects import service as projects
 from benchtrail.runs import meta as run_meta
-from benchtrail.runs import repository
+from benchtrail.runs import repository, shares
 from benchtrail.runs.schemas import (CellOut, CellPercentiles, EnvironmentOut, LoadOut, PercentilePoint,
                                      ProcessCellOut, RunDetail, RunFileOut, RunPage, RunSummary, ScenarioOut, SeriesOut,
+                                     ShareOut,
                                      VariantOut)
 
 SPECTRUM = (0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0)
@@ -128,7 +129,8 @@ def _measured(session: Session, run: Run) -> dict[str, Any]:
         cells=[cell_out(c, has_hist) for c, has_hist in p["cells"] if not c.process],
         process_cells=[process_cell_out(c) for c, _ in p["cells"] if c.process],
         files=[RunFileOut(id=f.id, filename=f.filename, variant=f.variant, format=f.format, size=b.size,
-                          sha256=b.sha256, download_url=f"/api/v1/runs/{run.slug}/files/{f.id}/raw")
+                          sha256=b.sha256, download_url=f"/api/v1/runs/{run.slug}/files/{f.id}/raw",
+                          share=(f.options or {}).get("share"))
                for f, b in p["files"]],
     )
     if run.status == "completed":
@@ -146,6 +148,7 @@ def detail(session: Session, principal: Principal, slug: str) -> tuple[RunDetail
         analysis_status=run.analysis_status, alerts=raised_by(session, project, run),
         status_detail=run.status_detail, validity=run.validity or [], criteria=run.criteria or [],
         progress=run.progress or {}, meta=run_meta.of(run),
+        shares=[ShareOut.model_validate(s, from_attributes=True) for s in shares.of_run(session, run.id)],
     ), project
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Query
 from sqlalchemy.orm import Session
 
-from benchtrail.auth.principal import Principal, get_principal
+from benchtrail.auth.principal import Principal, TokenDep, get_principal, in_request
 from benchtrail.db_boundary import request_session
 from benchtrail.openapi import ID, errors
 from benchtrail.projects import service as projects
@@ -40,25 +40,27 @@ def trail_page(
 
 
 @_trails.get("/trails/{trail_id}", response_model=TrailDetail)
-def get_trail(trail_id: ID, metric: str = Query(default="latency_p75", **METRIC),
-              page: service.Page = Depends(trail_page), session: Session = SessionDep,
-              principal: Principal = Depends(get_principal)) -> TrailDetail:
+async def get_trail(trail_id: ID, metric: str = Query(default="latency_p75", **METRIC),
+                    page: service.Page = Depends(trail_page), token: str | None = TokenDep) -> TrailDetail:
     """A trail in version order, one window at a time (`before`, `limit`), optionally thinned for a chart."""
-    return service.trail_detail(session, principal, trail_id, metric, page)
+    return await in_request(token, lambda session, principal: service.trail_detail(
+        session, principal, trail_id, metric, page))
 
 
 @_trails.get("/trails/{trail_id}/overhead", response_model=OverheadTrail)
-def get_overhead_trail(trail_id: ID, metric: str = Query(default="latency_p75", **METRIC),
-                       page: service.Page = Depends(trail_page), session: Session = SessionDep,
-                       principal: Principal = Depends(get_principal)) -> OverheadTrail:
+async def get_overhead_trail(trail_id: ID, metric: str = Query(default="latency_p75", **METRIC),
+                             page: service.Page = Depends(trail_page),
+                             token: str | None = TokenDep) -> OverheadTrail:
     """The overhead trail in version order, windowed and thinned like the trail."""
-    return service.overhead_trail(session, principal, trail_id, metric, page)
+    return await in_request(token, lambda session, principal: service.overhead_trail(
+        session, principal, trail_id, metric, page))
 
 
 @_trails.get("/runs/{slug}/overheads", response_model=RunOverheads)
-def get_run_overheads(slug: str, metric: str = Query(default="latency_p75", **METRIC), session: Session = SessionDep,
-                      principal: Principal = Depends(get_principal)) -> RunOverheads:
-    return service.run_overheads(session, principal, slug, metric)
+async def get_run_overheads(slug: str, metric: str = Query(default="latency_p75", **METRIC),
+                            token: str | None = TokenDep) -> RunOverheads:
+    return await in_request(token, lambda session, principal: service.run_overheads(
+        session, principal, slug, metric))
 
 
 @_trails.get("/compare", response_model=CompareOut, responses=errors(404, e404="Run a or b not found, or it has no such variant"))

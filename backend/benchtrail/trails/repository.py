@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import delete, func, literal, select, text, update
 from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session, aliased, load_only
 
-from benchtrail.models import Cell, Environment, Load, Run, Scenario, Trail, Variant
+from benchtrail.models import Cell, Environment, Load, Project, Run, Scenario, Trail, Variant
 from benchtrail.models.alert import Overhead, TrailAnalysis
 
 # Cell columns a trail reads; never the histogram, which can be large, unless asked.
@@ -38,6 +39,26 @@ def load_labels(session: Session, project_id: int, keys: Iterable[str]) -> dict[
     return {key: label for key, label in rows}
 
 
+def trail_with_project(session: Session, trail_id: int) -> tuple[Trail, Project] | None:
+    row = session.execute(select(Trail, Project).join(Project, Project.id == Trail.project_id)
+                          .where(Trail.id == trail_id)).first()
+    return (row[0], row[1]) if row is not None else None
+
+
+def trail_names(session: Session, project_id: int, trail: Trail) -> tuple[str | None, str | None, int]:
+    """A trail's environment name, its load's label in the newest run that has it, and its points (cells of
+    completed runs), in one query."""
+    env = select(Environment.name).where(Environment.project_id == project_id,
+                                         Environment.fingerprint == trail.env_fingerprint).limit(1).scalar_subquery()
+    label = (select(Load.label).join(Run, Run.id == Load.run_id)
+             .where(Run.project_id == project_id, Load.key == trail.load_key)
+             .order_by(Load.id.desc()).limit(1).scalar_subquery())
+    count = (select(func.count(Cell.id)).join(Run, Run.id == Cell.run_id)
+             .where(Cell.trail_id == trail.id, Run.status == "completed").scalar_subquery())
+    row = session.execute(select(env, label, count)).one()
+    return row[0], row[1], int(row[2] or 0)
+
+
 def trail_cells(session: Session, trail_ids: Sequence[int], metrics: Sequence[str], *,
                 with_histogram: bool = False) -> Sequence[tuple[Cell, Any]]:
     """(cell, run row) of every completed run on these trails; only the named metric columns."""
@@ -50,6 +71,16 @@ def trail_cells(session: Session, trail_ids: Sequence[int], metrics: Sequence[st
 
 def run_cells(session: Session, run_id: int) -> Sequence[Cell]:
     return session.scalars(select(Cell).where(Cell.run_id == run_id).order_by(Cell.id)).all()
+
+
+def run_cell_keys(session: Session, run_id: int) -> Sequence[Any]:
+    """Each whole-variant and process cell of a run with the names that key it, in one query and without
+    the measurements: (id, trail_id, mode, process, variant, scenario, key, label)."""
+    return session.execute(
+        select(Cell.id, Cell.trail_id, Cell.mode, Cell.process, Variant.name.label("variant"),
+               Scenario.name.label("scenario"), Load.key, Load.label)
+        .join(Variant, Variant.id == Cell.variant_id).join(Scenario, Scenario.id == Cell.scenario_id)
+        .join(Load, Load.id == Cell.load_id).where(Cell.run_id == run_id).order_by(Cell.id)).all()
 
 
 def run_parts(session: Session, run_id: int) -> tuple[dict[int, Variant], dict[int, Scenario], dict[int, Load]]:
@@ -174,3 +205,63 @@ def latest_unit_and_reference(session: Session, trail_id: int) -> tuple[str | No
         .where(Cell.trail_id == trail_id, Run.status == "completed")
         .order_by(Cell.run_id.desc(), ref_variant.name.nulls_last()).limit(1)).first()
     return (row[0], row[1]) if row else (None, None)
+
+
+def _window_base(trail_id: int, metric: str, kind: str, columns: Sequence[str]) -> Any:
+    """The points of one trail (kind "trail": its cells with a value of `metric`) or of its overhead trail
+    (kind "overhead": the stored overheads of `metric`), of completed runs, with their x-axis key. Plain
+    column rows (no ORM objects), named as the cell's or the overhead's attributes."""
+    if kind == "trail":
+        point = [getattr(Cell, c).label(c) for c in dict.fromkeys(["score_unit", "replicates", metric, *columns])]
+        return (select(Cell.id.label("cell_id"), *point, *_RUN_COLUMNS, Cell.order_key).join(Run, Run.id == Cell.run_id)
+                .where(Cell.trail_id == trail_id, Run.status == "completed", getattr(Cell, metric).is_not(None)))
+    return (select(Overhead.cell_id, Overhead.abs_diff, Overhead.rel_diff, Overhead.ci_low, Overhead.ci_high,
+                   Overhead.verdict, *_RUN_COLUMNS, Cell.order_key)
+            .join(Run, Run.id == Overhead.run_id).join(Cell, Cell.id == Overhead.cell_id)
+            .where(Overhead.trail_id == trail_id, Overhead.metric == metric, Run.status == "completed"))
+
+
+# Points of a trail whose run's analysis has not run yet (no x-axis key): a window read merges them in
+# Python; past this many, it reads the whole trail instead.
+MAX_UNKEYED = 200
+
+
+@dataclass(frozen=True, slots=True)
+class WindowRows:
+    keyed: list[tuple[Any, Any, bytes]]   # (point row, run row, key), ascending, the newest `limit`
+    unkeyed: list[tuple[Any, Any]]        # points with no key yet (every one of them)
+    total: int                            # points in the whole trail
+    keyed_before: int                     # keyed points before keyed[0]
+    bound: bytes | None                   # the key of `before`: the window is the points before it
+
+
+def window_points(session: Session, trail_id: int, metric: str, kind: str, *, columns: Sequence[str] = (),
+                  before: str | None, limit: int) -> WindowRows | None:
+    """The newest `limit` keyed points of a trail in x-axis order (or those just before run `before`), by a
+    range scan of ix_cells_trail_id_order_key, and the points not keyed yet. None when `before` is not a
+    keyed point of the trail or too many points lack a key (the caller reads the whole trail)."""
+    base = _window_base(trail_id, metric, kind, columns)
+    bound = None
+    if before is not None:
+        bound = session.scalar(base.with_only_columns(Cell.order_key).where(Run.slug == before).limit(1))
+        if bound is None:
+            return None
+
+    width = len(base.selected_columns) - len(_RUN_COLUMNS) - 1   # point columns, run columns, key
+
+    def rows_of(stmt: Any) -> Any:
+        return session.execute(stmt).all()
+
+    keyed_stmt = base.where(Cell.order_key.is_not(None))
+    if bound is not None:
+        keyed_stmt = keyed_stmt.where(Cell.order_key < bound)
+    keyed = rows_of(keyed_stmt.order_by(Cell.order_key.desc()).limit(limit))
+    keyed.reverse()
+    unkeyed = rows_of(base.where(Cell.order_key.is_(None)).limit(MAX_UNKEYED + 1))
+    if len(unkeyed) > MAX_UNKEYED:
+        return None
+    first = keyed[0][-1] if keyed else bound
+    total, keyed_before = session.execute(base.with_only_columns(
+        func.count(), func.count().filter(Cell.order_key < first) if first is not None else literal(0))).one()
+    return WindowRows([(row, tuple(row[width:-1]), row[-1]) for row in keyed],
+                      [(row, tuple(row[width:-1])) for row in unkeyed], total, keyed_before, bound)

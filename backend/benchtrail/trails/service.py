@@ -51,8 +51,8 @@ def list_trails(session: Session, principal: Principal, slug: str, *, scenario: 
 
 
 def get_trail(session: Session, principal: Principal, trail_id: int) -> tuple[Trail, Project]:
-    trail = session.get(Trail, trail_id)
-    project = session.get(Project, trail.project_id) if trail else None
+    found = repository.trail_with_project(session, trail_id)
+    trail, project = found if found is not None else (None, None)
     if trail is None or project is None or not principal.can_see(project):
         raise NotFound(f"trail {trail_id} not found")
     return trail, project
@@ -118,39 +118,144 @@ def _windowed(points: list[history.Point], page: Page, change_points: list[Chang
     return w, shown, meta
 
 
+@dataclass(slots=True)
+class _Window:
+    """One window of a trail read by its x-axis keys (`_read_window`)."""
+
+    points: list[history.Point]   # the window's points, in x-axis order
+    rows: list[Any]               # the cell (trail) or overhead (overhead trail) of each point
+    kept: list[int]               # indices into `points` answered (all, or thinned)
+    change_points: list[ChangePointOut]
+    alerts: list[AlertBrief]
+    meta: dict[str, Any]
+
+
+def _read_window(session: Session, project: Project, trail: Trail, metric: str, kind: str, page: Page,
+                 unit_of: Any) -> _Window | None:
+    """The window of a trail the page asks for, read by a range scan of the x-axis keys, with the stored
+    change points inside it: the cost of a read follows the window, not the trail's length. None when
+    that cannot give the same answer as reading the whole trail (a metric that is not analysed, stored
+    change points out of date, a point whose analysis has not run yet, or `before` not keyed)."""
+    cfg = load(project.settings)
+    if metric not in cfg.metrics:
+        return None
+    found = repository.window_points(session, trail.id, metric, kind, before=page.before, limit=page.limit,
+                                     columns=("score_error",) if metric == "score" and kind == "trail" else ())
+    if found is None:
+        return None
+    rows, start = _merge_unkeyed(found, page.limit)
+    if kind == "trail":
+        points = [history.point(run_row, getattr(cell, metric),
+                                replicates=tuple(cell.replicates or ()) if metric == "score" else ())
+                  for cell, run_row in rows]
+    else:
+        points = [history.point(run_row, overhead_value(o.abs_diff, o.rel_diff)) for o, run_row in rows]
+    unit = unit_of([r for r, _ in rows])
+    s, min_abs = series_settings(cfg, metric, kind, unit)
+    bounds = alerts.boundaries(session, project.id, [trail.id])
+    key3 = (trail.id, metric, kind)
+    stored = repository.analyses(session, [trail.id]).get(key3)
+    if stored is None or stored.settings_key != history.state_key(s, min_abs, bounds.accepted.get(key3, ()),
+                                                                  bounds.annotations):
+        return None
+    pos = {p.run_id: i for i, p in enumerate(points)}
+    change_points = []
+    for d in stored.change_points:
+        i = pos.get(d["run_id"])
+        if i is None:
+            continue
+        out = history.cp_to_json(history.cp_from_json(d, start + i), points[i])
+        change_points.append(ChangePointOut(run=points[i].slug, agent_version=points[i].agent_version,
+                                            **{k: out[k] for k in ChangePointOut.model_fields if k in out}))
+    briefs = _alert_briefs(session, trail, metric, kind, project)
+    local = {p.slug: i for i, p in enumerate(points)}
+    keep = [local[r] for r in [c.run for c in change_points] + [a.run for a in briefs] if r in local]
+    w = window.window([p.slug for p in points], history.values_of(points), before=None, limit=len(points),
+                      max_points=page.max_points, keep=keep)
+    meta = dict(total_points=found.total, window_start=start, downsampled=w.downsampled,
+                earlier=points[0].slug if points and start > 0 else None)
+    return _Window(points, [r for r, _ in rows], w.kept, change_points, briefs, meta)
+
+
+def _merge_unkeyed(found: repository.WindowRows, limit: int) -> tuple[list[tuple[Any, Any]], int]:
+    """The window's rows in x-axis order with the points whose analysis has not run yet merged in (keyed
+    here as the analysis will key them), and the number of points before the window."""
+    if not found.unkeyed:
+        return [(r, run_row) for r, run_row, _ in found.keyed], found.keyed_before
+    extra = [(history.point(run_row, 0.0).key, r, run_row) for r, run_row in found.unkeyed]
+    merged = sorted([(k, r, run_row) for r, run_row, k in found.keyed]
+                    + [e for e in extra if found.bound is None or e[0] < found.bound], key=lambda m: m[0])
+    shown = merged[-limit:]
+    return [(r, run_row) for _, r, run_row in shown], found.keyed_before + len(merged) - len(shown)
+
+
+def _trail_out(session: Session, project: Project, trail: Trail) -> TrailOut:
+    """One trail's description: its environment's name, its load's latest label and its point count."""
+    env, label, count = repository.trail_names(session, project.id, trail)
+    return TrailOut(id=trail.id, env_fingerprint=trail.env_fingerprint, environment=env, scenario=trail.scenario,
+                    load_key=trail.load_key, load_label=label, variant=trail.variant, mode=trail.mode,
+                    process=trail.process, points=count)
+
+
 def trail_detail(session: Session, principal: Principal, trail_id: int, metric: str,
                  page: Page = Page()) -> TrailDetail:
     metric = _metric(metric)
     trail, project = get_trail(session, principal, trail_id)
-    rows = repository.trail_cells(session, [trail.id], [metric, *(("score_error",) if metric == "score" else ())])
-    built = [(history.point(run_row, getattr(cell, metric),
-                            replicates=tuple(cell.replicates or ()) if metric == "score" else ()), cell)
-             for cell, run_row in rows if getattr(cell, metric) is not None]
-    # A JMH score's ± error (99.9%, as JMH prints it), for the chart's error bars.
-    errors = {p.run_id: cell.score_error for p, cell in built} if metric == "score" else {}
-    points = history.ordered([p for p, _ in built])
-    unit = rows[0][0].score_unit if rows else None
+    read = _read_window(session, project, trail, metric, "trail", page,
+                        lambda cells: cells[-1].score_unit if cells else None)
+    if read is None:
+        read = _whole_trail(session, project, trail, metric, page)
+    unit = read.rows[-1].score_unit if read.rows else None
     m = metric_catalog.get(metric)
+    return TrailDetail(
+        trail=_trail_out(session, project, trail), metric=metric,
+        unit=(unit or "") if metric == "score" else m.unit,
+        direction=overhead.direction_of(metric, unit),
+        # A JMH score's ± error (99.9%, as JMH prints it), for the chart's error bars.
+        points=[TrailPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
+                           value=p.value, error=cell.score_error if metric == "score" else None, is_valid=p.is_valid)
+                for p, cell in ((read.points[i], read.rows[i]) for i in read.kept)],
+        change_points=read.change_points, alerts=read.alerts,
+        annotations=[AnnotationOut.model_validate(a, from_attributes=True)
+                     for a in alerts.project_annotations(session, project.id)], **read.meta)
+
+
+def _whole_trail(session: Session, project: Project, trail: Trail, metric: str, page: Page) -> _Window:
+    """The trail read whole, in Python order (what `_read_window` cannot answer)."""
+    rows = repository.trail_cells(session, [trail.id], [metric, *(("score_error",) if metric == "score" else ())])
+    built = sorted(((history.point(run_row, getattr(cell, metric),
+                                   replicates=tuple(cell.replicates or ()) if metric == "score" else ()), cell)
+                    for cell, run_row in rows if getattr(cell, metric) is not None), key=lambda pc: pc[0].order_key)
+    points = [p for p, _ in built]
+    unit = built[-1][1].score_unit if built else None
     cfg = load(project.settings)
     alert_briefs = _alert_briefs(session, trail, metric, "trail", project)
     w, change_points, meta = _windowed(
         points, page, _change_points(session, project, trail, metric, "trail", points, cfg, unit), alert_briefs)
-    return TrailDetail(
-        trail=_trail_outs(session, project, [trail])[0], metric=metric,
-        unit=(unit or "") if metric == "score" else m.unit,
-        direction=overhead.direction_of(metric, unit),
-        points=[TrailPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
-                           value=p.value, error=errors.get(p.run_id), is_valid=p.is_valid)
-                for p in (points[i] for i in w.kept)],
-        change_points=change_points, alerts=alert_briefs,
-        annotations=[AnnotationOut.model_validate(a, from_attributes=True)
-                     for a in alerts.project_annotations(session, project.id)], **meta)
+    return _Window(points, [c for _, c in built], w.kept, change_points, alert_briefs, meta)
 
 
 def overhead_trail(session: Session, principal: Principal, trail_id: int, metric: str,
                    page: Page = Page()) -> OverheadTrail:
     metric = _metric(metric)
     trail, project = get_trail(session, principal, trail_id)
+    unit, reference = repository.latest_unit_and_reference(session, trail.id)
+    read = _read_window(session, project, trail, metric, "overhead", page, lambda _: unit)
+    if read is not None:
+        rows = [(p, o.abs_diff, o.rel_diff, o.ci_low, o.ci_high, o.verdict) for p, o in zip(read.points, read.rows)]
+    else:
+        rows, read = _whole_overhead_trail(session, project, trail, metric, page, unit)
+    return OverheadTrail(
+        trail=_trail_out(session, project, trail), reference_variant=reference, metric=metric,
+        points=[OverheadPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
+                              is_valid=p.is_valid, value_pct=p.value, abs_diff=a, rel_diff=r, ci_low=lo, ci_high=hi,
+                              verdict=v) for p, a, r, lo, hi, v in (rows[i] for i in read.kept)],
+        change_points=read.change_points, alerts=read.alerts, **read.meta)
+
+
+def _whole_overhead_trail(session: Session, project: Project, trail: Trail, metric: str, page: Page,
+                          unit: str | None) -> tuple[list[tuple[Any, ...]], _Window]:
+    """The overhead trail read whole, in Python order (what `_read_window` cannot answer)."""
     cfg = load(project.settings)
     if metric in cfg.metrics:
         stored = repository.overhead_points(session, [trail.id], metric)
@@ -160,16 +265,10 @@ def overhead_trail(session: Session, principal: Principal, trail_id: int, metric
         rows = _overheads_on_the_fly(session, trail, metric)
     rows.sort(key=lambda r: r[0].order_key)
     points = [r[0] for r in rows]
-    unit, reference = repository.latest_unit_and_reference(session, trail.id)
     alert_briefs = _alert_briefs(session, trail, metric, "overhead", project)
     w, change_points, meta = _windowed(
         points, page, _change_points(session, project, trail, metric, "overhead", points, cfg, unit), alert_briefs)
-    return OverheadTrail(
-        trail=_trail_outs(session, project, [trail])[0], reference_variant=reference, metric=metric,
-        points=[OverheadPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
-                              is_valid=p.is_valid, value_pct=p.value, abs_diff=a, rel_diff=r, ci_low=lo, ci_high=hi,
-                              verdict=v) for p, a, r, lo, hi, v in (rows[i] for i in w.kept)],
-        change_points=change_points, alerts=alert_briefs, **meta)
+    return rows, _Window(points, rows, w.kept, change_points, alert_briefs, meta)
 
 
 def _overheads_on_the_fly(session: Session, trail: Trail, metric: str) -> list[tuple[Any, ...]]:
@@ -195,21 +294,26 @@ def _cell_keys(session: Session, run_id: int) -> tuple[dict[int, Variant], dict[
 def run_overheads(session: Session, principal: Principal, slug: str, metric: str) -> RunOverheads:
     metric = _metric(metric)
     run, project = runs.get_visible_run(session, principal, slug)
+    if metric in load(project.settings).metrics and run.analysis_status == "done":
+        # Stored by the analysis: the overheads and the names keying their cells, two queries.
+        results = [(o.cell_id, o.ref_cell_id, o.detail) for o in repository.overheads_of_run(session, run.id, metric)]
+        keys = {k.id: k for k in repository.run_cell_keys(session, run.id)}
+        items = [RunOverhead(cell=CellKey(scenario=keys[cid].scenario, load_key=keys[cid].key,
+                                          load_label=keys[cid].label, mode=keys[cid].mode, process=keys[cid].process),
+                             variant=keys[cid].variant, reference_variant=keys[ref].variant, cell_id=cid, ref_cell_id=ref,
+                             trail_id=keys[cid].trail_id, result=AbOut(**detail))
+                 for cid, ref, detail in results]
+        return RunOverheads(run=run.slug, metric=metric, items=items)
+    from benchtrail.trails.analysis import overhead_rows
+
     variants, scenarios, loads = _cell_keys(session, run.id)
     cells = {c.id: c for c in repository.run_cells(session, run.id)}
-    if metric in load(project.settings).metrics and run.analysis_status == "done":
-        results = [(o.cell_id, o.ref_cell_id, o.detail) for o in repository.overheads_of_run(session, run.id, metric)]
-    else:
-        from benchtrail.trails.analysis import overhead_rows
-
-        results = [(r["cell_id"], r["ref_cell_id"], r["detail"])
-                   for r in overhead_rows(run, list(cells.values()), variants, [metric])]
     items = []
-    for cell_id, ref_id, detail in results:
-        c, ref = cells[cell_id], cells[ref_id]
+    for r in overhead_rows(run, list(cells.values()), variants, [metric]):
+        c, ref = cells[r["cell_id"]], cells[r["ref_cell_id"]]
         items.append(RunOverhead(cell=_key(c, scenarios, loads), variant=variants[c.variant_id].name,
                                  reference_variant=variants[ref.variant_id].name, cell_id=c.id, ref_cell_id=ref.id,
-                                 trail_id=c.trail_id, result=AbOut(**detail)))
+                                 trail_id=c.trail_id, result=AbOut(**r["detail"])))
     return RunOverheads(run=run.slug, metric=metric, items=items)
 
 

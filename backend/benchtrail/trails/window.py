@@ -12,7 +12,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-DEFAULT_LIMIT = 1000
+# A page of a trail when none is asked for (the History page asks for its own window and thinning).
+DEFAULT_LIMIT = 200
 MAX_LIMIT = 20000
 
 

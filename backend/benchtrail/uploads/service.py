@@ -1,7 +1,9 @@
 """An upload becomes a run: validate every file, keep the raw bytes, enqueue ingestion.
 
-Every file is parsed once here so that a bad file is refused with its file, line and field before
-anything is stored; the `ingest` worker parses again to build cells in its own transaction.
+Every file is checked here so that a bad file is refused with its file, line and field before anything
+is stored: its format, encoding and structure, and (`ingest.detect.check_file`) its first rows for the
+formats the worker streams (a 1-hour JMeter CSV), the whole file for the others. The `ingest` worker
+parses each file once, completely, and a later error fails the run with the same file, line and field.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from benchtrail import jobs, storage
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
 from benchtrail import logging as applog
-from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile, InvalidText
+from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile, InvalidText, ServiceUnavailable
 from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.models import Blob, Project, Run, RunFile
@@ -75,9 +77,12 @@ def accept_upload(session: Session, principal: Principal, project_slug: str, met
     return accepted(run)
 
 
-def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tuple[str, BinaryIO]]) -> None:
+def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tuple[str, BinaryIO]],
+                share: int | None = None, ingest: bool = True) -> None:
     """Validate every file (refusing the whole request on the first bad one), keep the raw bytes and
-    enqueue ingestion of the run. Shared by CI uploads and runners reporting their outputs."""
+    enqueue ingestion of the run. Shared by CI uploads and runners reporting their outputs. A share of
+    a run over several generators stores its files with `share` and, until the last share delivered,
+    does not ingest (`ingest=False`)."""
     if len(meta.files) != len(parts):
         raise InvalidRequest(f"metadata.files describes {len(meta.files)} file(s) but the request "
                              f"carries {len(parts)}; give one entry per uploaded file, in order")
@@ -86,11 +91,16 @@ def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tu
         received = [receive(stream, name, workdir) for name, stream in parts]
         formats = [_validate(rf, spec.format, spec) for rf, spec in zip(received, meta.files)]
         run.tool = run.tool or _tool_of(formats)
+        repository.lock_blobs(session, [rf.raw_sha256 for rf in received])
         for position, (rf, spec, fmt) in enumerate(zip(received, meta.files, formats)):
             blob = _store_blob(session, rf)
             session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=rf.filename, variant=spec.variant,
                                 format=fmt, position=position,
-                                options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)))
+                                options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)
+                                | ({"share": share} if share is not None else {})))
+        if not ingest:
+            session.flush()
+            return
         if run.status == RunStatus.INGESTING:  # a new upload; a plan run's results come from running
             run.heartbeat_at = datetime.now(timezone.utc)  # the sweeper re-queues ingests nobody works on
         else:
@@ -108,10 +118,10 @@ def _scratch_dir() -> Path:
 
 
 def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:
-    from benchtrail.ingest.detect import parse_file
+    from benchtrail.ingest.detect import check_file
 
     try:
-        parsed = parse_file(rf.data_path, format=fmt, options=options_for(spec))
+        return check_file(rf.data_path, format=fmt, options=options_for(spec))
     except ParseError as exc:
         raise InvalidResultFile(rf.filename, exc.reason, line=exc.line, field=exc.field) from None
     except (AppError, MemoryError):
@@ -120,7 +130,6 @@ def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:
         applog.log.exception("parser failed unexpectedly", file=rf.filename, format=fmt)
         raise InvalidResultFile(rf.filename, f"the file could not be read ({type(exc).__name__}: "
                                              f"{str(exc)[:200]})") from None
-    return parsed.format
 
 
 def _tool_of(formats: list[str]) -> str:
@@ -151,11 +160,19 @@ def _create_run(session: Session, project: Project, meta: UploadMetadata, idempo
 
 
 def _store_blob(session: Session, rf: ReceivedFile) -> Blob:
+    """The blob of a received file (under its advisory lock, `lock_blobs`): the object is written
+    before the row is committed; an object this transaction created is removed if it rolls back."""
     blob = repository.blob_by_sha256(session, rf.raw_sha256)
-    path, created = storage.put(rf.raw_path, rf.raw_sha256)
+    store = storage.get_store()
+    try:
+        created = store.put(rf.raw_path, rf.raw_sha256)
+    except storage.StorageError as exc:
+        applog.log.error("raw file not stored", sha256=rf.raw_sha256, error=str(exc))
+        raise ServiceUnavailable("the raw file store cannot be written, retry later; nothing was stored") from exc
     if created:
-        # A rolled-back upload must leave nothing behind, not even an orphan file on disk.
-        session.info.setdefault("on_rollback", []).append(lambda p=path: p.unlink(missing_ok=True))
+        # A rolled-back upload leaves nothing behind. Undone before the rollback ends the transaction
+        # (and its lock on this sha256), so a concurrent writer of the same bytes never loses them.
+        session.info.setdefault("before_rollback", []).append(lambda sha=rf.raw_sha256: store.delete(sha))
     if blob is None:
         blob = Blob(sha256=rf.raw_sha256, size=rf.raw_size)
         session.add(blob)

@@ -462,8 +462,9 @@ export interface paths {
         put?: never;
         /**
          * Claim
-         * @description A runner token takes a queued run of one of its pools; 409 if it is not queued any more (never
-         *     started twice). The answer carries the plan's request headers, which no other endpoint shows.
+         * @description A runner token takes a queued run of one of its pools (or, for a run over several generators, one
+         *     queued share of it); 409 if it is not queued any more (never started twice). The answer carries the
+         *     plan's request headers, which no other endpoint shows.
          */
         post: operations["claim_api_v1_runs__slug__claim_post"];
         delete?: never;
@@ -592,6 +593,73 @@ export interface paths {
          *     nothing), then ingested.
          */
         post: operations["upload_results_api_v1_runs__slug__results_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/results/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open Results Upload
+         * @description Open a resumable results upload (a runner token, for the run it claimed): the package (the files'
+         *     bytes one after the other) is then sent in chunks with PATCH and stored with POST .../commit.
+         */
+        post: operations["open_results_upload_api_v1_runs__slug__results_uploads_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/results/uploads/{upload_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Results Upload Status
+         * @description The session's offset: how many bytes of the package the server holds (resume from there).
+         */
+        get: operations["results_upload_status_api_v1_runs__slug__results_uploads__upload_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Results Upload Chunk
+         * @description One chunk of the package. Idempotent: a chunk sent again changes nothing; one past the server's
+         *     offset is refused (409) with the offset to resume from.
+         */
+        patch: operations["results_upload_chunk_api_v1_runs__slug__results_uploads__upload_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/results/uploads/{upload_id}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit Results Upload
+         * @description Store the complete package as the run's results (as POST .../results does: all files or none,
+         *     then ingested), exactly once.
+         */
+        post: operations["commit_results_upload_api_v1_runs__slug__results_uploads__upload_id__commit_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1403,6 +1471,12 @@ export interface components {
             /** Cancel Requested */
             cancel_requested: boolean;
             /**
+             * Generators
+             * @description Shares the run is split into
+             * @default 1
+             */
+            generators: number;
+            /**
              * Headers
              * @description The plan's request headers per scenario, given only to the runner that claims the run (plan bodies show them as "***")
              */
@@ -1411,6 +1485,21 @@ export interface components {
                     [key: string]: string;
                 };
             };
+            /**
+             * Share
+             * @description The claimed share (0-based); null for one generator
+             */
+            share?: number | null;
+            /**
+             * Start At
+             * @description A run over several generators: the common instant every share starts its load at, set once every share is claimed (null until then, and for a run of one generator)
+             */
+            start_at?: string | null;
+            /**
+             * Step Start At
+             * @description The common start instant of the step named in the report's `ready_step`, once every share is ready for it (null until then)
+             */
+            step_start_at?: string | null;
         };
         /** CompareOut */
         CompareOut: {
@@ -1768,6 +1857,16 @@ export interface components {
         ProgressAck: {
             /** Cancel Requested */
             cancel_requested: boolean;
+            /**
+             * Start At
+             * @description A run over several generators: the common instant every share starts its load at, set once every share is claimed (null until then, and for a run of one generator)
+             */
+            start_at?: string | null;
+            /**
+             * Step Start At
+             * @description The common start instant of the step named in the report's `ready_step`, once every share is ready for it (null until then)
+             */
+            step_start_at?: string | null;
         };
         /** ProgressIn */
         ProgressIn: {
@@ -1782,6 +1881,11 @@ export interface components {
             log?: string[];
             /** Percent */
             percent?: number | null;
+            /**
+             * Ready Step
+             * @description A share of a run over several generators waiting to start this step (index): the answer's `step_start_at` is the step's common start instant once every share is ready for it
+             */
+            ready_step?: number | null;
             /** Requests */
             requests?: number | null;
             /** Step */
@@ -1923,6 +2027,69 @@ export interface components {
             /** Status */
             status: string;
         };
+        /** ResultsUploadFile */
+        ResultsUploadFile: {
+            /**
+             * Name
+             * @description The file's name (as in a multipart upload)
+             */
+            name: string;
+            /**
+             * Sha256
+             * @description Checked when the upload is committed
+             */
+            sha256: string & unknown;
+            /**
+             * Size
+             * @description Bytes of this file in the package
+             */
+            size: number;
+        };
+        /**
+         * ResultsUploadIn
+         * @description Opens a resumable results upload: the package is the files' bytes one after the other, in order.
+         */
+        ResultsUploadIn: {
+            /** Files */
+            files: components["schemas"]["ResultsUploadFile"][];
+            /**
+             * Metadata
+             * @description ResultsMetadata (as for POST /runs/{run}/results); files[i] describes the i-th file
+             */
+            metadata: {
+                [key: string]: unknown;
+            };
+        };
+        /** ResultsUploadOut */
+        ResultsUploadOut: {
+            /**
+             * Chunk Max Bytes
+             * @description The largest chunk the server takes
+             */
+            chunk_max_bytes: number;
+            /**
+             * Committed
+             * @description True: the package was committed into the run's results
+             */
+            committed: boolean;
+            /**
+             * Id
+             * @description The upload session (in the path of its chunks and commit)
+             */
+            id: string;
+            /**
+             * Offset
+             * @description Bytes of the package the server holds: send the next chunk from here
+             */
+            offset: number;
+            /** Run */
+            run: string;
+            /**
+             * Size
+             * @description The package's declared size in bytes
+             */
+            size: number;
+        };
         /** RunAlert */
         RunAlert: {
             /** Direction */
@@ -2015,6 +2182,12 @@ export interface components {
             project: string;
             /** Scenarios */
             scenarios: components["schemas"]["ScenarioOut"][];
+            /**
+             * Shares
+             * @description The shares of a run over several load generators (empty for one generator)
+             * @default []
+             */
+            shares: components["schemas"]["ShareOut"][];
             /** Slug */
             slug: string;
             /** Source */
@@ -2048,6 +2221,11 @@ export interface components {
             id: number;
             /** Sha256 */
             sha256: string;
+            /**
+             * Share
+             * @description The share (0-based) whose runner sent the file, in a run over several generators
+             */
+            share?: number | null;
             /** Size */
             size: number;
             /** Variant */
@@ -2072,6 +2250,12 @@ export interface components {
              * @default false
              */
             file_checks: boolean;
+            /**
+             * Generators
+             * @description Load generators (shares) of a plan's run
+             * @default 1
+             */
+            generators: number;
             /**
              * Loadgen
              * @description Load-generator CPU per measured step
@@ -2098,6 +2282,18 @@ export interface components {
              * @description The runner token that claimed the run
              */
             runner_token_id?: number | null;
+            /**
+             * Start At
+             * @description The shares' common start instant (ISO 8601)
+             */
+            start_at?: string | null;
+            /**
+             * Step Starts
+             * @description The shares' common start instant of each later step, by index
+             */
+            step_starts?: {
+                [key: string]: string;
+            };
             /** Suspected */
             suspected?: {
                 [key: string]: unknown;
@@ -2287,6 +2483,43 @@ export interface components {
             analysis: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * ShareOut
+         * @description One share of a run over several load generators (plan `generators`).
+         */
+        ShareOut: {
+            /** Claimed At */
+            claimed_at: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** Heartbeat At */
+            heartbeat_at: string | null;
+            /**
+             * Host
+             * @description That runner's host name
+             */
+            host: string | null;
+            /**
+             * Index
+             * @description 0-based; shown as share index+1 of N
+             */
+            index: number;
+            /**
+             * Reason
+             * @description Why the share failed or stopped
+             */
+            reason: string | null;
+            /**
+             * Runner
+             * @description The runner (BENCHTRAIL_RUNNER_NAME) that claimed the share
+             */
+            runner: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "delivered" | "failed" | "cancelled";
         };
         /**
          * SnapshotCreate
@@ -5586,6 +5819,10 @@ export interface operations {
         parameters: {
             query?: {
                 runner?: string;
+                /** @description The runner's host name */
+                host?: string | null;
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
             };
             header?: never;
             path: {
@@ -5850,7 +6087,10 @@ export interface operations {
     };
     finish_api_v1_runs__slug__finish_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
             header?: never;
             path: {
                 slug: string;
@@ -6129,7 +6369,10 @@ export interface operations {
     };
     report_progress_api_v1_runs__slug__progress_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
             header?: never;
             path: {
                 slug: string;
@@ -6231,7 +6474,10 @@ export interface operations {
     };
     upload_results_api_v1_runs__slug__results_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
             header?: {
                 /** @description The runner's key for these results: sent again (a retry whose answer was lost), the results are not stored twice and the answer is 200 */
                 "idempotency-key"?: string | null;
@@ -6311,6 +6557,466 @@ export interface operations {
                 };
             };
             /** @description Upload too large (checked before it is read) or a decompression bomb */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    open_results_upload_api_v1_runs__slug__results_uploads_post: {
+        parameters: {
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
+            header: {
+                /** @description The runner's key for these results: the same key opens the same session again (with its offset), and its results are committed once */
+                "idempotency-key": string;
+            };
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResultsUploadIn"];
+            };
+        };
+        responses: {
+            /** @description Same Idempotency-Key: the existing session, with its offset */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsUploadOut"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsUploadOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The run does not accept results (not running, or it has other results); for a chunk: it starts past the server's offset (the body's `offset` says where to resume); for a commit: bytes are missing (`offset`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body exceeds BENCHTRAIL_MAX_UPLOAD_MB, or a declared file does */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    results_upload_status_api_v1_runs__slug__results_uploads__upload_id__get: {
+        parameters: {
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                /** @description The upload session's id (from POST .../results/uploads) */
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsUploadOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    results_upload_chunk_api_v1_runs__slug__results_uploads__upload_id__patch: {
+        parameters: {
+            query: {
+                /** @description Where the chunk starts in the package; bytes the server holds already are skipped */
+                offset: number;
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                /** @description The upload session's id (from POST .../results/uploads) */
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The chunk's bytes */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsUploadOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The run does not accept results (not running, or it has other results); for a chunk: it starts past the server's offset (the body's `offset` says where to resume); for a commit: bytes are missing (`offset`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The chunk exceeds BENCHTRAIL_MAX_UPLOAD_MB or 64 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    commit_results_upload_api_v1_runs__slug__results_uploads__upload_id__commit_post: {
+        parameters: {
+            query?: {
+                /** @description The share (0-based) of a run over several generators */
+                share?: number | null;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                /** @description The upload session's id (from POST .../results/uploads) */
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Already committed (same Idempotency-Key): nothing new was stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsAccepted"];
+                };
+            };
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultsAccepted"];
+                };
+            };
+            /** @description A result file is refused (error InvalidResultFile, with file, line, field and reason), the multipart body is malformed, or a string cannot be stored (the field is named); or a file's sha256 differs */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultFileError"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The run does not accept results (not running, or it has other results); for a chunk: it starts past the server's offset (the body's `offset` says where to resume); for a commit: bytes are missing (`offset`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A decompression bomb */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -8,6 +8,8 @@
   worker's connection (and so its lock) is gone, so `FOR UPDATE SKIP LOCKED` sees exactly the lost
   ones. Both tasks are idempotent (they lock the run and skip one already done), so a duplicate job
   does nothing and the cells are written exactly once.
+- A resumable results upload that can never be committed (its run has other results or ended, or no
+  chunk came for a week) loses its chunks and its row (runs/results_uploads.py).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from benchtrail.config import get_settings
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
 from benchtrail.models import Run
-from benchtrail.runs import lifecycle
+from benchtrail.runs import lifecycle, results_uploads, shares
+from benchtrail.runs import meta as run_meta
 from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
 from benchtrail_worker.policy import task
 
@@ -46,9 +49,14 @@ def sweep(self: Any) -> int:
                 Run.status == RunStatus.RUNNING,
                 or_(Run.heartbeat_at < silent, Run.heartbeat_at.is_(None) & (Run.started_at < silent)))
                 .order_by(Run.id).limit(BATCH).with_for_update(skip_locked=True, key_share=True)):
-            lifecycle.transition(run, RunStatus.FAILED, now=now, detail={
-                "reason": f"the runner stopped reporting (no heartbeat for {settings.run_heartbeat_timeout_s} s); "
-                          "the load test was not restarted"})
+            reason = (f"the runner stopped reporting (no heartbeat for {settings.run_heartbeat_timeout_s} s); "
+                      "the load test was not restarted")
+            rows = shares.of_run(session, run.id)
+            if rows:  # a run over several generators: name the share(s) that went silent
+                reason = shares.silent(run, rows, silent, settings.run_heartbeat_timeout_s,
+                                       run_meta.of(run).pool or "default")
+                shares.stop_live(rows, "cancelled", "stopped: another share of the run failed")
+            lifecycle.transition(run, RunStatus.FAILED, now=now, detail={"reason": reason})
             failed.append(run.id)
         ingests = []
         for run in session.scalars(_unattended(Run.status == RunStatus.INGESTING, before=lost)):
@@ -61,6 +69,10 @@ def sweep(self: Any) -> int:
             run.heartbeat_at = now
             jobs.enqueue(session, "analysis.run", run.id)
             analyses.append(run.id)
+    with unit_of_work() as session:
+        dropped = results_uploads.drop_abandoned(session, now)
+    if dropped:
+        log.info("removed results uploads that can never be committed", uploads=dropped)
     if failed:
         log.warning("swept stuck runs", run_ids=failed)
     if ingests:

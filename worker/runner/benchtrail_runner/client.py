@@ -139,8 +139,9 @@ class Client:
     def get(self, path: str, **params: Any) -> Any:
         return self._check(self.request("GET", path, params={k: v for k, v in params.items() if v is not None}))
 
-    def post(self, path: str, json: Any, headers: dict[str, str] | None = None) -> Any:
-        return self._check(self.request("POST", path, json=json, headers=headers))
+    def post(self, path: str, json: Any, headers: dict[str, str] | None = None,
+             params: dict[str, Any] | None = None) -> Any:
+        return self._check(self.request("POST", path, json=json, headers=headers, params=params))
 
     def upload(self, project: str, metadata: str, files: list[Path], idempotency_key: str | None,
                on_progress: Callable[[int], None] | None = None) -> Any:

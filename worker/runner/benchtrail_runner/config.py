@@ -41,6 +41,7 @@ class RunnerSettings:
     log_json: bool
     upload_retry_s: float = 3600.0   # how long a results upload is retried before it is kept for `resend`
     work_dir: Path | None = None     # where each run's work directory is made (kept when undelivered)
+    upload_chunk_bytes: int = 8 << 20  # results are sent in chunks of this size, resumed after a cut
 
     @property
     def target_patterns(self) -> list[str]:
@@ -84,6 +85,7 @@ def settings_from(env: Mapping[str, str]) -> RunnerSettings:
         log_json=_flag(env.get("BENCHTRAIL_LOG_JSON", "true")),
         upload_retry_s=float(env.get("BENCHTRAIL_RUNNER_UPLOAD_RETRY_S", "3600")),
         work_dir=Path(env["BENCHTRAIL_RUNNER_WORK_DIR"]) if env.get("BENCHTRAIL_RUNNER_WORK_DIR") else None,
+        upload_chunk_bytes=max(1, int(env.get("BENCHTRAIL_RUNNER_UPLOAD_CHUNK_BYTES", str(8 << 20)))),
     )
 
 

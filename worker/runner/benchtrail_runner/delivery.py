@@ -2,10 +2,12 @@
 
 `package` compresses every output with zstd into `<workdir>/upload/` and writes `upload.json` next to
 them (the run, the results metadata, the files with their sha256, and one Idempotency-Key for these
-results). `send` posts them to `/api/v1/runs/<slug>/results`, retrying connection failures, timeouts and
-429/502/503/504 answers with exponential back-off for `BENCHTRAIL_RUNNER_UPLOAD_RETRY_S`, always with the
-same Idempotency-Key: the API stores results in one transaction (all files or none) and answers a key
-it has already accepted with `duplicate`, so a retry whose first answer was lost never stores twice.
+results). `send` delivers them through a resumable upload (`/api/v1/runs/<slug>/results/uploads`): the
+package in chunks of BENCHTRAIL_RUNNER_UPLOAD_CHUNK_BYTES (8 MB) to a session the API keeps under the
+Idempotency-Key, resumed from the server's offset after a cut, then committed. Connection failures,
+timeouts and 429/502/503/504 answers are retried with exponential back-off for
+`BENCHTRAIL_RUNNER_UPLOAD_RETRY_S`: the API stores results in one transaction (all files or none) and
+answers a commit it has already done with `duplicate`, so a retry whose answer was lost never stores twice.
 
 Until the API acknowledges the upload the package stays on disk; if the runner gives up, an operator
 re-sends it from the runner host with
@@ -21,6 +23,7 @@ import argparse
 import hashlib
 import json
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,11 +32,14 @@ from typing import Any
 
 import zstandard
 
-from .client import ApiError, Client
+import httpx
+
+from .client import RETRY_STATUSES, ApiError, Client, _why, backoff_delay
 
 MANIFEST = "upload.json"
 ZSTD_LEVEL = 3          # ~10x on JTL/CSV/NDJSON at hundreds of MB/s: packaging stays short
 _CHUNK = 1 << 20
+CHUNK_BYTES = 8 << 20   # one request of a resumable results upload
 
 
 class NotDelivered(Exception):
@@ -55,6 +61,7 @@ class Package:
     files: list[Path]
     raw_bytes: int
     packed_bytes: int
+    share: int | None = None     # the share of a run over several generators (0-based)
 
     @classmethod
     def load(cls, directory: Path) -> "Package":
@@ -70,7 +77,7 @@ class Package:
                                  f"the kept file was changed or damaged")
             files.append(path)
         return cls(directory, manifest["run"], manifest["idempotency_key"], manifest["metadata"], files,
-                   int(manifest["raw_bytes"]), sum(p.stat().st_size for p in files))
+                   int(manifest["raw_bytes"]), sum(p.stat().st_size for p in files), manifest.get("share"))
 
 
 def _sha256(path: Path) -> str:
@@ -81,7 +88,8 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def package(slug: str, metadata: dict[str, Any], outputs: list[Path], directory: Path) -> Package:
+def package(slug: str, metadata: dict[str, Any], outputs: list[Path], directory: Path,
+            share: int | None = None) -> Package:
     """Compress `outputs` (in order) into `directory` and record what to send; the manifest is written
     last (through a rename), so a directory with a manifest always holds a complete package."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -97,29 +105,108 @@ def package(slug: str, metadata: dict[str, Any], outputs: list[Path], directory:
         entries.append({"name": dst.name, "sha256": _sha256(dst), "size": dst.stat().st_size,
                         "raw_size": src.stat().st_size})
     key = f"runner-{slug}-{uuid.uuid4()}"
-    manifest = {"run": slug, "idempotency_key": key, "metadata": metadata, "files": entries, "raw_bytes": raw}
+    manifest = {"run": slug, "idempotency_key": key, "metadata": metadata, "files": entries, "raw_bytes": raw,
+                "share": share}
     tmp = directory / f".{MANIFEST}.tmp"
     tmp.write_text(json.dumps(manifest, indent=1))
     tmp.replace(directory / MANIFEST)
-    return Package(directory, slug, key, metadata, files, raw, sum(e["size"] for e in entries))
+    return Package(directory, slug, key, metadata, files, raw, sum(e["size"] for e in entries), share)
 
 
 def send(pkg: Package, api_url: str, token: str | None, retry_s: float,
-         on_wait: Callable[[str], None] | None = None, timeout: float = 600.0) -> dict[str, Any]:
-    """Post the package until the API acknowledges it (202, or 200 `duplicate`); NotDelivered when
-    the retries ran out or the API refused the results (e.g. the run is no longer running)."""
+         on_wait: Callable[[str], None] | None = None, timeout: float = 600.0,
+         chunk_bytes: int = CHUNK_BYTES) -> dict[str, Any]:
+    """Deliver the package through a resumable upload until the API acknowledges it (202, or 200
+    `duplicate`); NotDelivered when `retry_s` ran out or the API refused the results (e.g. the run is no
+    longer running, or has other results).
+
+    The package (its files' bytes one after the other) goes in chunks of `chunk_bytes` to an upload session
+    the API keeps under this package's Idempotency-Key: after a cut, the runner asks the server how many
+    bytes it holds and resumes from there; a kept package re-sent later finds its session again. The
+    commit stores the results exactly once."""
     client = Client(api_url, token, timeout=timeout, retry_timeout=retry_s, on_wait=on_wait)
+    wait = on_wait or (lambda _message: None)
+    deadline = time.monotonic() + retry_s
+
+    def remaining() -> float:
+        client.retry_timeout = max(0.0, deadline - time.monotonic())
+        return client.retry_timeout
+
+    base = f"/api/v1/runs/{pkg.slug}/results/uploads"
+    share = {"share": pkg.share} if pkg.share is not None else {}   # a share of a run over several generators
     try:
-        result: dict[str, Any] = client.post_files(
-            f"/api/v1/runs/{pkg.slug}/results", json.dumps(pkg.metadata), pkg.files,
-            headers={"Idempotency-Key": pkg.idempotency_key})
+        remaining()
+        files = [{"name": p.name, "size": p.stat().st_size, "sha256": _sha256(p)} for p in pkg.files]
+        upload = client._check(client.request("POST", base, json={"metadata": pkg.metadata, "files": files},
+                                              params=share, headers={"Idempotency-Key": pkg.idempotency_key}))
+        offset, size = int(upload["offset"]), int(upload["size"])
+        if offset:
+            wait(f"resuming at byte {offset} of {size} (the server holds them already)")
+        chunk = max(1, min(chunk_bytes, int(upload.get("chunk_max_bytes") or chunk_bytes)))
+        attempt = 0
+        while offset < size and not upload.get("committed"):
+            data = _read_range(pkg.files, offset, min(chunk, size - offset))
+            response, error = None, None
+            try:
+                response = client.http.patch(f"{base}/{upload['id']}", params={"offset": offset, **share},
+                                             content=data,
+                                             headers={"Content-Type": "application/octet-stream"})
+            except httpx.TransportError as exc:  # refused, reset, timeouts
+                error = exc
+            if response is not None and response.status_code == 200:
+                offset, attempt = int(response.json()["offset"]), 0
+                continue
+            if response is not None and response.status_code == 409 and "offset" in _body(response):
+                offset = int(_body(response)["offset"])  # the server holds fewer bytes: resume there
+                continue
+            if response is not None and response.status_code not in RETRY_STATUSES:
+                client._check(response)  # raises ApiError
+            left = remaining()
+            why = f"{type(error).__name__}: {error}" if error is not None else _why(response)  # type: ignore[arg-type]
+            if left <= 0:
+                raise NotDelivered(pkg.directory, f"chunk at byte {offset} of {size}: {why}")
+            delay = backoff_delay(attempt, None, left)
+            wait(f"PATCH {base}/{upload['id']}?offset={offset}: {why}; retrying in {delay:.1f} s "
+                 f"(attempt {attempt + 1}, giving up in {left:.0f} s)")
+            time.sleep(delay)
+            attempt += 1
+            remaining()
+            # Where to go on from is the server's to say: the cut chunk may have arrived in part, or whole.
+            offset = int(client._check(client.request("GET", f"{base}/{upload['id']}", params=share))["offset"])
+            wait(f"resuming at byte {offset} of {size} (the server's offset)")
+        remaining()
+        result: dict[str, Any] = client._check(client.request("POST", f"{base}/{upload['id']}/commit", params=share))
         return result
+    except NotDelivered:
+        raise
     except ApiError as exc:
         raise NotDelivered(pkg.directory, str(exc)) from exc
     except Exception as exc:  # transport errors after the retry deadline
         raise NotDelivered(pkg.directory, f"{type(exc).__name__}: {exc}") from exc
     finally:
         client.http.close()
+
+
+def _body(response: httpx.Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _read_range(files: list[Path], offset: int, n: int) -> bytes:
+    """`n` bytes of the package (the files one after the other) from `offset`."""
+    out = bytearray()
+    start = 0
+    for path in files:
+        size = path.stat().st_size
+        if offset < start + size and len(out) < n:
+            with path.open("rb") as f:
+                f.seek(max(0, offset + len(out) - start))
+                out += f.read(n - len(out))
+        start += size
+    return bytes(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     retry_s = settings.upload_retry_s if args.retry_s is None else args.retry_s
     try:
         ack = send(pkg, settings.api_url, settings.token, retry_s,
-                   on_wait=lambda m: print(m, file=sys.stderr))
+                   on_wait=lambda m: print(m, file=sys.stderr), chunk_bytes=settings.upload_chunk_bytes)
     except NotDelivered as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -72,11 +72,15 @@ def execute_plan(
     cancel: Callable[[], bool] | None = None,
     progress: Callable[[Progress], None] | None = None,
     on_step: Callable[[StepResult], None] | None = None,
+    before_step: Callable[[Step], None] | None = None,
 ) -> PlanResult:
     """Run every step. A ToolError stops the plan and propagates (after recording what finished);
-    cancellation is a ToolError with `cancelled` set."""
+    cancellation is a ToolError with `cancelled` set. `before_step(step)` is called before each step
+    (a share of a run over several generators waits there for the other shares)."""
     results: list[StepResult] = []
     for step in steps(plan):
+        if before_step is not None:
+            before_step(step)
         variants = [plan.variant(n) for n in step.variants]
         step_dir = workdir / f"step{step.index:03d}"
         if step.phase == "warmup":

@@ -191,6 +191,8 @@ class Plan(_Model):
     agent_version: str | None = None
     tool: Tool
     pool: str = "default"
+    # Load generators: the run is split into this many shares, one per runner (see `share_plan`).
+    generators: int = 1
     variants: tuple[Variant, ...]
     scenarios: tuple[Scenario, ...]
     loads: tuple[Load, ...]
@@ -223,6 +225,37 @@ def parse_plan(data: Any) -> Plan:
         return Plan.model_validate(data)
     except ValidationError as exc:
         raise PlanError([(".".join(str(p) for p in e["loc"]), e["msg"]) for e in exc.errors()]) from None
+
+
+def split_count(total: int, share: int, generators: int) -> int:
+    """Share `share` (0-based) of `total` threads, connections or requests over `generators`: an even
+    split, the first `total % generators` shares taking one more (10 over 3: 4, 3, 3)."""
+    if not 0 <= share < generators:
+        raise ValueError(f"share {share} is not one of {generators} generators")
+    return total // generators + (1 if share < total % generators else 0)
+
+
+def share_load(load: Load, share: int, generators: int) -> Load:
+    """What one share runs of a load level: counts split by `split_count`, the rate divided exactly
+    (1000 req/s over 3: 333.33… each); the duration and JMeter's loops (per thread) stay."""
+    if generators == 1:
+        return load
+    counts = {k: split_count(v, share, generators) for k in ("threads", "concurrency", "requests", "max_vus")
+              if (v := getattr(load, k)) is not None}
+    rate = {"rate": load.rate / generators} if load.rate is not None else {}
+    return load.model_copy(update={**counts, **rate})
+
+
+def share_plan(plan: Plan, share: int) -> Plan:
+    """The plan one share executes: every load split (`share_load`). Only the first share samples the
+    targets' resources and named processes (a target is measured once, not once per generator)."""
+    if plan.generators == 1:
+        return plan
+    update: dict[str, Any] = {"loads": tuple(share_load(ld, share, plan.generators) for ld in plan.loads)}
+    if share > 0:
+        update["variants"] = tuple(v.model_copy(update={"resources": Resources(source="none"), "processes": ()})
+                                   for v in plan.variants)
+    return plan.model_copy(update=update)
 
 
 Phase = Literal["warmup", "measure"]

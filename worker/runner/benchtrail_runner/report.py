@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from .execute import PlanResult
-from .plan import LoadSpec
+from .plan import LoadSpec, Plan
 
 RESOURCE_SERIES = ("cpu_pct", "rss_mb", "heap_mb")
 
@@ -23,25 +23,26 @@ def _load_json(spec: Any) -> dict[str, Any]:
     return {"kind": spec.kind, "value": spec.value, "requests": spec.requests, "duration_s": spec.duration_s}
 
 
-def resources_document(result: PlanResult) -> dict[str, Any] | None:
+def resources_document(result: PlanResult, levels: Any = None) -> dict[str, Any] | None:
     """Resources as Benchtrail JSON: one all-scenarios cell (scenario null) per variant and load,
     so they sit next to the latency of the same load level."""
     by_variant: dict[str, list[dict[str, Any]]] = {}
     for step in result.steps:
         if step.step.phase != "measure":
             continue
+        spec = (levels or result.plan.loads)[step.step.load_index].spec
         for variant, res in step.resources.items():
             series = []
             for metric in RESOURCE_SERIES:
                 points = [[p.t_ms, getattr(p, metric)] for p in res.points if getattr(p, metric) is not None]
                 if points:
                     series.append({"metric": metric, "interval_ms": None, "points": points})
-            entry: dict[str, Any] = {"load": _load_json(step.step.load.spec), "stats": res.stats()}
+            entry: dict[str, Any] = {"load": _load_json(spec), "stats": res.stats()}
             if series:
                 entry["series"] = series
             by_variant.setdefault(variant, []).append(entry)
         for (variant, process), res in step.processes.items():
-            by_variant.setdefault(variant, []).append(_process_entry(step.step.load.spec, process, res))
+            by_variant.setdefault(variant, []).append(_process_entry(spec, process, res))
     if not by_variant:
         return None
     return {"format": "benchtrail", "version": 1, "tool": "benchtrail-runner",
@@ -74,13 +75,16 @@ def loadgen(result: PlanResult) -> list[dict[str, Any]]:
             for s in result.steps if s.run is not None and s.step.phase == "measure"]
 
 
-def results_upload(result: PlanResult, workdir: Path) -> tuple[dict[str, Any], list[Path]]:
-    """Upload metadata (files in order, load-generator CPU) and the files to send."""
+def results_upload(result: PlanResult, workdir: Path, whole: Plan | None = None) -> tuple[dict[str, Any], list[Path]]:
+    """Upload metadata (files in order, load-generator CPU) and the files to send. A share of a run over
+    several generators (`whole`: the plan the run was started with) files its outputs under the whole
+    run's load levels, so the shares' outputs merge into the same cells."""
     entries: list[dict[str, Any]] = []
     paths: list[Path] = []
+    loads = (whole or result.plan).loads
     for output, step in result.files():
         entry: dict[str, Any] = {"variant": output.variant, "format": output.format,
-                                 "load": _load_json(step.load.spec)}
+                                 "load": _load_json(loads[step.load_index].spec)}
         if output.scenario is not None:
             entry["scenario"] = output.scenario
         entries.append(entry)
@@ -90,14 +94,14 @@ def results_upload(result: PlanResult, workdir: Path) -> tuple[dict[str, Any], l
         if step.step.phase == "warmup" and step.run is not None:
             for output in step.run.outputs:
                 # filed under the load level it warms up, not the shortened warm-up load
-                measured = result.plan.loads[step.step.load_index].spec
+                measured = loads[step.step.load_index].spec
                 entry = {"variant": output.variant, "format": output.format, "load": _load_json(measured),
                          "series_only": True}
                 if output.scenario is not None:
                     entry["scenario"] = output.scenario
                 entries.append(entry)
                 paths.append(output.path)
-    doc = resources_document(result)
+    doc = resources_document(result, loads)
     if doc is not None:
         path = workdir / "resources.benchtrail.json"
         path.write_text(json.dumps(doc))

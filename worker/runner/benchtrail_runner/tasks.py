@@ -12,8 +12,10 @@ so a redelivered message for a run that already started does nothing."""
 from __future__ import annotations
 
 import shutil
+import socket
 import tempfile
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from . import delivery
 from .config import get_settings
 from .execute import execute_plan
 from .logs import log
-from .plan import PlanError, parse_plan, steps
+from .plan import PlanError, parse_plan, share_plan, steps
 from .process import ToolError
 from .report import results_upload
 from .targets import disallowed_targets
@@ -38,9 +40,13 @@ class Reporter:
     """Sends the latest progress every second from a background thread, so the API always has a
     recent heartbeat, and learns from each answer whether the run was cancelled."""
 
-    def __init__(self, api: Client, slug: str, steps_total: int) -> None:
+    def __init__(self, api: Client, slug: str, steps_total: int, share: int | None = None) -> None:
         self.api, self.slug, self.steps_total = api, slug, steps_total
+        self.query = f"?share={share}" if share is not None else ""
         self.cancelled = threading.Event()
+        self.start_at: datetime | None = None   # the shares' common start instant, once the API set it
+        self.step_starts: dict[int, datetime] = {}   # later steps' common start instants
+        self._send_lock = threading.Lock()
         self._latest: dict[str, Any] = {}
         self._log: list[str] = []
         self._lock = threading.Lock()
@@ -72,13 +78,21 @@ class Reporter:
             self._log.append(line)
 
     def _send(self) -> None:
+        with self._send_lock:
+            self._send_locked()
+
+    def _send_locked(self) -> None:
         with self._lock:
             body = {k: v for k, v in self._latest.items() if v is not None}
             body["log"], self._log = self._log, []
         try:
-            ack = self.api.post(f"/api/v1/runs/{self.slug}/progress", body)
+            ack = self.api.post(f"/api/v1/runs/{self.slug}/progress{self.query}", body)
             if ack.get("cancel_requested"):
                 self.cancelled.set()
+            if ack.get("start_at") and self.start_at is None:
+                self.start_at = datetime.fromisoformat(ack["start_at"])
+            if ack.get("step_start_at") and body.get("ready_step") is not None:
+                self.step_starts[int(body["ready_step"])] = datetime.fromisoformat(ack["step_start_at"])
         except Exception as exc:  # the API may be restarting; the next report retries
             with self._lock:  # ...with these log lines too
                 self._log[:0] = body["log"]
@@ -89,6 +103,32 @@ class Reporter:
         while not self._stop.wait(REPORT_INTERVAL_S):
             self._send()
 
+    def wait_for_start(self, start_at: datetime | None) -> bool:
+        """The start barrier of a run over several generators: wait (heartbeating) until the API names
+        the common start instant (once every share is claimed), then until that instant. False when
+        the run was cancelled or failed meanwhile (e.g. a share was never claimed)."""
+        self.start_at = self.start_at or start_at
+        while self.start_at is None:
+            if self.cancelled.wait(0.2):
+                return False
+        delay = (self.start_at - datetime.now(timezone.utc)).total_seconds()
+        return not self.cancelled.wait(max(0.0, delay))
+
+    def wait_for_step(self, index: int) -> None:
+        """The barrier of a later step: report ready for it, then wait (heartbeating) for the step's
+        common start instant and until it. Cancellation (or the run failing) ends the wait; the step
+        then sees the cancel and stops at once."""
+        with self._lock:
+            self._latest["ready_step"] = index
+        self._send()
+        while index not in self.step_starts:  # the reporter's thread keeps sending `ready_step` every second
+            if self.cancelled.wait(0.1):
+                return
+        with self._lock:
+            self._latest.pop("ready_step", None)
+        delay = (self.step_starts[index] - datetime.now(timezone.utc)).total_seconds()
+        self.cancelled.wait(max(0.0, delay))
+
 
 def _client() -> Client:
     settings = get_settings()
@@ -98,19 +138,28 @@ def _client() -> Client:
 # A load test is never retried by Celery (max_retries=0); the queue is the pool's, chosen by the sender.
 @app.task(name="runs.execute", bind=True, max_retries=0, acks_late=True,
           soft_time_limit=LONGEST_RUN_S, time_limit=LONGEST_RUN_S + 60)
-def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
+def execute(self: Any, slug: str, plan_body: dict[str, Any], share: int | None = None) -> str:
     settings = get_settings()
     api = _client()
+    query = f"?share={share}" if share is not None else ""
     try:
-        claimed = api.post(f"/api/v1/runs/{slug}/claim?runner={settings.name}", {})
+        claimed = api.post(f"/api/v1/runs/{slug}/claim", {}, params={
+            "runner": settings.name, "host": socket.gethostname()[:200],
+            **({"share": share} if share is not None else {})})
     except ApiError as exc:
+        if exc.status == 409 and exc.body.get("code") == "same_runner":
+            # This runner already runs another share of the run: hand this one back to the pool.
+            execute.apply_async(args=[slug, plan_body], kwargs={"share": share},
+                                queue=f"runner.{plan_body.get('pool', 'default')}", countdown=1)
+            log.info("share handed back: this runner runs another share of the run", run=slug, share=share)
+            return "handed back"
         if exc.status == 409:
             log.info("run not claimable, skipped", run=slug, detail=exc.body.get("detail"))
             return "skipped"
         raise
 
     def finish(status: str, reason: str) -> str:
-        api.post(f"/api/v1/runs/{slug}/finish", {"status": status, "reason": reason})
+        api.post(f"/api/v1/runs/{slug}/finish{query}", {"status": status, "reason": reason})
         log.info("run finished", run=slug, status=status, reason=reason)
         return status
 
@@ -120,7 +169,8 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
         {**s, "headers": {**s.get("headers", {}), **secrets[s["name"]]}} if s.get("name") in secrets else s
         for s in plan_body.get("scenarios", [])]}
     try:
-        plan = parse_plan(plan_body)
+        whole = parse_plan(plan_body)
+        plan = share_plan(whole, share or 0)
     except PlanError as exc:
         return finish("failed", f"invalid plan: {exc}")
     bad = disallowed_targets([v.target for v in plan.variants], settings.target_patterns)
@@ -135,9 +185,20 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
     try:
         # The reporter (heartbeat) runs for as long as this runner owns the run: through packaging and
         # the upload too, however long the retries take, so the sweeper never takes it for dead.
-        with Reporter(api, slug, len(steps(plan))) as reporter:
+        with Reporter(api, slug, len(steps(plan)), share) as reporter:
+            if share is not None:
+                reporter.note(f"share {share + 1} of {whole.generators}: waiting for every share to be claimed")
+                start_at = claimed.get("start_at") if claimed else None
+                if not reporter.wait_for_start(datetime.fromisoformat(start_at) if start_at else None):
+                    return finish("cancelled", "stopped before the common start: the run was cancelled or failed")
+                reporter.note(f"share {share + 1} of {whole.generators}: starting at the common instant "
+                              f"{reporter.start_at.isoformat() if reporter.start_at else ''}")
             try:
-                result = execute_plan(plan, workdir, cancel=reporter.cancelled.is_set, progress=reporter.progress)
+                # A share starts each later step together with the other shares (step 0: the start barrier).
+                before = (lambda st: reporter.wait_for_step(st.index) if st.index > 0 else None) \
+                    if share is not None else None
+                result = execute_plan(plan, workdir, cancel=reporter.cancelled.is_set, progress=reporter.progress,
+                                      before_step=before)
             except ToolError as exc:
                 if getattr(exc, "cancelled", False) or reporter.cancelled.is_set():
                     return finish("cancelled", "cancelled while running; the tools were stopped and nothing "
@@ -145,18 +206,19 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any]) -> str:
                 return finish("failed", f"load tool failed: {exc}")
             if reporter.cancelled.is_set():
                 return finish("cancelled", "cancelled; nothing was ingested")
-            meta, paths = results_upload(result, workdir)
+            meta, paths = results_upload(result, workdir, whole)
             if not paths:
                 return finish("failed", "the plan produced no output files")
             # From here on the load test is finished: it is delivered or kept, never dropped.
             keep = True
-            pkg = delivery.package(slug, meta, paths, workdir / "upload")
+            pkg = delivery.package(slug, meta, paths, workdir / "upload", share)
             reporter.note(f"uploading {len(pkg.files)} raw output(s): {pkg.packed_bytes / 2**20:.1f} MB "
                           f"zstd-compressed from {pkg.raw_bytes / 2**20:.1f} MB")
             try:
                 ack = delivery.send(pkg, settings.api_url, settings.token, settings.upload_retry_s,
                                     on_wait=lambda m: (reporter.note(f"upload: {m}"),
-                                                       log.warning("results upload retry", run=slug, why=m)))
+                                                       log.warning("results upload retry", run=slug, why=m)),
+                                    chunk_bytes=settings.upload_chunk_bytes)
             except delivery.NotDelivered as exc:
                 log.error("results not delivered; the work directory is kept for an operator to re-send",
                           run=slug, directory=str(pkg.directory), why=exc.why,

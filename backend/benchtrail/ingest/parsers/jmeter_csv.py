@@ -7,14 +7,16 @@ required value is missing do we re-read it with the csv module, to name the exac
 from __future__ import annotations
 
 import csv
-import io
 import re
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 
+from ..cells import Summariser
 from ..model import NONE_LOAD, SAMPLE_SCHEMA, LoadSpec, ParsedFile, ParseError, ParseOptions
-from ..textio import GZIP_MAGIC, decode, read_bytes, read_head
+from ..textio import GZIP_MAGIC, decode, iter_lines, read_head, recode, text_encoding
 
 # Default column sets of header-less files, by column count (JMeter <= 2.11 and 2.12-2.13).
 HEADERLESS_COLUMNS: dict[int, tuple[str, ...]] = {
@@ -36,8 +38,38 @@ EMPTY_TRANSACTION_PREFIX = "Number of samples in transaction : 0,"
 THREAD_NAME = re.compile(r"^(.*?)\s*(\d+)-(\d+)$")
 
 
+BATCH_ROWS = 250_000
+HEAD_ROWS = 20_000   # rows the upload's structure check reads
+
+
 def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
-    options = options or ParseOptions()
+    """The whole file, its samples in memory (small files, tests); `stream` for large ones."""
+    batches: list[pl.DataFrame] = []
+    parsed = _run(path, options or ParseOptions(), batches.append, n_rows=None, reset=batches.clear)
+    relabel = parsed.meta.pop("relabel")
+    samples = pl.concat(batches) if batches else pl.DataFrame(schema=SAMPLE_SCHEMA)
+    parsed.samples = samples.with_columns(pl.col("load_key").replace(relabel))  # type: ignore[arg-type]
+    return parsed
+
+
+def stream(path: Path, options: ParseOptions | None, summariser: Summariser) -> ParsedFile:
+    """The file read in batches of `BATCH_ROWS` into `summariser`: memory stays bounded whatever its
+    length. `parsed.counts` holds the summary; `parsed.samples` stays None."""
+    parsed = _run(path, options or ParseOptions(), summariser.add, n_rows=None, reset=summariser.reset)
+    parsed.counts = summariser.finish(parsed.meta.pop("relabel"))  # type: ignore[arg-type]
+    return parsed
+
+
+def check_head(path: Path, options: ParseOptions | None = None, rows: int = HEAD_ROWS) -> ParsedFile:
+    """The upload's cheap structure check: header, delimiter, encoding and the first `rows` rows,
+    parsed exactly as the worker will parse the whole file; the truncated-last-line check too."""
+    parsed = _run(path, options or ParseOptions(), lambda batch: None, n_rows=rows)
+    parsed.meta.pop("relabel")
+    return parsed
+
+
+def _run(path: Path, options: ParseOptions, sink: Callable[[pl.DataFrame], None], *, n_rows: int | None,
+         reset: Callable[[], None] | None = None) -> ParsedFile:
     head = read_head(path)
     if not head.strip():
         raise ParseError(f"{path.name} is empty")
@@ -55,41 +87,50 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         if required not in columns:
             raise ParseError(f"a JMeter CSV needs the '{required}' column; the header has "
                              f"{', '.join(columns)}", line=1)
-    source: Path | io.BytesIO = path
-    if needs_recode:
-        source = io.BytesIO(decode(read_bytes(path))[0].encode("utf-8"))
-    try:
-        df = _read(source, delimiter, columns, has_header, wanted)
-    except pl.exceptions.PolarsError as exc:
-        _locate_error(path, delimiter, columns, has_header)
-        text, full_encoding = decode(read_bytes(path))
-        if needs_recode or full_encoding == "utf-8":
-            raise ParseError(f"unreadable CSV: {str(exc).splitlines()[0]}") from exc
-        # The head was UTF-8 but a later part is not (e.g. a GBK label): read the decoded text.
-        df = _read(io.BytesIO(text.encode("utf-8")), delimiter, columns, has_header, wanted)
-    if df.height == 0:
+    layout = (delimiter, columns, has_header, wanted)
+    with tempfile.TemporaryDirectory(prefix="benchtrail-jtl-") as tmp:
+        # Polars reads UTF-8 with `\n` line ends only: anything else is recoded to a scratch copy first.
+        source = recode(path, Path(tmp) / "utf8.csv", limit=n_rows and 4 * n_rows + 1) if needs_recode else path
+        state = _State(options, columns)
+        try:
+            _read(source, layout, state, sink, n_rows)
+        except pl.exceptions.PolarsError as exc:
+            _locate_error(path, delimiter, columns, has_header, limit=n_rows)
+            if needs_recode or n_rows is not None or text_encoding(path) == "utf-8":
+                raise ParseError(f"unreadable CSV: {str(exc).splitlines()[0]}") from exc
+            # The head was UTF-8 but a later part is not (e.g. a GBK label): read the decoded text.
+            if reset is not None:
+                reset()
+            state = _State(options, columns)
+            _read(recode(path, Path(tmp) / "utf8.csv"), layout, state, sink, n_rows)
+    if state.rows == 0:
         raise ParseError(f"{path.name} has a header but no samples", line=2)
-    required = [c for c in ("timeStamp", "elapsed", "success") if c in wanted]
-    if df.select(pl.any_horizontal(pl.col(required).is_null()).any()).item():
-        _locate_error(path, delimiter, columns, has_header)
-        raise ParseError("a sample lacks timeStamp, elapsed or success")
     if not gzipped:
         _check_tail(path, delimiter, len(columns))
-    return _to_parsed(df, options, columns, has_header)
+    return state.parsed(columns, has_header)
 
 
-def _read(source: Path | io.BytesIO, delimiter: str, columns: tuple[str, ...], has_header: bool,
-          wanted: list[str]) -> pl.DataFrame:
+def _read(source: Path, layout: tuple[str, tuple[str, ...], bool, list[str]], state: _State,
+          sink: Callable[[pl.DataFrame], None], n_rows: int | None) -> None:
+    delimiter, columns, has_header, wanted = layout
     ints = [c for c in INT_COLUMNS if c in wanted]
     if has_header:
-        # scan + select pushes the projection down: faster and ~25% less memory than
-        # read_csv(columns=...) on a 1M-row file.
-        return pl.scan_csv(source, separator=delimiter, schema_overrides={c: pl.Int64 for c in ints},
-                           infer_schema=False, quote_char='"').select(wanted).collect()
-    # Header-less files are old and small: read as text, then type the columns we need.
-    return pl.read_csv(source, separator=delimiter, has_header=False, new_columns=list(columns),
-                       infer_schema=False, quote_char='"',
-                       ).select(wanted).with_columns(pl.col(ints).cast(pl.Int64))
+        # scan + select pushes the projection down: only the columns we use are materialised.
+        frame = pl.scan_csv(source, separator=delimiter, schema_overrides={c: pl.Int64 for c in ints},
+                            infer_schema=False, quote_char='"', n_rows=n_rows).select(wanted)
+    else:
+        frame = pl.scan_csv(source, separator=delimiter, has_header=False, new_columns=list(columns),
+                            infer_schema=False, quote_char='"', n_rows=n_rows,
+                            ).select(wanted).with_columns(pl.col(ints).cast(pl.Int64))
+    batches = [frame.collect()] if n_rows is not None else frame.collect_batches(chunk_size=BATCH_ROWS)
+    required = [c for c in ("timeStamp", "elapsed", "success") if c in wanted]
+    for df in batches:
+        if df.height == 0:
+            continue
+        if df.select(pl.any_horizontal(pl.col(required).is_null()).any()).item():
+            _locate_error(source, delimiter, columns, has_header, limit=n_rows)
+            raise ParseError("a sample lacks timeStamp, elapsed or success")
+        sink(state.samples(df))
 
 
 def _layout(first_line: str, options: ParseOptions) -> tuple[str, tuple[str, ...], bool]:
@@ -122,18 +163,20 @@ def _layout(first_line: str, options: ParseOptions) -> tuple[str, tuple[str, ...
         "by ',', tab, ';' or '|' (wrong delimiter or not a JMeter CSV)", line=1)
 
 
-def _locate_error(path: Path, delimiter: str, columns: tuple[str, ...], has_header: bool) -> None:
-    """Re-read with the csv module and raise a ParseError at the first bad line, if any."""
-    text = decode(read_bytes(path))[0]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quotechar='"')
+def _locate_error(path: Path, delimiter: str, columns: tuple[str, ...], has_header: bool,
+                  limit: int | None = None) -> None:
+    """Re-read with the csv module, line by line, and raise a ParseError at the first bad line, if
+    any (within the first `limit` rows when given)."""
+    reader = csv.reader(iter_lines(path), delimiter=delimiter, quotechar='"')
     index = {c: i for i, c in enumerate(columns)}
     line_end = 0
     rows = iter(reader)
     if has_header:
         next(rows, None)
         line_end = reader.line_num
-    last_line = text.rstrip("\n").count("\n") + 1
-    for row in rows:
+    for n, row in enumerate(rows):
+        if limit is not None and n >= limit * 4:
+            return
         line = line_end + 1
         line_end = reader.line_num
         if not row:
@@ -145,7 +188,7 @@ def _locate_error(path: Path, delimiter: str, columns: tuple[str, ...], has_head
             if other is not None:
                 hint = (f"wrong delimiter: this row is separated by {other!r} but the header by "
                         f"{delimiter!r}")
-            elif line_end >= last_line and len(row) < len(columns):
+            elif len(row) < len(columns) and next((r for r in rows if r), None) is None:
                 hint = "the last line is truncated (was JMeter killed mid-write?)"
             else:
                 hint = f"wrong delimiter {delimiter!r} or a broken quote?"
@@ -189,108 +232,134 @@ def _check_tail(path: Path, delimiter: str, n_columns: int) -> None:
                          "truncated (was JMeter killed mid-write?)", line=n_lines)
 
 
-def _to_parsed(df: pl.DataFrame, options: ParseOptions, columns: tuple[str, ...],
-               has_header: bool) -> ParsedFile:
-    warnings: list[str] = []
-    is_tx = pl.lit(False)
-    if "responseMessage" in df.columns:
-        # starts_with on a null is null, and filter/sum treat null as false: no fill_null copy.
-        msg = pl.col("responseMessage")
-        empty_tx = int(df.select(msg.str.starts_with(EMPTY_TRANSACTION_PREFIX).sum()).item())
-        if empty_tx:
-            # JMeter's report generator skips empty controllers everywhere; so do we.
-            df = df.filter(~msg.str.starts_with(EMPTY_TRANSACTION_PREFIX).fill_null(False))
-            warnings.append(f"skipped {empty_tx} empty Transaction Controller row(s)")
-        is_tx = msg.str.starts_with(TRANSACTION_PREFIX).fill_null(False)
+class _State:
+    """What the batches of one file add up to besides their samples: row count, skipped rows and the
+    thread groups (a group's load level is known only once every row has been read, so batches carry
+    the group's name as their load key until `parsed` says which load level each group is)."""
 
-    loads, key_of_thread, group_names = _thread_group_loads(df, options, warnings)
-    if "threadName" in df.columns and len(key_of_thread) > 1:
-        load_expr = pl.col("threadName").fill_null("").replace_strict(
-            key_of_thread, return_dtype=pl.String)
-    else:
-        load_expr = pl.lit(next(iter(loads)))
+    def __init__(self, options: ParseOptions, columns: tuple[str, ...]) -> None:
+        self.options = options
+        self.columns = columns
+        self.rows = 0
+        self.empty_tx = 0
+        self.group_of: dict[str, str] = {}            # threadName -> thread group
+        self.threads: dict[str, set[str]] = {}        # thread group -> its threads
+        self.grp: dict[str, int | None] = {}          # thread group -> most active threads (grpThreads)
 
-    ts = pl.col("timeStamp")
-    start = ts if options.timestamp_is_start else ts - pl.col("elapsed")
-    success = pl.col("success").is_in(["true", "True", "TRUE"]) if "success" in df.columns \
-        else pl.lit(True)
-    if "success" not in df.columns:
-        warnings.append("no 'success' column: every sample counted as successful")
-    samples = df.select(
-        _no_nulls(df, "label").alias("scenario") if "label" in df.columns
-        else pl.lit("(unlabelled)").alias("scenario"),
-        load_expr.alias("load_key"),
-        start.alias("start_ms"),
-        (pl.col("elapsed") * 1000).alias("latency_us"),
-        success.alias("success"),
-        _no_nulls(df, "bytes", 0).alias("bytes") if "bytes" in df.columns
-        else pl.lit(0, dtype=pl.Int64).alias("bytes"),
-        is_tx.alias("is_transaction"),
-    ).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
-    return ParsedFile(
-        tool="jmeter", format="jmeter-csv", samples=samples, loads=loads,
-        meta={"thread_groups": group_names, "columns": list(columns), "header": has_header},
-        warnings=warnings,
-    )
+    def samples(self, df: pl.DataFrame) -> pl.DataFrame:
+        """One batch of rows as SAMPLE_SCHEMA, its load key the thread group's name."""
+        is_tx = pl.lit(False)
+        if "responseMessage" in df.columns:
+            # starts_with on a null is null, and filter/sum treat null as false: no fill_null copy.
+            msg = pl.col("responseMessage")
+            empty_tx = int(df.select(msg.str.starts_with(EMPTY_TRANSACTION_PREFIX).sum()).item())
+            if empty_tx:
+                # JMeter's report generator skips empty controllers everywhere; so do we.
+                df = df.filter(~msg.str.starts_with(EMPTY_TRANSACTION_PREFIX).fill_null(False))
+                self.empty_tx += empty_tx
+            is_tx = msg.str.starts_with(TRANSACTION_PREFIX).fill_null(False)
+        self.rows += df.height
+        group = self.samples_groups(df)
+        ts = pl.col("timeStamp")
+        start = ts if self.options.timestamp_is_start else ts - pl.col("elapsed")
+        success = pl.col("success").is_in(["true", "True", "TRUE"]) if "success" in df.columns \
+            else pl.lit(True)
+        return df.select(
+            _no_nulls(df, "label").alias("scenario") if "label" in df.columns
+            else pl.lit("(unlabelled)").alias("scenario"),
+            group.alias("load_key"),
+            start.alias("start_ms"),
+            (pl.col("elapsed") * 1000).alias("latency_us"),
+            success.alias("success"),
+            _no_nulls(df, "bytes", 0).alias("bytes") if "bytes" in df.columns
+            else pl.lit(0, dtype=pl.Int64).alias("bytes"),
+            is_tx.alias("is_transaction"),
+        ).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+
+    def samples_groups(self, df: pl.DataFrame) -> pl.Expr:
+        """Thread group = threadName minus its trailing " <group#>-<thread#>"."""
+        has_grp = "grpThreads" in df.columns
+        if "threadName" not in df.columns:
+            if has_grp:
+                self._note_grp("", df.select(pl.col("grpThreads").max()).item())
+            self.threads.setdefault("", set())
+            return pl.lit("")
+        aggs = [pl.col("grpThreads").max().alias("grp")] if has_grp else [pl.len()]
+        per_thread = df.group_by(pl.col("threadName").fill_null("")).agg(aggs)
+        for row in per_thread.iter_rows(named=True):
+            name = row["threadName"]
+            group = self.group_of.get(name)
+            if group is None:
+                m = THREAD_NAME.match(name)
+                group, thread = (m.group(1), f"{m.group(2)}-{m.group(3)}") if m else (name, name)
+                self.group_of[name] = group
+                self.threads.setdefault(group, set()).add(thread)
+            self._note_grp(group, row.get("grp"))
+        if len(self.group_of) == 1:
+            return pl.lit(next(iter(self.group_of.values())))
+        return pl.col("threadName").fill_null("").replace_strict(self.group_of, return_dtype=pl.String)
+
+    def _note_grp(self, group: str, grp: int | None) -> None:
+        old = self.grp.get(group)
+        self.grp[group] = grp if old is None or (grp is not None and grp > old) else old
+
+    def parsed(self, columns: tuple[str, ...], has_header: bool) -> ParsedFile:
+        """The file's description; `meta["relabel"]` maps each batch load key to its load level's key
+        (the caller pops it)."""
+        warnings: list[str] = []
+        if self.empty_tx:
+            warnings.append(f"skipped {self.empty_tx} empty Transaction Controller row(s)")
+        loads, relabel, names = self.loads(warnings)
+        if "success" not in self.columns:
+            warnings.append("no 'success' column: every sample counted as successful")
+        return ParsedFile(
+            tool="jmeter", format="jmeter-csv", loads=loads,
+            meta={"thread_groups": names, "columns": list(columns), "header": has_header, "relabel": relabel},
+            warnings=warnings,
+        )
+
+    def loads(self, warnings: list[str]) -> tuple[dict[str, LoadSpec], dict[str, str], dict[str, str]]:
+        """(load_key -> LoadSpec, thread group -> load_key, load_key -> thread group name).
+
+        A group's load level is the most threads it had active (grpThreads), or, without that
+        column, how many distinct threads ran."""
+        if "threadName" not in self.columns:
+            load = self.options.load or _threads_load(self.grp.get(""))
+            return {load.key: load}, {"": load.key}, {load.key: ""}
+        group_load: dict[str, LoadSpec] = {}
+        for group, threads in self.threads.items():
+            grp = self.grp.get(group)
+            group_load[group] = _threads_load(grp if grp is not None else len(threads))
+        if len(group_load) == 1 and self.options.load is not None:
+            group_load = {g: self.options.load for g in group_load}
+        loads: dict[str, LoadSpec] = {}
+        names: dict[str, str] = {}
+        for group in sorted(group_load):
+            key = group_load[group].key
+            loads[key] = group_load[group]
+            if key in names:
+                warnings.append(f"thread groups '{names[key]}' and '{group}' both ran "
+                                f"{group_load[group].label}: their samples share one load level")
+                names[key] = f"{names[key]} + {group}"
+            else:
+                names[key] = group
+        return loads, {g: spec.key for g, spec in group_load.items()}, names
 
 
-def _thread_group_loads(
+def thread_group_loads(
     df: pl.DataFrame, options: ParseOptions, warnings: list[str],
 ) -> tuple[dict[str, LoadSpec], dict[str, str], dict[str, str]]:
-    """(load_key -> LoadSpec, threadName -> load_key, load_key -> thread group name).
-
-    Thread group = threadName minus its trailing " <group#>-<thread#>". Its load level is the most
-    threads it had active (grpThreads), or, without that column, how many distinct threads ran."""
-    if "threadName" not in df.columns:
-        load = options.load or _threads_load(_max_or_none(df, "grpThreads"))
-        return {load.key: load}, {}, {load.key: ""}
-    aggs = [pl.len().alias("n")]
-    if "grpThreads" in df.columns:
-        aggs.append(pl.col("grpThreads").max().alias("grp"))
-    per_thread = df.group_by(pl.col("threadName").fill_null("")).agg(aggs)
-    groups: dict[str, dict[str, object]] = {}
-    group_of: dict[str, str] = {}
-    for row in per_thread.iter_rows(named=True):
-        name = row["threadName"]
-        m = THREAD_NAME.match(name)
-        group, thread = (m.group(1), f"{m.group(2)}-{m.group(3)}") if m else (name, name)
-        group_of[name] = group
-        g = groups.setdefault(group, {"threads": set(), "grp": None})
-        g["threads"].add(thread)  # type: ignore[union-attr]
-        grp = row.get("grp")
-        if grp is not None and (g["grp"] is None or grp > g["grp"]):  # type: ignore[operator]
-            g["grp"] = grp
-    group_load: dict[str, LoadSpec] = {}
-    for group, g in groups.items():
-        value = g["grp"] if g["grp"] is not None else len(g["threads"])  # type: ignore[arg-type]
-        group_load[group] = _threads_load(value)  # type: ignore[arg-type]
-    if len(groups) == 1 and options.load is not None:
-        group_load = {g: options.load for g in groups}
-    loads: dict[str, LoadSpec] = {}
-    names: dict[str, str] = {}
-    for group in sorted(groups):
-        key = group_load[group].key
-        loads[key] = group_load[group]
-        if key in names:
-            warnings.append(f"thread groups '{names[key]}' and '{group}' both ran "
-                            f"{group_load[group].label}: their samples share one load level")
-            names[key] = f"{names[key]} + {group}"
-        else:
-            names[key] = group
-    key_of_thread = {t: group_load[g].key for t, g in group_of.items()}
-    return loads, key_of_thread, names
+    """(load_key -> LoadSpec, threadName -> load_key, load_key -> thread group name) of samples held
+    in memory (JMeter XML), by the rules of `_State`."""
+    state = _State(options, tuple(df.columns))
+    state.samples_groups(df)
+    loads, relabel, names = state.loads(warnings)
+    return loads, {t: relabel[g] for t, g in state.group_of.items()}, names
 
 
 def _no_nulls(df: pl.DataFrame, col: str, fill: object = "") -> pl.Expr:
     """fill_null copies the column; only pay for it when there is a null."""
     return pl.col(col).fill_null(fill) if df[col].null_count() else pl.col(col)
-
-
-def _max_or_none(df: pl.DataFrame, col: str) -> int | None:
-    if col not in df.columns:
-        return None
-    v = df.select(pl.col(col).max()).item()
-    return int(v) if v is not None else None
 
 
 def _threads_load(value: int | None) -> LoadSpec:

@@ -11,7 +11,7 @@ import polars as pl
 
 from ..model import SAMPLE_SCHEMA, ParsedFile, ParseError, ParseOptions
 from ..textio import GZIP_MAGIC
-from .jmeter_csv import EMPTY_TRANSACTION_PREFIX, TRANSACTION_PREFIX, _thread_group_loads
+from .jmeter_csv import EMPTY_TRANSACTION_PREFIX, TRANSACTION_PREFIX, thread_group_loads
 
 SAMPLE_TAGS = {"httpSample", "sample"}
 
@@ -64,7 +64,7 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     warnings: list[str] = []
     if skipped_empty_tx:
         warnings.append(f"skipped {skipped_empty_tx} empty Transaction Controller sample(s)")
-    loads, key_of_thread, names = _thread_group_loads(df, options, warnings)
+    loads, key_of_thread, names = thread_group_loads(df, options, warnings)
     if len(key_of_thread) > 1:
         load_key = df["threadName"].fill_null("").replace_strict(key_of_thread,
                                                                 return_dtype=pl.String)

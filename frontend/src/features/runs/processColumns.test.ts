@@ -21,7 +21,7 @@ function ptsRun(): RunDetail {
     agent_version: null, app_version: null, commit: null, branch: null, labels: {}, environment: 'host',
     created_at: '2026-11-01T00:00:00Z', started_at: null, finished_at: null, permalink: '/r/pts1',
     status_detail: null, alerts: [], analysis_status: 'done', validity: [], criteria: [], progress: {},
-    environment_detail: null, files: [], meta: { cancel_requested: false, file_checks: false },
+    environment_detail: null, files: [], shares: [], meta: { cancel_requested: false, file_checks: false, generators: 1 },
     variants: [
       { id: 1, name: 'no-agent', is_reference: true },
       { id: 2, name: 'agent', is_reference: false },

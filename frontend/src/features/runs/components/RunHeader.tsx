@@ -167,6 +167,19 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
             ))}
           </dd>
         </div>
+        {run.shares?.length ? (
+          <div>
+            <dt>Load generators</dt>
+            <dd aria-label="Load generators">
+              {run.shares.map((s) => (
+                <span key={s.index} className="chip" title={s.reason ?? undefined}>
+                  share {s.index + 1}/{run.shares.length}: {s.runner ?? 'not claimed'}
+                  {s.host ? ` on ${s.host}` : ''} · {s.status}
+                </span>
+              ))}
+            </dd>
+          </div>
+        ) : null}
         {Object.keys(run.labels).length ? (
           <div>
             <dt>Labels</dt>
@@ -209,7 +222,8 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
                   {f.filename}
                 </a>{' '}
                 <span className="muted">
-                  {f.variant} · {f.format} · {(f.size / 1024).toFixed(1)} KiB · sha256 {f.sha256.slice(0, 12)}
+                  {f.variant} · {f.format}
+                  {f.share !== null && f.share !== undefined ? ` · share ${f.share + 1}` : ''} · {(f.size / 1024).toFixed(1)} KiB · sha256 {f.sha256.slice(0, 12)}
                 </span>
               </li>
             ))}

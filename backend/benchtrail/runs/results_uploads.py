@@ -1,0 +1,239 @@
+"""Resumable results uploads: a runner's results package sent in chunks to an upload session.
+
+The runner opens a session for its results (`open_upload`: the results metadata, each file's name, size
+and sha256, and the Idempotency-Key of these results); the session's offset (`received`) is kept by the
+server. Each chunk is sent with the offset of its first byte (`add_chunk`): bytes the server already holds
+are skipped, so a chunk sent again is harmless, and a chunk past the offset is refused with the offset to
+resume from. After a cut the runner asks for the offset (`GET`, or opens the session again with the same
+key) and goes on from there instead of starting over. `commit` checks every file against its sha256 and
+stores the results exactly as `POST /runs/{run}/results` does (execution.attach_results: one transaction,
+the same Idempotency-Key semantics): committing again answers `duplicate`.
+
+Chunks are kept in the raw file store (benchtrail/storage.py: the data folder or the bucket), so any API
+process on any host can take the next chunk; they are removed once the session is committed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import BinaryIO
+
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from benchtrail import storage
+from benchtrail.auth.principal import Principal
+from benchtrail.config import get_settings
+from benchtrail.errors import (Conflict, InvalidRequest, InvalidResultFile, NotFound, PayloadTooLarge,
+                               ServiceUnavailable)
+from benchtrail.logging import log
+from benchtrail.models import ResultsUpload, Run
+from benchtrail.plans.schemas import ResultsAccepted, ResultsUploadIn, ResultsUploadOut
+from benchtrail.runs import execution, repository
+from benchtrail.runs.lifecycle import RunStatus
+
+CHUNK_MAX_MB = 64  # one chunk's limit (also under BENCHTRAIL_MAX_UPLOAD_MB); runners send 8 MB
+
+
+def chunk_limit() -> int:
+    return min(CHUNK_MAX_MB, get_settings().max_upload_mb) * 1024 * 1024
+
+
+def _out(upload: ResultsUpload, run: Run) -> ResultsUploadOut:
+    return ResultsUploadOut(id=upload.id, run=run.slug, offset=upload.received, size=upload.size,
+                            committed=upload.committed_at is not None, chunk_max_bytes=chunk_limit())
+
+
+def _accepting(run: Run, slug: str) -> None:
+    late = run.status == RunStatus.FAILED and run.results_key is None
+    if run.status != RunStatus.RUNNING and not late:
+        raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from the runner that runs it "
+                       f"(or, once, late from that runner after the run failed without results)")
+
+
+def open_upload(session: Session, principal: Principal, slug: str, body: ResultsUploadIn,
+                idempotency_key: str, share: int | None = None) -> tuple[ResultsUploadOut, bool]:
+    """A new session (True), or the existing one of this Idempotency-Key with the offset to resume from."""
+    run = execution.reporting_run(session, principal, slug, share)
+    existing = repository.results_upload_by_key(session, run.id, idempotency_key)
+    if existing is not None:
+        return _out(existing, run), False
+    _accepting(run, slug)
+    if run.results_key is not None:
+        raise Conflict(f"run '{slug}' has its results already (another Idempotency-Key)")
+    try:
+        meta = execution.ResultsMetadata.model_validate(body.metadata)
+    except ValidationError as exc:
+        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+    if len(meta.files) != len(body.files):
+        raise InvalidRequest(f"metadata.files describes {len(meta.files)} file(s) but the upload declares "
+                             f"{len(body.files)}; give one entry per file, in order")
+    limit = get_settings().max_upload_mb * 1024 * 1024
+    for i, f in enumerate(body.files):
+        if f.size > limit:
+            raise PayloadTooLarge(f"files[{i}] '{f.name}': {f.size} bytes exceeds the upload limit of "
+                                  f"{get_settings().max_upload_mb} MB (BENCHTRAIL_MAX_UPLOAD_MB)")
+    upload = ResultsUpload(id=uuid.uuid4().hex, run_id=run.id, idempotency_key=idempotency_key,
+                           metadata_json=json.dumps(body.metadata),
+                           files=[f.model_dump() for f in body.files], size=sum(f.size for f in body.files),
+                           received=0)
+    session.add(upload)
+    session.flush()
+    return _out(upload, run), True
+
+
+def _session_of(session: Session, run: Run, upload_id: str, *, lock: bool) -> ResultsUpload:
+    upload = repository.results_upload(session, run.id, upload_id, lock=lock)
+    if upload is None:
+        raise NotFound(f"results upload '{upload_id}' not found for run '{run.slug}'")
+    return upload
+
+
+def status(session: Session, principal: Principal, slug: str, upload_id: str,
+           share: int | None = None) -> ResultsUploadOut:
+    run = execution.reporting_run(session, principal, slug, share, lock=False)
+    return _out(_session_of(session, run, upload_id, lock=False), run)
+
+
+def add_chunk(session: Session, principal: Principal, slug: str, upload_id: str, offset: int,
+              chunk: Path, share: int | None = None) -> ResultsUploadOut:
+    """Store the bytes of `chunk` (which starts at `offset` of the package) that the server lacks."""
+    run = execution.reporting_run(session, principal, slug, share, lock=False)
+    upload = _session_of(session, run, upload_id, lock=True)
+    if upload.committed_at is not None:
+        return _out(upload, run)
+    _accepting(run, slug)
+    length = chunk.stat().st_size
+    if offset > upload.received:
+        raise Conflict(f"chunk at offset {offset} but the server holds {upload.received} bytes of this upload; "
+                       f"send from offset {upload.received}", extra={"offset": upload.received})
+    if offset + length > upload.size:
+        raise InvalidRequest(f"chunk at offset {offset} of {length} bytes ends past the upload's declared "
+                             f"size of {upload.size} bytes")
+    skip = upload.received - offset
+    if skip >= length:
+        return _out(upload, run)  # all of it held already: a chunk sent again
+    part = chunk
+    if skip:
+        part = chunk.with_name(chunk.name + ".tail")
+        with chunk.open("rb") as src, part.open("wb") as dst:
+            src.seek(skip)
+            shutil.copyfileobj(src, dst, storage.CHUNK)
+    try:
+        # Stored under the offset it starts at: a retry after a failed commit below overwrites it.
+        storage.get_store().put_part(upload.id, upload.received, part)
+    except storage.StorageError as exc:
+        log.error("results chunk not stored", upload=upload.id, error=str(exc))
+        raise ServiceUnavailable("the raw file store cannot be written, retry later") from exc
+    finally:
+        if part is not chunk:
+            part.unlink(missing_ok=True)
+    upload.received += length - skip
+    upload.updated_at = datetime.now(timezone.utc)
+    return _out(upload, run)
+
+
+def commit(session: Session, principal: Principal, slug: str, upload_id: str,
+           share: int | None = None) -> tuple[Run, ResultsAccepted]:
+    """Store the session's package as the run's results, exactly once (its Idempotency-Key)."""
+    run = execution.reporting_run(session, principal, slug, share)
+    upload = _session_of(session, run, upload_id, lock=True)
+    if run.results_key == upload.idempotency_key:
+        return run, ResultsAccepted(run=run.slug, status=run.status, duplicate=True)
+    if upload.received < upload.size:
+        raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send the "
+                       f"rest from offset {upload.received} first", extra={"offset": upload.received})
+    store = storage.get_store()
+    scratch = Path(tempfile.mkdtemp(prefix="results-upload-", dir=scratch_dir()))
+    try:
+        files = _assemble(store, upload, scratch)
+        handles: list[BinaryIO] = [p.open("rb") for p in files]
+        try:
+            run, duplicate = execution.attach_results(
+                session, principal, slug, upload.metadata_json,
+                [(entry["name"], fh) for entry, fh in zip(upload.files, handles)], upload.idempotency_key, share)
+        finally:
+            for fh in handles:
+                fh.close()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    upload.committed_at = datetime.now(timezone.utc)
+    upload_key = upload.id
+    # The chunks go once the results are committed (a failed commit keeps them for the next attempt).
+    session.info.setdefault("after_commit", []).append(lambda: _drop_parts(upload_key))
+    return run, ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
+
+
+def _assemble(store: storage.BlobStore, upload: ResultsUpload, scratch: Path) -> list[Path]:
+    """The package's files from its chunks, each checked against the sha256 the runner declared."""
+    package = scratch / "package"
+    try:
+        with package.open("wb") as out:
+            for offset in store.part_offsets(upload.id):
+                if offset != out.tell():
+                    raise Conflict(f"results upload '{upload.id}': chunk at {offset} where {out.tell()} was "
+                                   f"expected; upload it again")
+                store.read_part(upload.id, offset, out)
+    except storage.StorageError as exc:
+        log.error("results chunks not readable", upload=upload.id, error=str(exc))
+        raise ServiceUnavailable("the raw file store cannot be read, retry later") from exc
+    if package.stat().st_size != upload.size:
+        raise Conflict(f"results upload '{upload.id}': {package.stat().st_size} bytes stored of {upload.size}; "
+                       f"upload it again")
+    files = []
+    with package.open("rb") as src:
+        for i, entry in enumerate(upload.files):
+            dst = scratch / f"{i:03d}"
+            with dst.open("wb") as out:
+                _copy(src, out, int(entry["size"]))
+            if storage.sha256_file(dst) != entry["sha256"]:
+                raise InvalidResultFile(entry["name"], "sha256 of the bytes received differs from the one "
+                                                       "declared when the upload was opened")
+            files.append(dst)
+    return files
+
+
+def _copy(src: BinaryIO, out: BinaryIO, n: int) -> None:
+    while n > 0:
+        data = src.read(min(n, storage.CHUNK))
+        if not data:
+            break
+        out.write(data)
+        n -= len(data)
+
+
+ABANDONED_AFTER_S = 7 * 24 * 3600  # an upload nobody sent a chunk to for a week is given up
+
+
+def drop_abandoned(session: Session, now: datetime, limit: int = 200) -> list[str]:
+    """Remove the chunks and rows of upload sessions that can never be committed (beat's sweeper). A
+    runner whose session is gone opens a new one with the same key and sends the package again."""
+    dropped = []
+    for upload in repository.abandoned_results_uploads(session, now - timedelta(seconds=ABANDONED_AFTER_S), limit):
+        try:
+            storage.get_store().delete_parts(upload.id)
+        except storage.StorageError as exc:
+            log.warning("results chunks not removed", upload=upload.id, error=str(exc))
+            continue
+        session.delete(upload)
+        dropped.append(upload.id)
+    session.flush()
+    return dropped
+
+
+def _drop_parts(upload_id: str) -> None:
+    try:
+        storage.get_store().delete_parts(upload_id)
+    except storage.StorageError as exc:  # leftovers cost space only; the results are stored
+        log.warning("results chunks not removed", upload=upload_id, error=str(exc))
+
+
+def scratch_dir() -> Path:
+    path = get_settings().data_dir / "tmp"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,223 @@
+"""Raw files in an S3-compatible object store: a real S3 server on loopback (moto's standalone server,
+its own process), an API and a Celery worker that share no folder (each its own BENCHTRAIL_DATA_DIR)
+and talk only through PostgreSQL, Redis and the bucket."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from infra.localstack import VENV_BIN, Process, Redis, celery_worker, free_port, wait_until
+from tests.integration.conftest import _env
+from tests.support.jtl import independent_cells, write_jtl
+from tests.support.s3 import S3Server
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+PREFIX = "bt-test"
+
+
+@pytest.fixture(scope="module")
+def s3(logdir: Path) -> Iterator[S3Server]:
+    server = S3Server(logdir)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def s3_stack(infra, s3, logdir, tmp_path_factory) -> Iterator[dict]:  # type: ignore[no-untyped-def]
+    """API and worker on the S3 backend, with their own broker (so the session's local-storage worker
+    never takes their jobs) and separate data folders."""
+    rd = Redis().start()
+    api_dir, worker_dir = tmp_path_factory.mktemp("api-data"), tmp_path_factory.mktemp("worker-data")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    common = {**s3.env(PREFIX), "BENCHTRAIL_REDIS_URL": rd.url}
+    api = Process("api-s3", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
+                             "127.0.0.1", "--port", str(port)],
+                  _env(infra, **common, BENCHTRAIL_DATA_DIR=str(api_dir), BENCHTRAIL_PUBLIC_URL=url), logdir)
+    worker = None
+    try:
+        wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=5).status == 200, 120, "the S3 API")
+        worker = celery_worker("worker-s3", _env(infra, **common, BENCHTRAIL_DATA_DIR=str(worker_dir)), logdir)
+        yield {"url": url, "api_dir": api_dir, "worker_dir": worker_dir, "api": api, "worker": worker}
+    finally:
+        if worker is not None:
+            worker.stop()
+        api.stop()
+        rd.stop()
+
+
+def blobs_on_disk(folder: Path) -> list[Path]:
+    return [p for p in (folder / "blobs").rglob("*") if p.is_file()] if (folder / "blobs").is_dir() else []
+
+
+def test_an_upload_is_stored_in_the_bucket_and_ingested_by_a_worker_without_the_api_folder(
+        s3, s3_stack, make_project, scratch):
+    slug, token = make_project()
+    baseline = write_jtl(scratch / "baseline.jtl", seed=11)
+    agent = write_jtl(scratch / "agent.jtl", seed=12, slowdown=1.2)
+    agent_gz = scratch / "agent.jtl.gz"
+    agent_gz.write_bytes(gzip.compress(agent.read_bytes()))
+    sent = {"baseline.jtl": baseline.read_bytes(), "agent.jtl.gz": agent_gz.read_bytes()}
+    meta = {"files": [{"variant": "baseline"}, {"variant": "agent"}], "agent_version": "1.0.0"}
+    with httpx.Client(base_url=s3_stack["url"], headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+        r = http.post(f"/api/v1/projects/{slug}/runs", data={"metadata": json.dumps(meta)},
+                      files=[("files", (name, data)) for name, data in sent.items()])
+        assert r.status_code == 202, r.text
+        run_slug = r.json()["run"]
+        run = wait_until(lambda: (d := http.get(f"/api/v1/runs/{run_slug}").json())["status"]
+                         in ("completed", "failed") and d, 120, "the run to be ingested")
+        assert run["status"] == "completed", (run["status_detail"], s3_stack["worker"].output()[-3000:])
+
+        # The bytes are in the bucket, under the prefix, by sha256; neither folder holds a blob.
+        keys = s3.keys(f"{PREFIX}/blobs/")
+        for data in sent.values():
+            sha = hashlib.sha256(data).hexdigest()
+            assert f"{PREFIX}/blobs/{sha[:2]}/{sha}" in keys
+            assert s3.read(f"{PREFIX}/blobs/{sha[:2]}/{sha}") == data
+        assert blobs_on_disk(s3_stack["api_dir"]) == [] and blobs_on_disk(s3_stack["worker_dir"]) == []
+        assert "results.ingest" in s3_stack["worker"].output()
+
+        # Cells equal an independent reading of the files (csv + numpy).
+        variants = {v["id"]: v["name"] for v in run["variants"]}
+        scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+        loads = {l["id"]: l for l in run["loads"]}
+        for name, path in (("baseline", baseline), ("agent", agent)):
+            expected = independent_cells(path)
+            got = {(scenarios[c["scenario_id"]], int(loads[c["load_id"]]["value"])): c for c in run["cells"]
+                   if variants[c["variant_id"]] == name and scenarios[c["scenario_id"]] != "*"
+                   and c["count"] is not None}
+            assert set(got) == set(expected)
+            for key, exp in expected.items():
+                assert got[key]["count"] == exp["count"] and got[key]["errors"] == exp["errors"]
+                assert got[key]["latency_mean"] == pytest.approx(exp["latency_mean"], rel=1e-12)
+                assert got[key]["latency_p75"] == pytest.approx(exp["latency_p75"], rel=1e-3)
+
+        # Every raw file downloads through the API, streamed from the bucket, exactly as uploaded.
+        assert sorted(f["filename"] for f in run["files"]) == sorted(sent)
+        for f in run["files"]:
+            got_bytes = http.get(f["download_url"])
+            assert got_bytes.status_code == 200
+            assert got_bytes.content == sent[f["filename"]]
+            assert got_bytes.headers["content-length"] == str(len(sent[f["filename"]]))
+            assert f["filename"] in got_bytes.headers["content-disposition"]
+
+
+def test_a_refused_upload_leaves_nothing_in_the_bucket(s3, s3_stack, make_project, scratch):
+    """The second file is bad: a 400 naming it, and neither file reaches the bucket."""
+    slug, token = make_project()
+    good = write_jtl(scratch / "good.jtl", seed=21).read_bytes()
+    before = s3.keys(f"{PREFIX}/")
+    meta = {"files": [{"variant": "a"}, {"variant": "b"}]}
+    r = httpx.post(f"{s3_stack['url']}/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
+                   data={"metadata": json.dumps(meta)},
+                   files=[("files", ("good.jtl", good)), ("files", ("bad.jtl", b"timeStamp,elapsed\nnot,a number\n"))],
+                   timeout=60)
+    assert r.status_code == 400, r.text
+    assert r.json()["file"] == "bad.jtl"
+    assert s3.keys(f"{PREFIX}/") == before
+
+
+def test_an_object_written_by_a_rolled_back_transaction_is_removed(s3, infra, scratch, monkeypatch):
+    """Storing goes object first, row second: when the transaction fails after the object was written,
+    the object is deleted (before the rollback releases the content's lock), and the row is absent."""
+    from benchtrail import storage
+    from benchtrail.config import get_settings
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.uploads import repository
+    from benchtrail.uploads.files import receive
+    from benchtrail.uploads.service import _store_blob
+
+    for k, v in s3.env("rollback").items():
+        monkeypatch.setenv(k, v)
+    get_settings.cache_clear()
+    storage.get_store.cache_clear()
+    try:
+        path = scratch / "x.jtl"
+        write_jtl(path, seed=31)
+        sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        with pytest.raises(RuntimeError, match="after the blob"):
+            with unit_of_work() as session, path.open("rb") as fh:
+                rf = receive(fh, "x.jtl", scratch)
+                repository.lock_blobs(session, [sha])
+                _store_blob(session, rf)
+                assert s3.keys(f"rollback/blobs/{sha[:2]}/") == [f"rollback/blobs/{sha[:2]}/{sha}"]
+                raise RuntimeError("the request failed after the blob was written")
+        assert s3.keys("rollback/") == []
+        with unit_of_work() as session:
+            assert repository.blob_by_sha256(session, sha) is None
+    finally:
+        monkeypatch.undo()
+        get_settings.cache_clear()
+        storage.get_store.cache_clear()
+
+
+def test_a_runners_chunked_results_go_through_the_bucket(s3, s3_stack, client, make_project, runner_token, scratch):
+    """A plan run's results sent by the runner's own delivery code in 16 KiB chunks: the chunks are kept in
+    the bucket until the commit, then removed; the package is stored as blobs and ingested by the worker."""
+    from benchtrail_runner import delivery
+
+    from tests.integration.test_runner import hey_plan, post_plan, start
+
+    slug, token = make_project(role="admin")
+    # A pool no runner serves: the run stays queued until this test claims it as a runner would.
+    post_plan(client, slug, token, hey_plan("s3", "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))
+    run_slug = start(client, slug, token, "s3")
+    runner = {"Authorization": f"Bearer {runner_token}"}
+    with httpx.Client(base_url=s3_stack["url"], headers=runner, timeout=60) as http:
+        r = http.post(f"/api/v1/runs/{run_slug}/claim", params={"runner": "test"})
+        assert r.status_code == 200, r.text
+        jtl = write_jtl(scratch / "out.jtl", seed=41, per_group=1500)
+        pkg = delivery.package(run_slug, {"files": [{"variant": "target"}]}, [jtl], scratch / "upload")
+        assert pkg.packed_bytes > 4 * 16384
+        waits: list[str] = []
+        ack = delivery.send(pkg, s3_stack["url"], runner_token, retry_s=30, on_wait=waits.append, chunk_bytes=16384)
+        assert ack["duplicate"] is False and ack["status"] == "ingesting", (ack, waits)
+        assert s3.keys(f"{PREFIX}/uploads/") == []  # the chunks went once the results were committed
+        sha = hashlib.sha256(pkg.files[0].read_bytes()).hexdigest()
+        assert s3.read(f"{PREFIX}/blobs/{sha[:2]}/{sha}") == pkg.files[0].read_bytes()
+
+        again = delivery.send(pkg, s3_stack["url"], runner_token, retry_s=30, chunk_bytes=16384)
+        assert again["duplicate"] is True
+        run = wait_until(lambda: (d := http.get(f"/api/v1/runs/{run_slug}").json())["status"]
+                         in ("completed", "failed") and d, 120, "the run to be ingested")
+    assert run["status"] == "completed", run["status_detail"]
+    assert len(run["files"]) == 1 and run["files"][0]["sha256"] == sha
+    scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+    loads = {l["id"]: l for l in run["loads"]}
+    got = {(scenarios[c["scenario_id"]], int(loads[c["load_id"]]["value"])): c for c in run["cells"]
+           if scenarios[c["scenario_id"]] != "*" and c["count"] is not None}
+    expected = independent_cells(jtl)
+    assert set(got) == set(expected)
+    for key, exp in expected.items():
+        assert got[key]["count"] == exp["count"] and got[key]["errors"] == exp["errors"]
+        assert got[key]["latency_p75"] == pytest.approx(exp["latency_p75"], rel=1e-3)
+
+
+def test_backup_with_the_s3_backend_holds_the_database_and_names_the_bucket(s3, infra, tmp_path):
+    """`make backup` with BENCHTRAIL_STORAGE=s3: the database only (the bucket is the user's to back up),
+    the manifest and the output say where the raw files are."""
+    import subprocess
+    import sys
+    import tarfile
+
+    from infra.localstack import REPO
+
+    archive = tmp_path / "bt.tar"
+    env = _env(infra, **s3.env(PREFIX), BENCHTRAIL_DATA_DIR=str(tmp_path / "data"))
+    done = subprocess.run([sys.executable, str(REPO / "infra/scripts/backup.py"), "backup", str(archive)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"the raw files stay in s3://{s3.bucket}/{PREFIX}/" in done.stdout
+    with tarfile.open(archive) as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
+        names = tar.getnames()
+    assert manifest["blobs_in"] == f"s3://{s3.bucket}/{PREFIX}/" and manifest["blobs"] == []
+    assert sorted(names) == ["database.dump", "manifest.json"]

@@ -1,0 +1,106 @@
+"""The resumable results upload's rules, through the API in process (real PostgreSQL, the local raw file
+store): the server's offset, idempotent and overlapping chunks, a gap refused with the offset to resume
+from, a commit refused while bytes are missing, the same key reopening the same session, and the sweeper
+dropping a session that can never be committed."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_runner import hey_plan, post_plan, start
+
+PACKAGE = bytes(range(256)) * 4 + b"tail"  # 1028 bytes
+
+
+@pytest.fixture()
+def claimed(client, make_project, runner_token):  # type: ignore[no-untyped-def]
+    slug, token = make_project(role="admin")
+    post_plan(client, slug, token, hey_plan("ru", "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))
+    run_slug = start(client, slug, token, "ru")
+    auth = {"Authorization": f"Bearer {runner_token}"}
+    r = client.post(f"/api/v1/runs/{run_slug}/claim", headers=auth)
+    assert r.status_code == 200, r.text
+    return run_slug, auth
+
+
+def test_offsets_chunks_and_commit_rules(client, claimed, infra):  # type: ignore[no-untyped-def]
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import ResultsUpload
+    from benchtrail.runs import results_uploads
+
+    run_slug, auth = claimed
+    base = f"/api/v1/runs/{run_slug}/results/uploads"
+    body = {"metadata": {"files": [{"variant": "target"}]},
+            "files": [{"name": "out.csv", "size": len(PACKAGE), "sha256": hashlib.sha256(PACKAGE).hexdigest()}]}
+    key = {**auth, "Idempotency-Key": "k-1"}
+    r = client.post(base, json=body, headers=key)
+    assert r.status_code == 201, r.text
+    upload = r.json()
+    assert (upload["offset"], upload["size"], upload["committed"]) == (0, 1028, False)
+    chunk = f"{base}/{upload['id']}"
+    octet = {**auth, "Content-Type": "application/octet-stream"}
+
+    def patch(offset: int, data: bytes):  # type: ignore[no-untyped-def]
+        return client.patch(chunk, params={"offset": offset}, content=data, headers=octet)
+
+    assert patch(0, PACKAGE[:400]).json()["offset"] == 400
+    assert patch(0, PACKAGE[:400]).json()["offset"] == 400          # sent again: nothing changes
+    gap = patch(500, PACKAGE[500:600])
+    assert gap.status_code == 409 and gap.json()["offset"] == 400    # past the offset: where to resume
+    assert patch(300, PACKAGE[300:700]).json()["offset"] == 700      # overlapping: only the new bytes
+    assert client.get(chunk, headers=auth).json()["offset"] == 700
+    short = client.post(f"{chunk}/commit", headers=auth)
+    assert short.status_code == 409 and short.json()["offset"] == 700
+    past = patch(700, PACKAGE[700:] + b"x")
+    assert past.status_code == 422 and "declared size" in past.json()["detail"]
+    again = client.post(base, json=body, headers=key)                 # same key: same session, its offset
+    assert again.status_code == 200 and (again.json()["id"], again.json()["offset"]) == (upload["id"], 700)
+    # The server's bytes are exactly the package's so far (an independent slice of what was sent).
+    from benchtrail import storage
+
+    store = storage.get_store()
+    held = bytearray()
+    for offset in store.part_offsets(upload["id"]):
+        assert offset == len(held)
+        buf = io.BytesIO()
+        store.read_part(upload["id"], offset, buf)
+        held += buf.getvalue()
+    assert bytes(held) == PACKAGE[:700]
+
+    # Another key while this run has no results yet is a second session.
+    assert client.post(base, json=body, headers={**auth, "Idempotency-Key": "k-2"}).status_code == 201
+
+    # The run ends without results: the sweeper drops its sessions and their chunks.
+    r = client.post(f"/api/v1/runs/{run_slug}/finish", json={"status": "cancelled", "reason": "test"}, headers=auth)
+    assert r.status_code == 200, r.text
+    assert client.patch(chunk, params={"offset": 700}, content=PACKAGE[700:], headers=octet).status_code == 409
+    with unit_of_work() as session:
+        dropped = results_uploads.drop_abandoned(session, datetime.now(timezone.utc))
+    assert upload["id"] in dropped and len(dropped) >= 2
+    assert store.part_offsets(upload["id"]) == []
+    assert not (Path(infra["BENCHTRAIL_DATA_DIR"]) / "uploads" / upload["id"]).exists()
+    with unit_of_work() as session:
+        assert session.get(ResultsUpload, upload["id"]) is None
+    assert client.get(chunk, headers=auth).status_code == 404
+
+
+def test_a_damaged_package_is_refused_at_the_commit_naming_the_file(client, claimed):  # type: ignore[no-untyped-def]
+    run_slug, auth = claimed
+    base = f"/api/v1/runs/{run_slug}/results/uploads"
+    body = {"metadata": {"files": [{"variant": "target"}]},
+            "files": [{"name": "out.csv", "size": len(PACKAGE), "sha256": hashlib.sha256(PACKAGE).hexdigest()}]}
+    upload = client.post(base, json=body, headers={**auth, "Idempotency-Key": "k-bad"}).json()
+    damaged = bytearray(PACKAGE)
+    damaged[10] ^= 0xFF
+    r = client.patch(f"{base}/{upload['id']}", params={"offset": 0}, content=bytes(damaged),
+                     headers={**auth, "Content-Type": "application/octet-stream"})
+    assert r.json()["offset"] == len(PACKAGE)
+    r = client.post(f"{base}/{upload['id']}/commit", headers=auth)
+    assert r.status_code == 400 and r.json()["file"] == "out.csv" and "sha256" in r.json()["reason"]
+    run = client.get(f"/api/v1/runs/{run_slug}", headers=auth).json()
+    assert run["status"] == "running" and run["files"] == []
