@@ -64,14 +64,14 @@ def post_plan(client: Client, plan: dict) -> str:
 def run_live_demo(client: Client) -> list[str]:
     """Real plans on the local runner: hey against the Java demo without and with the OpenTelemetry
     agent, once per agent version (oldest first, the agent service restarted with each), so History
-    and alerts open on real data. The newest version runs the whole demo plan; the older ones its
-    first load level only (the same trails, in a third of the time)."""
+    and alerts open on real data. The newest version runs the whole demo plan; the older ones 3 of its
+    repetitions (the same trails, in less than half the time)."""
     ensure_project(client, "easeagent-demo", "Java service: OpenTelemetry agent overhead",
-                   "Live demo run by Benchtrail itself: hey with 10 and 20 connections per endpoint, baseline vs "
+                   "Live demo run by Benchtrail itself: hey with one connection, one endpoint per step, baseline vs "
                    "the OpenTelemetry Java agent exporting spans over OTLP, interleaved repetitions")
     plan = yaml.safe_load((REPO / "examples" / "plans" / "demo-easeagent-quick.yaml").read_text())
-    history = {**plan, "name": f"{plan['name']} history", "loads": plan["loads"][:1],
-               "description": "The demo plan's first load level, for older agent versions."}
+    history = {**plan, "name": f"{plan['name']} history", "repetitions": 3,
+               "description": "The demo plan with 3 repetitions, for older agent versions."}
     versions = agent_versions()
     slugs = []
     for version in versions:

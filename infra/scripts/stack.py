@@ -158,7 +158,11 @@ class Stack:
         self._spawn("beat", celery(BIN, "beat", "-s", str(self.run_dir / "beat-schedule"), "--loglevel", "INFO"), env)
         # The runner is its own install (worker/runner; it supervises itself); here it shares the venv. On another
         # host: README "Runner on another host".
-        self._spawn("runner", [str(BIN / "benchtrail-runner"), "start", "--pools", "local", "--name", "local"], runner_env)
+        # As root the runner (and so the load tool it starts) runs at the demo services' priority
+        # (DEMO_NICE, infra/demo/start-java.sh), so other work on a shared machine does not decide its timings.
+        nice = ["nice", "-n", os.environ.get("DEMO_NICE", "-20")] if os.geteuid() == 0 else []
+        self._spawn("runner", [*nice, str(BIN / "benchtrail-runner"), "start", "--pools", "local", "--name", "local"],
+                    runner_env)
         self._wait(lambda: self._health() == 200, 180, "the API health check")
 
     def start_demo_targets(self) -> None:

@@ -42,3 +42,28 @@ criteria:
     measured = [s for s in result.steps if s.step.phase == "measure"]
     assert all(set(s.resources) == ({"ref"} if s.step.variants == ("ref",) else set()) for s in measured)
     assert result.manifest()["steps"][2]["outputs"][0]["count"] == 200
+
+
+def test_separate_scenario_steps_run_one_hey_per_step(target: Target, tmp_path: Path) -> None:
+    require_tool("hey")
+    plan = load_plan(f"""
+version: 1
+name: separate
+tool: hey
+variants:
+  - {{name: ref, role: reference, target: "{target.url}"}}
+  - {{name: other, target: "{target.url}"}}
+scenarios: [{{name: ok, path: /ok}}, {{name: slow, path: /slow}}]
+loads: [{{concurrency: 2, requests: 50}}]
+repetitions: 2
+scenario_steps: separate
+""")
+    result = execute_plan(plan, tmp_path)
+    # each measured step ran hey once, for its own scenario against its own variant
+    ran = [(s.step.variants, s.step.scenarios, [(o.variant, o.scenario) for o in s.run.outputs])
+           for s in result.steps if s.run is not None]
+    assert ran == [(("ref",), ("ok",), [("ref", "ok")]), (("other",), ("ok",), [("other", "ok")]),
+                   (("ref",), ("slow",), [("ref", "slow")]), (("other",), ("slow",), [("other", "slow")])] * 2
+    for out, _ in result.files():
+        with open(out.path, newline="") as f:
+            assert sum(1 for _ in csv.DictReader(f)) == 50

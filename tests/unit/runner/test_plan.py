@@ -44,6 +44,24 @@ def test_json_plan_and_step_order() -> None:
     assert steps(plan)[0].load.duration_s == 5
 
 
+def test_separate_scenario_steps_load_one_scenario_each() -> None:
+    two = [{"name": "owner", "path": "/api/gateway/owners/2"}, {"name": "vets", "path": "/api/vet/vets"}]
+    plan = load_plan(json.dumps({**BASE, "scenarios": two, "loads": BASE["loads"][:1], "warmup_s": 5,
+                                 "repetitions": 2, "scenario_steps": "separate"}))
+    order = [(s.phase, s.repetition, s.variants, s.scenarios) for s in steps(plan)]
+    assert order == [
+        ("warmup", 0, ("baseline",), ()), ("warmup", 0, ("agent",), ()),
+        ("measure", 1, ("baseline",), ("owner",)), ("measure", 1, ("agent",), ("owner",)),
+        ("measure", 1, ("baseline",), ("vets",)), ("measure", 1, ("agent",), ("vets",)),
+        ("measure", 2, ("baseline",), ("owner",)), ("measure", 2, ("agent",), ("owner",)),
+        ("measure", 2, ("baseline",), ("vets",)), ("measure", 2, ("agent",), ("vets",)),
+    ]
+    # the default loads every scenario in each step
+    together = load_plan(json.dumps({**BASE, "scenarios": two}))
+    assert together.scenario_steps == "together" and all(s.scenarios == () for s in steps(together))
+    assert problems({**BASE, "scenario_steps": "alone"})[0][0] == "scenario_steps"
+
+
 def test_missing_load_kind_names_the_field() -> None:
     data = {**BASE, "loads": [{"threads": 10, "duration_s": 30}, {"concurrency": 5, "duration_s": 3}]}
     found = problems(data)

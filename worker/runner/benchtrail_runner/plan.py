@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 Tool = Literal["jmeter", "hey", "constant-rate"]
 Order = Literal["simultaneous", "interleaved"]
+ScenarioSteps = Literal["together", "separate"]
 
 
 LoadKind = Literal["threads", "concurrency", "rate", "requests", "duration", "none"]
@@ -200,6 +201,9 @@ class Plan(_Model):
     # values that show run-to-run noise (the A/B analysis treats the repetition as the unit).
     repetitions: int = 3
     order: Order = "interleaved"
+    # together: every scenario of a step is loaded at once; separate: one measured step per scenario, so the
+    # scenarios never share the target's CPU or queue and each latency holds its own scenario's work.
+    scenario_steps: ScenarioSteps = "together"
     sampling: Sampling = Sampling()
     step_timeout_s: float | None = None
     criteria: tuple[Criterion, ...] = ()
@@ -266,11 +270,20 @@ class Step(_Model):
     load_index: int
     load: Load
     variants: tuple[str, ...]
+    scenarios: tuple[str, ...] = ()   # the scenarios this step loads; empty: all of the plan's
 
     @property
     def name(self) -> str:
         rep = "warmup" if self.phase == "warmup" else f"rep {self.repetition}"
-        return f"{self.load.spec.label} / {rep} / {', '.join(self.variants)}"
+        only = f" / {', '.join(self.scenarios)}" if self.scenarios else ""
+        return f"{self.load.spec.label} / {rep} / {', '.join(self.variants)}{only}"
+
+
+def step_scenarios(plan: Plan, step: Step) -> tuple[Scenario, ...]:
+    """The scenarios a step loads (plan order)."""
+    if not step.scenarios:
+        return plan.scenarios
+    return tuple(s for s in plan.scenarios if s.name in step.scenarios)
 
 
 def _warmup_load(load: Load, seconds: float) -> Load:
@@ -281,20 +294,26 @@ def _warmup_load(load: Load, seconds: float) -> Load:
 
 def steps(plan: Plan) -> list[Step]:
     """The plan's steps in execution order. simultaneous: every step loads all variants together.
-    interleaved: A/B/A/B — per load level and repetition, one step per variant in plan order."""
+    interleaved: A/B/A/B — per load level and repetition, one step per variant in plan order.
+    scenario_steps separate: within each repetition one scenario after the other, each with the steps the
+    order gives (interleaved: s1 A, s1 B, s2 A, s2 B); a warm-up still loads every scenario at once."""
     out: list[Step] = []
     names = tuple(v.name for v in plan.variants)
     groups = [names] if plan.order == "simultaneous" else [(n,) for n in names]
 
-    def add(phase: Phase, rep: int, li: int, load: Load, group: tuple[str, ...]) -> None:
+    per_step = [()] if plan.scenario_steps == "together" else [(s.name,) for s in plan.scenarios]
+
+    def add(phase: Phase, rep: int, li: int, load: Load, group: tuple[str, ...],
+            scenarios: tuple[str, ...] = ()) -> None:
         out.append(Step(index=len(out), phase=phase, repetition=rep, load_index=li, load=load,
-                        variants=group))
+                        variants=group, scenarios=scenarios))
 
     for li, load in enumerate(plan.loads):
         if plan.warmup_s > 0:
             for group in groups:
                 add("warmup", 0, li, _warmup_load(load, plan.warmup_s), group)
         for rep in range(1, plan.repetitions + 1):
-            for group in groups:
-                add("measure", rep, li, load, group)
+            for scenarios in per_step:
+                for group in groups:
+                    add("measure", rep, li, load, group, scenarios)
     return out

@@ -21,7 +21,7 @@ from pathlib import Path
 from . import outputs
 from .jmx import JTL_PROPERTIES, build_jmx
 from .outputs import OutputSummary
-from .plan import Load, Plan, Scenario, Step, Variant
+from .plan import Load, Plan, Scenario, Step, Variant, step_scenarios
 from .process import Finished, Launch, ToolError, run_together
 
 _REPO = Path(__file__).resolve().parents[3]
@@ -145,8 +145,8 @@ _SUMMARY_TOTAL = re.compile(r"^summary =\s+(\d+)\s+in\s+[\d:.]+\s+=\s+[\d.]+/s.*
 def _jmeter(plan: Plan, step: Step, workdir: Path, plan_dir: Path) -> list[_Planned]:
     exe = tool_path("jmeter")
     load = step.load
-    generated = [s for s in plan.scenarios if s.jmx is None]
-    users = [s for s in plan.scenarios if s.jmx is not None]
+    generated = [s for s in step_scenarios(plan, step) if s.jmx is None]
+    users = [s for s in step_scenarios(plan, step) if s.jmx is not None]
     planned = []
     props = [f"-J{k}={v}" for k, v in JTL_PROPERTIES.items()]
     for vname in step.variants:
@@ -204,7 +204,7 @@ def _hey(plan: Plan, step: Step, workdir: Path) -> list[_Planned]:
     planned = []
     for vname in step.variants:
         variant = plan.variant(vname)
-        for s in plan.scenarios:
+        for s in step_scenarios(plan, step):
             argv = [exe, "-c", str(c)]
             if load.duration_s is not None:
                 argv += ["-z", f"{load.duration_s:g}s"]
@@ -277,7 +277,7 @@ def _k6(plan: Plan, step: Step, workdir: Path) -> list[_Planned]:
         variant = plan.variant(vname)
         stem = f"step{step.index:03d}-{vname}"
         script = workdir / f"{stem}.k6.js"
-        script.write_text(_k6_script(variant, list(plan.scenarios), step.load))
+        script.write_text(_k6_script(variant, list(step_scenarios(plan, step)), step.load))
         out, log = workdir / f"{stem}.k6.ndjson", workdir / f"{stem}.k6.log"
         summary = workdir / f"{stem}.k6-summary.json"
         out.unlink(missing_ok=True)
@@ -371,7 +371,7 @@ def run_step(
     if plan.tool == "jmeter":
         planned = _jmeter(plan, step, workdir, plan_dir or Path.cwd())
         if load.loops is not None and load.threads:
-            expected_n = load.threads * load.loops * len(plan.scenarios) * len(step.variants)
+            expected_n = load.threads * load.loops * len(step_scenarios(plan, step)) * len(step.variants)
     elif plan.tool == "hey":
         # hey prints nothing until the end: with -n there is no honest percentage (None).
         planned = _hey(plan, step, workdir)
