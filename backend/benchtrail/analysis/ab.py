@@ -425,21 +425,40 @@ def _quantile_of(dist: Distribution, u: NDArray[np.float64]) -> NDArray[np.float
     return np.asarray(dist.values[np.minimum(np.searchsorted(cum, rank), dist.values.size - 1)], dtype=np.float64)
 
 
-def stationary_indices(t: int, block: float, n_boot: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    """`n_boot` index rows of Politis and Romano's stationary bootstrap over `t` time-ordered points:
-    blocks start at uniform positions, run on circularly and end with probability 1/block after each
-    point (geometric lengths of mean `block`). The same scheme as `arch.bootstrap.StationaryBootstrap`
-    (a test compares the two), drawn for all rows at once: arch draws one row per Python call."""
-    pos = np.arange(t)
-    new = rng.random((n_boot, t)) < 1.0 / block
+def stationary_block_sums(columns: NDArray[np.float64], block: float, n_boot: int,
+                          rng: np.random.Generator) -> NDArray[np.float64]:
+    """Politis and Romano's stationary bootstrap over the `t` time-ordered points of `columns` (shape
+    (c, t)): `n_boot` resamples of `t` points, and each column's sum over each resample (shape
+    (n_boot, c)). Every point starts a new block with probability 1/`block` (the first always), at a
+    uniform position, and a block runs on circularly: the scheme of `arch.bootstrap.StationaryBootstrap`
+    (a test compares the two), drawn for all resamples at once (arch draws one per Python call)."""
+    cols = np.atleast_2d(np.asarray(columns, dtype=np.float64))
+    t = cols.shape[1]
+    new = rng.random((n_boot, t), dtype=np.float32) < np.float32(1.0 / block)
     new[:, 0] = True
-    starts = rng.integers(0, t, size=(n_boot, t))
-    last = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
-    return np.asarray((np.take_along_axis(starts, last, axis=1) + pos - last) % t, dtype=np.int64)
+    if block < 4:
+        # Short blocks: index every point (int32 halves the memory traffic).
+        pos = np.arange(t, dtype=np.int32)
+        starts = rng.integers(0, t, size=(n_boot, t), dtype=np.int32)
+        first = np.maximum.accumulate(np.where(new, pos, np.int32(0)), axis=1)
+        idx = np.take_along_axis(starts, first, axis=1) + (pos - first)
+        idx[idx >= t] -= t
+        return np.stack([c[idx].sum(axis=1) for c in cols], axis=1)
+    # Longer blocks: each block's sum from prefix sums of the columns twice over (blocks wrap around).
+    prefix = np.zeros((cols.shape[0], 2 * t + 1))
+    np.cumsum(np.concatenate([cols, cols], axis=1), axis=1, out=prefix[:, 1:])
+    at = np.flatnonzero(new)                           # where blocks begin, resample by resample
+    lengths = np.diff(at, append=n_boot * t)           # a block ends where the next one begins
+    begins = rng.integers(0, t, size=at.size)
+    per_block = prefix[:, begins + lengths] - prefix[:, begins]
+    row = at // t
+    return np.stack([np.bincount(row, weights=sums, minlength=n_boot) for sums in per_block], axis=1)
 
 
 def _time_boot(rep: _Rep, q: float | None, rng: np.random.Generator, n_boot: int) -> _TimeBoot:
-    from arch.bootstrap import optimal_block_length  # imported on first use: arch takes seconds to load
+    # arch's own estimator behind `arch.bootstrap.optimal_block_length`, without its pandas DataFrame (which
+    # costs more than the estimate on 200 points); imported on first use: arch takes seconds to load.
+    from arch.bootstrap.base import _single_optimal_block
 
     point = _value(rep, q)
     tl = rep.timeline
@@ -462,20 +481,20 @@ def _time_boot(rep: _Rep, q: float | None, rng: np.random.Generator, n_boot: int
     if np.ptp(series) == 0:
         block = 1.0
     else:
-        block = max(float(optimal_block_length(series)["stationary"].iloc[0]), 1.0)
-    idx = stationary_indices(n.size, block, n_boot, rng)
-    n_star = n[idx].sum(axis=1)
+        block = max(float(_single_optimal_block(np.asarray(series, dtype=np.float64))[0]), 1.0)
+    sums = stationary_block_sums(np.vstack([n, s if q is None else k]), block, n_boot, rng)
+    n_star = sums[:, 0]
     if q is None:
-        draws = s[idx].sum(axis=1) / n_star
+        draws = sums[:, 1] / n_star
         # centred on the exact point (the timeline's sum and the exact mean agree to rounding)
         draws = draws - s.sum() / n.sum() + point
     else:
         assert rep.dist is not None
         p0 = k.sum() / n.sum()
-        f_star = k[idx].sum(axis=1) / n_star
+        f_star = sums[:, 1] / n_star
         draws = _quantile_of(rep.dist, np.clip(q / 100.0 - (f_star - p0), 0.0, 1.0))
         draws = draws - float(_quantile_of(rep.dist, np.array([q / 100.0]))[0]) + point
-    return _TimeBoot(point, draws, block, n.size / block, int(n.size))
+    return _TimeBoot(point, np.asarray(draws, dtype=np.float64), block, n.size / block, int(n.size))
 
 
 def _by_time_blocks(ref: _Rep, var: _Rep, q: float | None, rng: np.random.Generator, n_boot: int) -> _Estimate:

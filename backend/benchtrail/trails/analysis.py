@@ -70,11 +70,14 @@ def analyse_run(session: Session, run_id: int, *, force: bool = False) -> Outcom
     bounds = alerts.boundaries(session, project.id, sorted(trail_cells))
     stored = repository.analyses(session, sorted(trail_cells))
     findings: list[alerts.TrailFindings] = []
+    states: list[dict[str, Any]] = []
     full = 0
     for trail_id, cell in sorted(trail_cells.items()):
         reviewer = _TrailReview(session, run, trail_id, cell.score_unit, key, cfg, bounds, stored)
         findings += reviewer.review_all(force=force)
+        states += reviewer.states
         full += reviewer.full
+    repository.save_analyses(session, states)
     applied = alerts.apply_findings(session, project, run, findings, confirm_scheduled=cfg.confirm_scheduled)
     lifecycle.analysis_transition(run, AnalysisStatus.DONE)
     session.flush()
@@ -164,7 +167,6 @@ class _TrailReview:
             else:  # nothing to follow (a metric the cells lack, the reference's overhead): state all the same
                 self.states.append(dict(trail_id=self.trail_id, metric=metric, kind=kind,
                                         settings_key=state_keys[(metric, kind)], change_points=[]))
-        repository.save_analyses(self.session, self.states)
         return out
 
     def _rows(self, context: int, guard: int) -> tuple[list[tuple[Cell, Any]], history.Point | None,

@@ -116,11 +116,12 @@ def save_analyses(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Upsert detection states: dicts of trail_id, metric, kind, settings_key, change_points."""
     if not rows:
         return
-    stmt = insert(TrailAnalysis).values(list(rows))
+    stmt = insert(TrailAnalysis)
+    # executemany form (parameters apart from the statement): compiled once and cached, sent in batches
     session.execute(stmt.on_conflict_do_update(
         index_elements=["trail_id", "metric", "kind"],
         set_={"settings_key": stmt.excluded.settings_key, "change_points": stmt.excluded.change_points,
-              "updated_at": func.now()}))
+              "updated_at": func.now()}), list(rows))
 
 
 # Advisory lock class of "a trail's detection state" (the second key is the trail id).
@@ -155,11 +156,11 @@ def window_cells(session: Session, trail_id: int, key: bytes, metrics: Sequence[
 
 
 def overheads_of_runs(session: Session, trail_id: int, run_ids: Sequence[int],
-                      metrics: Sequence[str]) -> Sequence[Overhead]:
+                      metrics: Sequence[str]) -> Sequence[Any]:
+    """(run_id, metric, abs_diff, rel_diff) rows, as plain rows: the analysis only reads them."""
     if not run_ids:
         return []
-    return session.scalars(select(Overhead).options(load_only(Overhead.run_id, Overhead.metric, Overhead.abs_diff,
-                                                              Overhead.rel_diff))
+    return session.execute(select(Overhead.run_id, Overhead.metric, Overhead.abs_diff, Overhead.rel_diff)
                            .where(Overhead.trail_id == trail_id, Overhead.run_id.in_(list(run_ids)),
                                   Overhead.metric.in_(list(metrics)))).all()
 

@@ -199,27 +199,25 @@ def test_effective_sample_size_too_small_is_too_noisy() -> None:
     assert r.effective_n < 10 and r.verdict == "too noisy to tell"
 
 
-def test_stationary_indices_follow_arch_stationary_bootstrap() -> None:
-    from benchtrail.analysis.ab import stationary_indices
+@pytest.mark.parametrize("block", [1.0, 2.5, 4.0, 37.0])   # both paths: per point below 4, per block from 4
+def test_stationary_block_sums_follow_arch_stationary_bootstrap(block: float) -> None:
+    from benchtrail.analysis.ab import stationary_block_sums
 
-    t, block, n = 150, 4.0, 3000
-    ours = stationary_indices(t, block, n, np.random.default_rng(1))
+    t, n = 150, 4000
+    x = lfilter([1.0], [1.0, -0.7], np.random.default_rng(3).standard_normal(t))
+    ones = np.ones(t)
+    ours = stationary_block_sums(np.vstack([ones, x, np.arange(t, dtype=float)]), block, n, np.random.default_rng(1))
     bs = StationaryBootstrap(block, np.arange(t), seed=np.random.default_rng(2))
     theirs = np.stack([bs.update_indices() for _ in range(n)])
-
-    def run_lengths(idx: np.ndarray) -> np.ndarray:
-        cont = (idx[:, 1:] == (idx[:, :-1] + 1) % t)
-        return cont.mean(axis=0)                     # P(next index continues the block) per position
-
-    # Continuation probability 1 - 1/block at every position; uniform coverage of the points.
-    assert run_lengths(ours).mean() == pytest.approx(1 - 1 / block, abs=0.01)
-    assert run_lengths(ours).mean() == pytest.approx(run_lengths(theirs).mean(), abs=0.01)
-    counts_ours = np.bincount(ours.ravel(), minlength=t) / ours.size
-    counts_theirs = np.bincount(theirs.ravel(), minlength=t) / theirs.size
-    assert np.abs(counts_ours - 1 / t).max() < 0.0015 and np.abs(counts_theirs - 1 / t).max() < 0.0015
-    # The variance of a resampled mean of an AR(1) series agrees with arch's.
-    x = lfilter([1.0], [1.0, -0.7], np.random.default_rng(3).standard_normal(t))
-    assert x[ours].mean(axis=1).var() == pytest.approx(x[theirs].mean(axis=1).var(), rel=0.15)
+    # Every resample has exactly t points.
+    assert ours.shape == (n, 3) and np.all(ours[:, 0] == t)
+    # Uniform coverage: the mean resampled sum of the point positions is t * (t - 1) / 2, as for arch.
+    assert ours[:, 2].mean() == pytest.approx(t * (t - 1) / 2, rel=0.01)
+    assert theirs.sum(axis=1).mean() == pytest.approx(t * (t - 1) / 2, rel=0.01)
+    # The variance of a resampled mean of an AR(1) series agrees with arch's (the blocks' lengths matter).
+    assert (ours[:, 1] / t).var() == pytest.approx(x[theirs].mean(axis=1).var(), rel=0.12)
+    # The resampled mean of x agrees with arch's, block by block it must stay centred on x's mean.
+    assert (ours[:, 1] / t).mean() == pytest.approx(x[theirs].mean(axis=1).mean(), abs=0.05 * x.std())
 
 
 def test_one_repetition_against_two_uses_both_with_the_pooled_t() -> None:
