@@ -169,10 +169,13 @@ class Client:
 
     def wait_for_run(self, slug: str, timeout: float,
                      until: Callable[[dict[str, Any]], bool] | None = None, what: str = "to finish",
-                     interval: float = 0.5) -> Any:
-        """Poll the run until `until(run)` holds (default: it has ended); TimeoutError after `timeout`."""
+                     interval: float = 1.0) -> Any:
+        """Poll the run until `until(run)` holds (default: it has ended); TimeoutError after `timeout`.
+        Polls every 0.1 s at first, then less often, up to every `interval` seconds: a short ingest is seen
+        as soon as it ends, a long one is not polled ten times a second."""
         done = until or (lambda run: run["status"] in ("completed", "failed", "cancelled"))
         deadline = time.monotonic() + timeout
+        delay = min(0.1, interval)
         while True:
             run = self.get(f"/api/v1/runs/{slug}")
             if done(run):
@@ -180,4 +183,5 @@ class Client:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"run {slug}: still waiting {what} after {timeout:.0f} s "
                                    f"(status '{run['status']}')")
-            time.sleep(interval)
+            time.sleep(delay)
+            delay = min(delay * 1.5, interval)
