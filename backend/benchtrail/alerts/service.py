@@ -23,6 +23,7 @@ analysis when the evidence no longer supports them.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +40,7 @@ from benchtrail.models import Alert, AlertEvent, Annotation, Project, Run, Trail
 from benchtrail.projects import service as projects
 from benchtrail.runs import meta as run_meta
 
-__all__ = ["Applied", "Boundaries", "Change", "TrailFindings", "apply_findings", "boundaries"]
+__all__ = ["Applied", "Boundaries", "Change", "TrailFindings", "apply_findings", "boundaries", "boundaries_of"]
 
 STATES = ("new", "acknowledged", "investigating", "confirmed", "fixed", "wontfix", "invalid", "withdrawn")
 OPEN = frozenset({"new", "acknowledged", "investigating"})
@@ -61,15 +62,22 @@ class Boundaries:
 
 
 def boundaries(session: Session, project_id: int, trail_ids: list[int]) -> Boundaries:
+    return boundaries_of(repository.alerts_on(session, trail_ids),
+                         repository.annotations(session, project_id, known_only=True))
+
+
+def boundaries_of(alert_rows: Iterable[Any], annotations: Iterable[Annotation]) -> Boundaries:
+    """The boundaries given the alerts of the trails (anything with their id, trail_id, metric, kind, state,
+    run_id and direction) and the project's annotations (those marking a known change are kept)."""
     accepted: dict[Key, set[int]] = defaultdict(set)
     open_: dict[Key, list[tuple[int, int, str]]] = defaultdict(list)
-    for a in repository.alerts_on(session, trail_ids):
+    for a in sorted(alert_rows, key=lambda a: a.id):
         key = (a.trail_id, a.metric, a.kind)
         if a.state in ACCEPTED:
             accepted[key].add(a.run_id)
         elif a.state in OPEN:
             open_[key].append((a.id, a.run_id, a.direction))
-    return Boundaries(list(repository.annotations(session, project_id, known_only=True)), accepted, open_)
+    return Boundaries([a for a in annotations if a.known_change], accepted, open_)
 
 
 def apply_findings(session: Session, project: Project, run: Run, findings: list[TrailFindings], *,
@@ -337,11 +345,6 @@ def update_annotation(session: Session, principal: Principal, slug: str, annotat
 def delete_annotation(session: Session, principal: Principal, slug: str, annotation_id: int) -> None:
     session.delete(_annotation(session, principal, slug, annotation_id))
     session.flush()
-
-
-def trail_alerts(session: Session, trail_id: int, metric: str, kind: str) -> list[tuple[Alert, Trail, Run, Run | None]]:
-    """The alerts of one trail, metric and kind, with their trail, culprit and detecting run."""
-    return list(repository.alert_rows(session, trail_id=trail_id, filters={"metric": metric, "kind": kind}))
 
 
 def project_annotations(session: Session, project_id: int) -> list[Annotation]:
