@@ -359,10 +359,9 @@ def list_annotations(session: Session, principal: Principal, slug: str) -> list[
 def raised_by(session: Session, project: Project, run: Run) -> list[dict[str, Any]]:
     """The regression alerts this run's analysis raised and that still stand (what a CI gate fails on):
     one a later analysis withdrew is not counted."""
-    rows = [r for r in repository.alert_rows(session, detected_by_run_id=run.id, filters={"direction": "regression"})
-            if r[0].state != "withdrawn"]
-    return [{"id": a.id, "summary": summary(a, trail, culprit), "metric": a.metric, "kind": a.kind,
+    # Each row is the alert, its trail (names) and its culprit run (slug, agent_version) at once.
+    return [{"id": a.id, "summary": summary(a, a, a), "metric": a.metric, "kind": a.kind,
              "direction": a.direction, "magnitude_abs": a.magnitude_abs, "magnitude_rel": a.magnitude_rel,
-             "p_value": a.p_value, "run": culprit.slug, "state": a.state,
-             "permalink": permalink(project.slug, a.id), "run_permalink": run_permalink(culprit)}
-            for a, trail, culprit, _ in rows]
+             "p_value": a.p_value, "run": a.slug, "state": a.state,
+             "permalink": permalink(project.slug, a.id), "run_permalink": run_permalink(a)}
+            for a in repository.raised_by(session, run.id)]
