@@ -118,3 +118,8 @@ def test_scheduled_run_alerts_only_after_its_confirmation(client, worker, make_p
                    labels={"confirmation_of": runs[6]["slug"]})
     assert sorted(a["kind"] for a in again["alerts"]) == ["overhead", "trail"]
     assert all(a["run"] == runs[4]["slug"] for a in again["alerts"])
+    # The run document's alerts name their trail and culprit, as the project's alert list does.
+    listed = {a["id"]: a for a in client.get(f"/api/v1/projects/{slug}/alerts").json()["items"]}
+    for a in again["alerts"]:
+        assert a["run_permalink"].endswith(f"/r/{runs[4]['slug']}") and a["state"] == "new"
+        assert a["summary"] == listed[a["id"]]["summary"] and "agent 2.4.0" in a["summary"]

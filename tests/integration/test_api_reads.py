@@ -81,6 +81,10 @@ def test_a_trail_is_windowed_in_version_order(client, history):
     before = client.get(f"/api/v1/trails/{trail_id}",
                         params={"metric": "latency_p75", "limit": 5, "before": newest["earlier"]}).json()
     assert [p["agent_version"] for p in before["points"]] == VERSIONS[2:7]
+    # 12 points, the 5 before the newest 5: points 2..6, two earlier ones.
+    assert (before["total_points"], before["window_start"], before["earlier"]) == (12, 2, runs[VERSIONS[2]])
+    # The trail's description (read with the window's stored analysis in one query): 12 completed runs.
+    assert before["trail"]["points"] == 12 and before["trail"]["variant"] == "agent"
 
     values = [p["value"] for p in whole["points"]]
     thin = client.get(f"/api/v1/trails/{trail_id}", params={"metric": "latency_p75", "max_points": 10}).json()

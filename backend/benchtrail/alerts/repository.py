@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session, aliased
 
 from benchtrail.models import Alert, AlertEvent, Annotation, Run, Trail, Webhook, WebhookDelivery
@@ -61,6 +61,21 @@ def alert_rows(session: Session, *, project_id: int | None = None, alert_id: int
         if value is not None:
             stmt = stmt.where(getattr(Alert, column) == value)
     return [tuple(r) for r in session.execute(stmt.order_by(Alert.created_at.desc(), Alert.id.desc()))]  # type: ignore[misc]
+
+
+# The regression alerts a run's analysis raised that still stand, newest first, as plain rows: each is the
+# alert, its trail's names and its culprit run's slug and version (what the run document shows of them).
+_RAISED_BY = (select(Alert.id, Alert.state, Alert.metric, Alert.kind, Alert.direction, Alert.magnitude_abs,
+                     Alert.magnitude_rel, Alert.p_value, Alert.before_value, Alert.after_value, Trail.variant,
+                     Trail.scenario, Trail.load_key, Trail.mode, Run.slug, Run.agent_version)
+              .join(Trail, Trail.id == Alert.trail_id).join(Run, Run.id == Alert.run_id)
+              .where(Alert.detected_by_run_id == bindparam("run_id"), Alert.direction == "regression",
+                     Alert.state != "withdrawn")
+              .order_by(Alert.created_at.desc(), Alert.id.desc()))
+
+
+def raised_by(session: Session, run_id: int) -> Sequence[Any]:
+    return session.execute(_RAISED_BY, {"run_id": run_id}).all()
 
 
 def events(session: Session, alert_id: int) -> Sequence[AlertEvent]:

@@ -23,6 +23,7 @@ analysis when the evidence no longer supports them.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +40,7 @@ from benchtrail.models import Alert, AlertEvent, Annotation, Project, Run, Trail
 from benchtrail.projects import service as projects
 from benchtrail.runs import meta as run_meta
 
-__all__ = ["Applied", "Boundaries", "Change", "TrailFindings", "apply_findings", "boundaries"]
+__all__ = ["Applied", "Boundaries", "Change", "TrailFindings", "apply_findings", "boundaries", "boundaries_of"]
 
 STATES = ("new", "acknowledged", "investigating", "confirmed", "fixed", "wontfix", "invalid", "withdrawn")
 OPEN = frozenset({"new", "acknowledged", "investigating"})
@@ -61,15 +62,22 @@ class Boundaries:
 
 
 def boundaries(session: Session, project_id: int, trail_ids: list[int]) -> Boundaries:
+    return boundaries_of(repository.alerts_on(session, trail_ids),
+                         repository.annotations(session, project_id, known_only=True))
+
+
+def boundaries_of(alert_rows: Iterable[Any], annotations: Iterable[Annotation]) -> Boundaries:
+    """The boundaries given the alerts of the trails (anything with their id, trail_id, metric, kind, state,
+    run_id and direction) and the project's annotations (those marking a known change are kept)."""
     accepted: dict[Key, set[int]] = defaultdict(set)
     open_: dict[Key, list[tuple[int, int, str]]] = defaultdict(list)
-    for a in repository.alerts_on(session, trail_ids):
+    for a in sorted(alert_rows, key=lambda a: a.id):
         key = (a.trail_id, a.metric, a.kind)
         if a.state in ACCEPTED:
             accepted[key].add(a.run_id)
         elif a.state in OPEN:
             open_[key].append((a.id, a.run_id, a.direction))
-    return Boundaries(list(repository.annotations(session, project_id, known_only=True)), accepted, open_)
+    return Boundaries([a for a in annotations if a.known_change], accepted, open_)
 
 
 def apply_findings(session: Session, project: Project, run: Run, findings: list[TrailFindings], *,
@@ -339,11 +347,6 @@ def delete_annotation(session: Session, principal: Principal, slug: str, annotat
     session.flush()
 
 
-def trail_alerts(session: Session, trail_id: int, metric: str, kind: str) -> list[tuple[Alert, Trail, Run, Run | None]]:
-    """The alerts of one trail, metric and kind, with their trail, culprit and detecting run."""
-    return list(repository.alert_rows(session, trail_id=trail_id, filters={"metric": metric, "kind": kind}))
-
-
 def project_annotations(session: Session, project_id: int) -> list[Annotation]:
     return list(repository.annotations(session, project_id))
 
@@ -356,10 +359,9 @@ def list_annotations(session: Session, principal: Principal, slug: str) -> list[
 def raised_by(session: Session, project: Project, run: Run) -> list[dict[str, Any]]:
     """The regression alerts this run's analysis raised and that still stand (what a CI gate fails on):
     one a later analysis withdrew is not counted."""
-    rows = [r for r in repository.alert_rows(session, detected_by_run_id=run.id, filters={"direction": "regression"})
-            if r[0].state != "withdrawn"]
-    return [{"id": a.id, "summary": summary(a, trail, culprit), "metric": a.metric, "kind": a.kind,
+    # Each row is the alert, its trail (names) and its culprit run (slug, agent_version) at once.
+    return [{"id": a.id, "summary": summary(a, a, a), "metric": a.metric, "kind": a.kind,
              "direction": a.direction, "magnitude_abs": a.magnitude_abs, "magnitude_rel": a.magnitude_rel,
-             "p_value": a.p_value, "run": culprit.slug, "state": a.state,
-             "permalink": permalink(project.slug, a.id), "run_permalink": run_permalink(culprit)}
-            for a, trail, culprit, _ in rows]
+             "p_value": a.p_value, "run": a.slug, "state": a.state,
+             "permalink": permalink(project.slug, a.id), "run_permalink": run_permalink(a)}
+            for a in repository.raised_by(session, run.id)]

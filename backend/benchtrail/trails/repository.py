@@ -6,12 +6,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, literal, select, text, update
+from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session, aliased, load_only
 
 from benchtrail.models import Cell, Environment, Load, Project, Run, Scenario, Trail, Variant
-from benchtrail.models.alert import Overhead, TrailAnalysis
+from benchtrail.models.alert import Alert, Overhead, TrailAnalysis
 
 # Cell columns a trail reads; never the histogram, which can be large, unless asked.
 _POINT_COLUMNS = ("id", "run_id", "trail_id", "variant_id", "scenario_id", "load_id", "mode", "params",
@@ -45,18 +45,51 @@ def trail_with_project(session: Session, trail_id: int) -> tuple[Trail, Project]
     return (row[0], row[1]) if row is not None else None
 
 
-def trail_names(session: Session, project_id: int, trail: Trail) -> tuple[str | None, str | None, int]:
-    """A trail's environment name, its load's label in the newest run that has it, and its points (cells of
-    completed runs), in one query."""
-    env = select(Environment.name).where(Environment.project_id == project_id,
-                                         Environment.fingerprint == trail.env_fingerprint).limit(1).scalar_subquery()
-    label = (select(Load.label).join(Run, Run.id == Load.run_id)
-             .where(Run.project_id == project_id, Load.key == trail.load_key)
-             .order_by(Load.id.desc()).limit(1).scalar_subquery())
-    count = (select(func.count(Cell.id)).join(Run, Run.id == Cell.run_id)
-             .where(Cell.trail_id == trail.id, Run.status == "completed").scalar_subquery())
-    row = session.execute(select(env, label, count)).one()
-    return row[0], row[1], int(row[2] or 0)
+# What a trail read needs besides its points, in one statement built once: the trail's environment name,
+# its load's label in the newest run that has it, its points (cells of completed runs), and the stored
+# detection state of one metric and kind.
+_P, _T = bindparam("project_id"), bindparam("trail_id")
+_STATE = select(
+    select(Environment.name).where(Environment.project_id == _P, Environment.fingerprint == bindparam("fingerprint"))
+    .limit(1).scalar_subquery().label("environment"),
+    select(Load.label).join(Run, Run.id == Load.run_id).where(Run.project_id == _P, Load.key == bindparam("load_key"))
+    .order_by(Load.id.desc()).limit(1).scalar_subquery().label("load_label"),
+    select(func.count(Cell.id)).join(Run, Run.id == Cell.run_id).where(Cell.trail_id == _T, Run.status == "completed")
+    .scalar_subquery().label("points"),
+    *(select(getattr(TrailAnalysis, column)).where(TrailAnalysis.trail_id == _T,
+                                                   TrailAnalysis.metric == bindparam("metric"),
+                                                   TrailAnalysis.kind == bindparam("kind"))
+      .scalar_subquery().label(column) for column in ("settings_key", "change_points")))
+
+
+@dataclass(frozen=True, slots=True)
+class TrailState:
+    environment: str | None
+    load_label: str | None
+    points: int
+    settings_key: str | None          # of the stored analysis of (metric, kind); None when there is none
+    change_points: list[dict[str, Any]] | None
+
+
+def trail_state(session: Session, project_id: int, trail: Trail, metric: str, kind: str) -> TrailState:
+    """A trail's environment name, its load's label in the newest run that has it, its points (cells of
+    completed runs) and the stored analysis of one metric and kind, in one query."""
+    row = session.execute(_STATE, {"project_id": project_id, "trail_id": trail.id, "fingerprint": trail.env_fingerprint,
+                                   "load_key": trail.load_key, "metric": metric, "kind": kind}).one()
+    return TrailState(row.environment, row.load_label, int(row.points or 0), row.settings_key, row.change_points)
+
+
+# The alerts of one trail (every metric and kind), newest first, with their culprit run's slug and version:
+# plain rows, what a trail read needs for its boundaries and its alert briefs.
+_TRAIL_ALERTS = (select(Alert.id, Alert.trail_id, Alert.metric, Alert.kind, Alert.state, Alert.direction, Alert.run_id,
+                        Alert.before_value, Alert.after_value, Alert.magnitude_abs, Alert.magnitude_rel, Run.slug,
+                        Run.agent_version)
+                 .join(Run, Run.id == Alert.run_id).where(Alert.trail_id == _T)
+                 .order_by(Alert.created_at.desc(), Alert.id.desc()))
+
+
+def trail_alerts(session: Session, trail_id: int) -> Sequence[Any]:
+    return session.execute(_TRAIL_ALERTS, {"trail_id": trail_id}).all()
 
 
 def trail_cells(session: Session, trail_ids: Sequence[int], metrics: Sequence[str], *,
@@ -213,7 +246,9 @@ def _window_base(trail_id: int, metric: str, kind: str, columns: Sequence[str]) 
     (kind "overhead": the stored overheads of `metric`), of completed runs, with their x-axis key. Plain
     column rows (no ORM objects), named as the cell's or the overhead's attributes."""
     if kind == "trail":
-        point = [getattr(Cell, c).label(c) for c in dict.fromkeys(["score_unit", "replicates", metric, *columns])]
+        # A score's replicates feed its detection; other metrics have none to decode.
+        point = [getattr(Cell, c).label(c) for c in dict.fromkeys(
+            ["score_unit", *(("replicates",) if metric == "score" else ()), metric, *columns])]
         return (select(Cell.id.label("cell_id"), *point, *_RUN_COLUMNS, Cell.order_key).join(Run, Run.id == Cell.run_id)
                 .where(Cell.trail_id == trail_id, Run.status == "completed", getattr(Cell, metric).is_not(None)))
     return (select(Overhead.cell_id, Overhead.abs_diff, Overhead.rel_diff, Overhead.ci_low, Overhead.ci_high,
@@ -261,8 +296,10 @@ def window_points(session: Session, trail_id: int, metric: str, kind: str, *, co
     unkeyed = rows_of(base.where(Cell.order_key.is_(None)).limit(MAX_UNKEYED + 1))
     if len(unkeyed) > MAX_UNKEYED:
         return None
-    first = keyed[0][-1] if keyed else bound
-    total, keyed_before = session.execute(base.with_only_columns(
-        func.count(), func.count().filter(Cell.order_key < first) if first is not None else literal(0))).one()
+    # The window holds the newest `limit` keyed points before `bound` (or of all): the keyed points before
+    # its first one are those before `bound` (or all keyed points) but the window's.
+    total, keyed_upto = session.execute(base.with_only_columns(
+        func.count(), func.count(Cell.order_key).filter(Cell.order_key < bound) if bound is not None
+        else func.count(Cell.order_key))).one()
     return WindowRows([(row, tuple(row[width:-1]), row[-1]) for row in keyed],
-                      [(row, tuple(row[width:-1])) for row in unkeyed], total, keyed_before, bound)
+                      [(row, tuple(row[width:-1])) for row in unkeyed], total, keyed_upto - len(keyed), bound)

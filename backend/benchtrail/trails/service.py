@@ -13,7 +13,7 @@ from benchtrail import metrics as metric_catalog
 from benchtrail.alerts import service as alerts
 from benchtrail.auth.principal import Principal
 from benchtrail.errors import InvalidRequest, NotFound
-from benchtrail.models import Cell, Load, Project, Scenario, Trail, Variant
+from benchtrail.models import Annotation, Cell, Load, Project, Scenario, Trail, Variant
 from benchtrail.projects import service as projects
 from benchtrail.runs import service as runs
 from benchtrail.trails import history, overhead, repository, window
@@ -58,19 +58,18 @@ def get_trail(session: Session, principal: Principal, trail_id: int) -> tuple[Tr
     return trail, project
 
 
-def _change_points(session: Session, project: Project, trail: Trail, metric: str, kind: str,
-                   points: list[history.Point], cfg: AnalysisSettings, unit: str | None) -> list[ChangePointOut]:
+def _change_points(side: _Side, trail: Trail, metric: str, kind: str, points: list[history.Point],
+                   cfg: AnalysisSettings, unit: str | None) -> list[ChangePointOut]:
     """The stored change points when they were found with the current settings and known change
     points (those the alerts come from), else a fresh analysis of the whole trail (same settings;
     open alerts as boundaries, as the analysis has them)."""
     s, min_abs = series_settings(cfg, metric, kind, unit)
-    bounds = alerts.boundaries(session, project.id, [trail.id])
+    bounds = side.bounds
     key3 = (trail.id, metric, kind)
-    stored = repository.analyses(session, [trail.id]).get(key3)
     pos = {p.run_id: i for i, p in enumerate(points)}
-    if metric in cfg.metrics and stored is not None and stored.settings_key == history.state_key(
+    if metric in cfg.metrics and side.stored is not None and side.settings_key == history.state_key(
             s, min_abs, bounds.accepted.get(key3, ()), bounds.annotations):
-        cps = [history.cp_from_json(d, pos[d["run_id"]]) for d in stored.change_points if d["run_id"] in pos]
+        cps = [history.cp_from_json(d, pos[d["run_id"]]) for d in side.stored if d["run_id"] in pos]
     else:
         known = history.known_indices(points, bounds.annotations, bounds.accepted.get(key3, ()))
         tentative = {pos[rid] for _, rid, _ in bounds.open.get(key3, []) if rid in pos}
@@ -86,11 +85,33 @@ def _change_points(session: Session, project: Project, trail: Trail, metric: str
     return out
 
 
-def _alert_briefs(session: Session, trail: Trail, metric: str, kind: str, project: Project) -> list[AlertBrief]:
-    rows = alerts.trail_alerts(session, trail.id, metric, kind)
-    return [AlertBrief(id=a.id, state=a.state, kind=a.kind, direction=a.direction, metric=a.metric, run=culprit.slug,
-                       summary=alerts.summary(a, t, culprit), permalink=alerts.permalink(project.slug, a.id))
-            for a, t, culprit, _ in rows]
+@dataclass(slots=True)
+class _Side:
+    """What a read of a trail (or of its overhead trail) needs besides its points, read once in three
+    queries: its description, its alerts (as boundaries and as briefs of the metric and kind), the
+    project's annotations and the stored detection state of the metric and kind."""
+
+    trail_out: TrailOut
+    bounds: alerts.Boundaries
+    briefs: list[AlertBrief]
+    annotations: list[Annotation]
+    settings_key: str | None
+    stored: list[dict[str, Any]] | None     # the stored change points (None: no stored analysis)
+
+
+def _side(session: Session, project: Project, trail: Trail, metric: str, kind: str) -> _Side:
+    state = repository.trail_state(session, project.id, trail, metric, kind)
+    rows = repository.trail_alerts(session, trail.id)
+    notes = alerts.project_annotations(session, project.id)
+    # Each row is the alert and its culprit run (slug, agent_version) at once.
+    briefs = [AlertBrief(id=a.id, state=a.state, kind=a.kind, direction=a.direction, metric=a.metric, run=a.slug,
+                         summary=alerts.summary(a, trail, a), permalink=alerts.permalink(project.slug, a.id))
+              for a in rows if a.metric == metric and a.kind == kind]
+    out = TrailOut(id=trail.id, env_fingerprint=trail.env_fingerprint, environment=state.environment,
+                   scenario=trail.scenario, load_key=trail.load_key, load_label=state.load_label, variant=trail.variant,
+                   mode=trail.mode, process=trail.process, points=state.points)
+    return _Side(out, alerts.boundaries_of(rows, notes), briefs, notes,
+                 state.settings_key, state.change_points if state.settings_key is not None else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +152,7 @@ class _Window:
 
 
 def _read_window(session: Session, project: Project, trail: Trail, metric: str, kind: str, page: Page,
-                 unit_of: Any) -> _Window | None:
+                 unit_of: Any, side: _Side) -> _Window | None:
     """The window of a trail the page asks for, read by a range scan of the x-axis keys, with the stored
     change points inside it: the cost of a read follows the window, not the trail's length. None when
     that cannot give the same answer as reading the whole trail (a metric that is not analysed, stored
@@ -152,22 +173,21 @@ def _read_window(session: Session, project: Project, trail: Trail, metric: str, 
         points = [history.point(run_row, overhead_value(o.abs_diff, o.rel_diff)) for o, run_row in rows]
     unit = unit_of([r for r, _ in rows])
     s, min_abs = series_settings(cfg, metric, kind, unit)
-    bounds = alerts.boundaries(session, project.id, [trail.id])
+    bounds = side.bounds
     key3 = (trail.id, metric, kind)
-    stored = repository.analyses(session, [trail.id]).get(key3)
-    if stored is None or stored.settings_key != history.state_key(s, min_abs, bounds.accepted.get(key3, ()),
-                                                                  bounds.annotations):
+    if side.stored is None or side.settings_key != history.state_key(s, min_abs, bounds.accepted.get(key3, ()),
+                                                                     bounds.annotations):
         return None
     pos = {p.run_id: i for i, p in enumerate(points)}
     change_points = []
-    for d in stored.change_points:
+    for d in side.stored:
         i = pos.get(d["run_id"])
         if i is None:
             continue
         out = history.cp_to_json(history.cp_from_json(d, start + i), points[i])
         change_points.append(ChangePointOut(run=points[i].slug, agent_version=points[i].agent_version,
                                             **{k: out[k] for k in ChangePointOut.model_fields if k in out}))
-    briefs = _alert_briefs(session, trail, metric, kind, project)
+    briefs = side.briefs
     local = {p.slug: i for i, p in enumerate(points)}
     keep = [local[r] for r in [c.run for c in change_points] + [a.run for a in briefs] if r in local]
     w = window.window([p.slug for p in points], history.values_of(points), before=None, limit=len(points),
@@ -189,26 +209,19 @@ def _merge_unkeyed(found: repository.WindowRows, limit: int) -> tuple[list[tuple
     return [(r, run_row) for _, r, run_row in shown], found.keyed_before + len(merged) - len(shown)
 
 
-def _trail_out(session: Session, project: Project, trail: Trail) -> TrailOut:
-    """One trail's description: its environment's name, its load's latest label and its point count."""
-    env, label, count = repository.trail_names(session, project.id, trail)
-    return TrailOut(id=trail.id, env_fingerprint=trail.env_fingerprint, environment=env, scenario=trail.scenario,
-                    load_key=trail.load_key, load_label=label, variant=trail.variant, mode=trail.mode,
-                    process=trail.process, points=count)
-
-
 def trail_detail(session: Session, principal: Principal, trail_id: int, metric: str,
                  page: Page = Page()) -> TrailDetail:
     metric = _metric(metric)
     trail, project = get_trail(session, principal, trail_id)
+    side = _side(session, project, trail, metric, "trail")
     read = _read_window(session, project, trail, metric, "trail", page,
-                        lambda cells: cells[-1].score_unit if cells else None)
+                        lambda cells: cells[-1].score_unit if cells else None, side)
     if read is None:
-        read = _whole_trail(session, project, trail, metric, page)
+        read = _whole_trail(session, project, trail, metric, page, side)
     unit = read.rows[-1].score_unit if read.rows else None
     m = metric_catalog.get(metric)
     return TrailDetail(
-        trail=_trail_out(session, project, trail), metric=metric,
+        trail=side.trail_out, metric=metric,
         unit=(unit or "") if metric == "score" else m.unit,
         direction=overhead.direction_of(metric, unit),
         # A JMH score's ± error (99.9%, as JMH prints it), for the chart's error bars.
@@ -216,11 +229,10 @@ def trail_detail(session: Session, principal: Principal, trail_id: int, metric: 
                            value=p.value, error=cell.score_error if metric == "score" else None, is_valid=p.is_valid)
                 for p, cell in ((read.points[i], read.rows[i]) for i in read.kept)],
         change_points=read.change_points, alerts=read.alerts,
-        annotations=[AnnotationOut.model_validate(a, from_attributes=True)
-                     for a in alerts.project_annotations(session, project.id)], **read.meta)
+        annotations=[AnnotationOut.model_validate(a, from_attributes=True) for a in side.annotations], **read.meta)
 
 
-def _whole_trail(session: Session, project: Project, trail: Trail, metric: str, page: Page) -> _Window:
+def _whole_trail(session: Session, project: Project, trail: Trail, metric: str, page: Page, side: _Side) -> _Window:
     """The trail read whole, in Python order (what `_read_window` cannot answer)."""
     rows = repository.trail_cells(session, [trail.id], [metric, *(("score_error",) if metric == "score" else ())])
     built = sorted(((history.point(run_row, getattr(cell, metric),
@@ -229,9 +241,9 @@ def _whole_trail(session: Session, project: Project, trail: Trail, metric: str, 
     points = [p for p, _ in built]
     unit = built[-1][1].score_unit if built else None
     cfg = load(project.settings)
-    alert_briefs = _alert_briefs(session, trail, metric, "trail", project)
+    alert_briefs = side.briefs
     w, change_points, meta = _windowed(
-        points, page, _change_points(session, project, trail, metric, "trail", points, cfg, unit), alert_briefs)
+        points, page, _change_points(side, trail, metric, "trail", points, cfg, unit), alert_briefs)
     return _Window(points, [c for _, c in built], w.kept, change_points, alert_briefs, meta)
 
 
@@ -240,13 +252,14 @@ def overhead_trail(session: Session, principal: Principal, trail_id: int, metric
     metric = _metric(metric)
     trail, project = get_trail(session, principal, trail_id)
     unit, reference = repository.latest_unit_and_reference(session, trail.id)
-    read = _read_window(session, project, trail, metric, "overhead", page, lambda _: unit)
+    side = _side(session, project, trail, metric, "overhead")
+    read = _read_window(session, project, trail, metric, "overhead", page, lambda _: unit, side)
     if read is not None:
         rows = [(p, o.abs_diff, o.rel_diff, o.ci_low, o.ci_high, o.verdict) for p, o in zip(read.points, read.rows)]
     else:
-        rows, read = _whole_overhead_trail(session, project, trail, metric, page, unit)
+        rows, read = _whole_overhead_trail(session, project, trail, metric, page, unit, side)
     return OverheadTrail(
-        trail=_trail_out(session, project, trail), reference_variant=reference, metric=metric,
+        trail=side.trail_out, reference_variant=reference, metric=metric,
         points=[OverheadPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
                               is_valid=p.is_valid, value_pct=p.value, abs_diff=a, rel_diff=r, ci_low=lo, ci_high=hi,
                               verdict=v) for p, a, r, lo, hi, v in (rows[i] for i in read.kept)],
@@ -254,7 +267,7 @@ def overhead_trail(session: Session, principal: Principal, trail_id: int, metric
 
 
 def _whole_overhead_trail(session: Session, project: Project, trail: Trail, metric: str, page: Page,
-                          unit: str | None) -> tuple[list[tuple[Any, ...]], _Window]:
+                          unit: str | None, side: _Side) -> tuple[list[tuple[Any, ...]], _Window]:
     """The overhead trail read whole, in Python order (what `_read_window` cannot answer)."""
     cfg = load(project.settings)
     if metric in cfg.metrics:
@@ -265,9 +278,9 @@ def _whole_overhead_trail(session: Session, project: Project, trail: Trail, metr
         rows = _overheads_on_the_fly(session, trail, metric)
     rows.sort(key=lambda r: r[0].order_key)
     points = [r[0] for r in rows]
-    alert_briefs = _alert_briefs(session, trail, metric, "overhead", project)
+    alert_briefs = side.briefs
     w, change_points, meta = _windowed(
-        points, page, _change_points(session, project, trail, metric, "overhead", points, cfg, unit), alert_briefs)
+        points, page, _change_points(side, trail, metric, "overhead", points, cfg, unit), alert_briefs)
     return rows, _Window(points, rows, w.kept, change_points, alert_briefs, meta)
 
 
