@@ -38,7 +38,7 @@ lint:
 	cd frontend && npm run --silent lint
 
 test-python:
-	$(PY) -m pytest -p no:cacheprovider
+	$(PY) -m pytest -p no:cacheprovider --durations=25
 
 test-frontend:
 	cd frontend && npm run --silent test
