@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import urllib.request
 from collections.abc import Callable
 
@@ -23,7 +22,7 @@ import pytest
 import yaml
 from scipy import stats as sps
 
-from infra.localstack import REPO
+from infra.localstack import REPO, wait_until
 from tests.integration.test_runner import post_plan, start, wait_status
 
 pytestmark = pytest.mark.slow
@@ -127,8 +126,7 @@ def test_the_demo_plan_measures_the_agent(client, make_project, start_runner, wo
         url = baseline if v["name"] == "baseline" else agent
         v["target"], v["resources"]["url"] = url, f"{url}/metrics"
     post_plan(client, slug, token, plan)
-    with urllib.request.urlopen(f"{java_demo_sink}/v1/traces/stats", timeout=5) as r:
-        spans_before = json.load(r)["spans"]
+    spans_before = _sink_stats(java_demo_sink)["spans"]
     run_slug = start(client, slug, token, plan["name"], agent_version="2.10.0")
     run = wait_status(client, run_slug, ("completed", "failed", "cancelled"), 540)
     assert run["status"] == "completed", run["status_detail"]
@@ -141,7 +139,8 @@ def test_the_demo_plan_measures_the_agent(client, make_project, start_runner, wo
     spans_of = {s["id"]: 10 if s["name"] == TEN else 3 for s in run["scenarios"]}
     expected = sum(c["count"] * spans_of[c["scenario_id"]] for c in run["cells"]
                    if c["variant_id"] == agent_id and c["scenario_id"] in spans_of)
-    stats = _wait_spans(java_demo_sink, spans_before + 1000)
+    stats = wait_until(lambda: _spans_at_least(java_demo_sink, spans_before + 1000), 10,
+                       "1,000 more spans at the demo's OTLP sink")
     assert stats["rejected"] == 0, stats
     print(f"RESULT demo spans at the sink {stats['spans'] - spans_before} of {expected} made in measured steps")
 
@@ -165,12 +164,12 @@ def test_make_up_demo_run():
         check_demo_claim(_api_overheads(http.get, run["slug"]))
 
 
-def _wait_spans(sink: str, at_least: int) -> dict:
-    deadline = time.monotonic() + 10
-    while True:
-        with urllib.request.urlopen(f"{sink}/v1/traces/stats", timeout=5) as r:
-            stats = json.load(r)
-        if stats["spans"] >= at_least or time.monotonic() > deadline:
-            assert stats["spans"] >= at_least, (stats, at_least)
-            return stats
-        time.sleep(0.2)
+def _sink_stats(sink: str) -> dict:
+    with urllib.request.urlopen(f"{sink}/v1/traces/stats", timeout=5) as r:
+        return json.load(r)
+
+
+def _spans_at_least(sink: str, at_least: int) -> dict | None:
+    """The sink's counts once `at_least` spans have reached it, else None."""
+    stats = _sink_stats(sink)
+    return stats if stats["spans"] >= at_least else None

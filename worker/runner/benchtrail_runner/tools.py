@@ -145,8 +145,9 @@ _SUMMARY_TOTAL = re.compile(r"^summary =\s+(\d+)\s+in\s+[\d:.]+\s+=\s+[\d.]+/s.*
 def _jmeter(plan: Plan, step: Step, workdir: Path, plan_dir: Path) -> list[_Planned]:
     exe = tool_path("jmeter")
     load = step.load
-    generated = [s for s in step_scenarios(plan, step) if s.jmx is None]
-    users = [s for s in step_scenarios(plan, step) if s.jmx is not None]
+    scenarios = step_scenarios(plan, step)
+    generated = [s for s in scenarios if s.jmx is None]
+    users = [s for s in scenarios if s.jmx is not None]
     planned = []
     props = [f"-J{k}={v}" for k, v in JTL_PROPERTIES.items()]
     for vname in step.variants:
