@@ -50,7 +50,7 @@ def request_session() -> Iterator[Session]:
 @contextmanager
 def read_unit() -> Iterator[Session]:
     """A read (`auth.principal.in_request`): each statement is its own transaction; nothing is buffered.
-    Only for reads that write nothing but a token's last-used time."""
+    Only for reads that write nothing but a token's last-used time (at most once a minute)."""
     session = get_read_sessionmaker()()
     try:
         yield session

@@ -363,3 +363,33 @@ def test_scheduled_runs_record_the_agent_version_of_their_schedule_or_plan(clien
     r = client.patch(f"/api/v1/projects/{slug}/schedules/{made['plan']['id']}", json={"agent_version": "2.4.0"},
                      headers=auth(admin))
     assert r.status_code == 200 and r.json()["agent_version"] == "2.4.0"
+
+
+# ------------------------------------------------------------------ a token's last use
+
+
+def test_a_token_records_its_last_use_at_most_once_a_minute(client, make_project):
+    from datetime import timedelta
+
+    from sqlalchemy import select, update
+
+    from benchtrail.auth.tokens import hash_token
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import ApiToken
+
+    slug, token = make_project(role="viewer")
+    mine = ApiToken.token_hash == hash_token(token)
+
+    def read_with_token():
+        assert client.get(f"/api/v1/projects/{slug}", headers=auth(token)).status_code == 200
+        with unit_of_work() as session:
+            return session.scalar(select(ApiToken.last_used_at).where(mine))
+
+    first = read_with_token()
+    assert first is not None
+    # Within the minute the read writes nothing: the stored time stays exactly as it was.
+    assert read_with_token() == first
+    # Once the stored time is over a minute old, the next read records the use again.
+    with unit_of_work() as session:
+        session.execute(update(ApiToken).where(mine).values(last_used_at=first - timedelta(minutes=2)))
+    assert read_with_token() > first
