@@ -25,7 +25,8 @@ import java.util.concurrent.Executors;
  * carries what a database-backed service's spans carry ({@link #describe}): code location, the
  * database system, statement, table and user, the peer address, the entity's id and the call stack
  * ({@code code.stacktrace}, 13 attributes), and one event with the rows it returned, set through the OpenTelemetry API (a no-op without an
- * agent). The span work per request is thus proportionate to the span count: 3 vs 10.
+ * agent). The span work per request is thus proportionate to the span count: 3 vs 10. Each request
+ * also spends {@code -Ddemo.work.us} of CPU outside any span ({@link #work}), in baseline and agent alike.
  *
  * <p>Usage: {@code java -cp ... dev.benchtrail.demo.DemoService [port] [bind-address]}
  */
@@ -33,6 +34,23 @@ public final class DemoService {
     private static final Repository REPOSITORY = new Repository();
 
     static final int FRAMES = 8;
+
+    /** CPU time each request spends outside any span ({@code -Ddemo.work.us}, default 0): what a real
+     *  service spends parsing, validating and rendering. The same in baseline and agent. */
+    static final long WORK_NANOS = Long.getLong("demo.work.us", 0) * 1_000;
+
+    /** Spends {@link #WORK_NANOS} of CPU on real work (checksums of the body), returns the checksum. */
+    static long work(byte[] body) {
+        if (WORK_NANOS == 0) {
+            return 0;
+        }
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        long until = System.nanoTime() + WORK_NANOS;
+        do {
+            crc.update(body);
+        } while (System.nanoTime() < until);
+        return crc.getValue();
+    }
 
     /** Where the span's operation was called from (the innermost {@value #FRAMES} frames), as APM agents' span
      *  stack-trace features record it (OpenTelemetry's {@code code.stacktrace}): a walk of the thread's stack
@@ -118,6 +136,9 @@ public final class DemoService {
     private static void send(HttpExchange exchange, int status, String type, String body) throws IOException {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", type);
+        if (status == 200 && !type.startsWith("text/plain")) {   // the endpoints' own work, not /metrics or /health
+            exchange.getResponseHeaders().set("X-Checksum", Long.toHexString(work(bytes)));
+        }
         exchange.sendResponseHeaders(status, bytes.length);
         try (OutputStream out = exchange.getResponseBody()) {
             out.write(bytes);
