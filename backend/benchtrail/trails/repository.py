@@ -288,18 +288,19 @@ def window_points(session: Session, trail_id: int, metric: str, kind: str, *, co
     def rows_of(stmt: Any) -> Any:
         return session.execute(stmt).all()
 
+    # The counts first: the points not keyed yet are read only when there are some (usually none).
+    total, keyed_all, keyed_upto = session.execute(base.with_only_columns(
+        func.count(), func.count(Cell.order_key), func.count(Cell.order_key).filter(Cell.order_key < bound)
+        if bound is not None else func.count(Cell.order_key))).one()
+    if total - keyed_all > MAX_UNKEYED:
+        return None
+    unkeyed = rows_of(base.where(Cell.order_key.is_(None))) if total > keyed_all else []
     keyed_stmt = base.where(Cell.order_key.is_not(None))
     if bound is not None:
         keyed_stmt = keyed_stmt.where(Cell.order_key < bound)
     keyed = rows_of(keyed_stmt.order_by(Cell.order_key.desc()).limit(limit))
     keyed.reverse()
-    unkeyed = rows_of(base.where(Cell.order_key.is_(None)).limit(MAX_UNKEYED + 1))
-    if len(unkeyed) > MAX_UNKEYED:
-        return None
     # The window holds the newest `limit` keyed points before `bound` (or of all): the keyed points before
     # its first one are those before `bound` (or all keyed points) but the window's.
-    total, keyed_upto = session.execute(base.with_only_columns(
-        func.count(), func.count(Cell.order_key).filter(Cell.order_key < bound) if bound is not None
-        else func.count(Cell.order_key))).one()
     return WindowRows([(row, tuple(row[width:-1]), row[-1]) for row in keyed],
                       [(row, tuple(row[width:-1])) for row in unkeyed], total, keyed_upto - len(keyed), bound)
