@@ -272,3 +272,34 @@ def test_an_error_deep_in_a_large_file_fails_the_run_naming_the_line(client, wor
     body = refused.json()
     assert (body["file"], body["line"], body["field"], body["reason"]) == \
         ("deep.jtl", 3, "elapsed", detail["reason"])
+
+
+def test_concurrent_uploads_of_a_new_environment_all_succeed(live_api, worker, make_project, scratch):
+    """Parallel CI jobs uploading to an environment the project has not seen yet: each upload is accepted
+    (none answers 409 because another created the environment first) and the project has it once."""
+    import httpx
+    from concurrent.futures import ThreadPoolExecutor
+    from sqlalchemy import func, select
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Environment, Project
+
+    slug, token = make_project()
+    files = [write_jtl(scratch / f"env-race-{i}.jtl", seed=100 + i, per_group=20) for i in range(8)]
+    meta = {"files": [{"variant": "baseline"}], "environment": {"name": "race", "cpus": 2, "os": "Linux"}}
+
+    def post(path: Path) -> int:
+        with httpx.Client(base_url=live_api, timeout=60) as http:
+            return http.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
+                             data={"metadata": json.dumps(meta)},
+                             files=[("files", (path.name, path.read_bytes()))]).status_code
+
+    # The token is used once first: its last-used time is then fresh and the uploads do not queue on its row.
+    assert httpx.get(f"{live_api}/api/v1/projects/{slug}", headers={"Authorization": f"Bearer {token}"}).is_success
+    with ThreadPoolExecutor(len(files)) as pool:
+        statuses = list(pool.map(post, files))
+    assert statuses == [202] * len(files)
+    with unit_of_work() as session:
+        environments = session.scalar(select(func.count()).select_from(Environment).join(
+            Project, Project.id == Environment.project_id).where(Project.slug == slug))
+    assert environments == 1

@@ -6,6 +6,7 @@ import hashlib
 import json
 
 from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from benchtrail.models import Environment
@@ -31,12 +32,14 @@ def describe(env: EnvironmentIn) -> str:
 def get_or_create(session: Session, project_id: int, env: EnvironmentIn | None) -> Environment:
     env = env or EnvironmentIn()
     fp = fingerprint(env)
-    row = session.scalar(select(Environment).where(Environment.project_id == project_id,
-                                                   Environment.fingerprint == fp))
+    find = select(Environment).where(Environment.project_id == project_id, Environment.fingerprint == fp)
+    row = session.scalar(find)
     if row is None:
-        row = Environment(project_id=project_id, fingerprint=fp, name=env.name or describe(env),
-                          cpus=env.cpus, memory_mb=env.memory_mb, instance_type=env.instance_type,
-                          os=env.os, runtime=env.runtime, attributes=env.attributes)
-        session.add(row)
-        session.flush()
+        # Uploads of a new environment at once (parallel CI jobs): each inserts it unless one already did (the
+        # insert waits for that one's transaction), then reads the row that is there.
+        session.execute(insert(Environment).values(
+            project_id=project_id, fingerprint=fp, name=env.name or describe(env), cpus=env.cpus,
+            memory_mb=env.memory_mb, instance_type=env.instance_type, os=env.os, runtime=env.runtime,
+            attributes=env.attributes).on_conflict_do_nothing(index_elements=["project_id", "fingerprint"]))
+        row = session.scalar(find)
     return row
