@@ -4,8 +4,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, tuple_
-from sqlalchemy.orm import Session, defer, load_only
+from sqlalchemy import Row, func, select, tuple_
+from sqlalchemy.orm import Session, defer
 
 from benchtrail.models import (Blob, Cell, Environment, Load, ResultsUpload, Run, RunFile, Scenario, Series,
                                Variant)
@@ -24,11 +24,12 @@ SUMMARY_COLUMNS = (Run.id, Run.slug, Run.project_id, Run.source, Run.tool, Run.s
 
 def page(session: Session, project_id: int, *, filters: dict[str, Any], labels: dict[str, str],
          offset: int, limit: int, after: tuple[datetime, int] | None = None
-         ) -> tuple[Sequence[tuple[Run, str | None]], int]:
-    """Newest first. `after` = (created_at, id) of the last run already shown: keyset pagination,
+         ) -> tuple[Sequence[Row[Any]], int]:
+    """Newest first, as plain rows of SUMMARY_COLUMNS and `environment_name` (no ORM objects: a page is
+    read, never changed). `after` = (created_at, id) of the last run already shown: keyset pagination,
     whose cost does not grow with the page number (then `offset` is ignored)."""
-    stmt = select(Run, Environment.name).outerjoin(Environment, Environment.id == Run.environment_id) \
-        .options(load_only(*SUMMARY_COLUMNS)).where(Run.project_id == project_id)
+    stmt = select(*SUMMARY_COLUMNS, Environment.name.label("environment_name")) \
+        .outerjoin(Environment, Environment.id == Run.environment_id).where(Run.project_id == project_id)
     for column, value in filters.items():
         if value is not None:
             stmt = stmt.where(getattr(Run, column) == value) if column != "environment" \

@@ -77,8 +77,8 @@ def list_runs(session: Session, principal: Principal, project_slug: str, *, envi
         labels=label_filter, offset=(page - 1) * per_page, limit=per_page,
         after=_after(cursor) if cursor else None)
     more = len(rows) == per_page
-    return RunPage(items=[summary(run, project, env) for run, env in rows], total=total, page=page,
-                   per_page=per_page, next_cursor=_cursor(rows[-1][0]) if rows and more else None)
+    return RunPage(items=[summary(row, project, row.environment_name) for row in rows], total=total, page=page,
+                   per_page=per_page, next_cursor=_cursor(rows[-1]) if rows and more else None)
 
 
 def cell_out(c: Cell, has_histogram: bool) -> CellOut:

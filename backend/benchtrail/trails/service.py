@@ -158,7 +158,7 @@ def _read_window(session: Session, project: Project, trail: Trail, metric: str, 
     that cannot give the same answer as reading the whole trail (a metric that is not analysed, stored
     change points out of date, a point whose analysis has not run yet, or `before` not keyed)."""
     cfg = load(project.settings)
-    if metric not in cfg.metrics:
+    if metric not in cfg.metrics or side.stored is None:
         return None
     found = repository.window_points(session, trail.id, metric, kind, before=page.before, limit=page.limit,
                                      columns=("score_error",) if metric == "score" and kind == "trail" else ())
@@ -175,7 +175,7 @@ def _read_window(session: Session, project: Project, trail: Trail, metric: str, 
     s, min_abs = series_settings(cfg, metric, kind, unit)
     bounds = side.bounds
     key3 = (trail.id, metric, kind)
-    if side.stored is None or side.settings_key != history.state_key(s, min_abs, bounds.accepted.get(key3, ()),
+    if side.settings_key != history.state_key(s, min_abs, bounds.accepted.get(key3, ()),
                                                                      bounds.annotations):
         return None
     pos = {p.run_id: i for i, p in enumerate(points)}
