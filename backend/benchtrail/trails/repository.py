@@ -226,22 +226,29 @@ def reference_cells(session: Session, cells: Sequence[Cell]) -> dict[int, Cell]:
     return out
 
 
-def latest_unit_and_reference(session: Session, trail_id: int) -> tuple[str | None, str | None]:
-    """The score unit of the trail's newest cell and the name of the reference variant of its run: the
-    newest cell first, then its reference (joining every cell of the trail to its reference grew with
-    the trail's length)."""
+def _unit_and_reference() -> Any:
+    """The score unit of a trail's newest cell and the name of the reference variant of its run: the newest
+    cell first, then its reference (joining every cell of the trail to its reference grew with the trail)."""
     newest = (select(Cell.id, Cell.run_id, Cell.scenario_id, Cell.load_id, Cell.mode, Cell.process, Cell.score_unit)
-              .join(Run, Run.id == Cell.run_id).where(Cell.trail_id == trail_id, Run.status == "completed")
+              .join(Run, Run.id == Cell.run_id).where(Cell.trail_id == _T, Run.status == "completed")
               .order_by(Cell.run_id.desc()).limit(1).subquery())
     ref_cell = aliased(Cell)
     ref_variant = aliased(Variant)
-    row = session.execute(
-        select(newest.c.score_unit, ref_variant.name).select_from(newest)
-        .outerjoin(ref_cell, (ref_cell.run_id == newest.c.run_id) & (ref_cell.scenario_id == newest.c.scenario_id)
-                   & (ref_cell.load_id == newest.c.load_id) & (ref_cell.mode == newest.c.mode)
-                   & (ref_cell.process == newest.c.process) & (ref_cell.id != newest.c.id))
-        .outerjoin(ref_variant, (ref_variant.id == ref_cell.variant_id) & ref_variant.is_reference.is_(True))
-        .order_by(ref_variant.name.nulls_last()).limit(1)).first()
+    return (select(newest.c.score_unit, ref_variant.name).select_from(newest)
+            .outerjoin(ref_cell, (ref_cell.run_id == newest.c.run_id) & (ref_cell.scenario_id == newest.c.scenario_id)
+                       & (ref_cell.load_id == newest.c.load_id) & (ref_cell.mode == newest.c.mode)
+                       & (ref_cell.process == newest.c.process) & (ref_cell.id != newest.c.id))
+            .outerjoin(ref_variant, (ref_variant.id == ref_cell.variant_id) & ref_variant.is_reference.is_(True))
+            .order_by(ref_variant.name.nulls_last()).limit(1))
+
+
+# Built once: building it (two aliased entities and a subquery) cost more than running it.
+_UNIT_AND_REFERENCE = _unit_and_reference()
+
+
+def latest_unit_and_reference(session: Session, trail_id: int) -> tuple[str | None, str | None]:
+    """The score unit of the trail's newest cell and the name of the reference variant of its run."""
+    row = session.execute(_UNIT_AND_REFERENCE, {"trail_id": trail_id}).first()
     return (row[0], row[1]) if row else (None, None)
 
 
