@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, select, text, update
+from sqlalchemy import Integer, bindparam, delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session, aliased, load_only
 
@@ -252,7 +253,7 @@ def latest_unit_and_reference(session: Session, trail_id: int) -> tuple[str | No
     return (row[0], row[1]) if row else (None, None)
 
 
-def _window_base(trail_id: int, metric: str, kind: str, columns: Sequence[str]) -> Any:
+def _window_base(trail_id: Any, metric: str, kind: str, columns: Sequence[str]) -> Any:
     """The points of one trail (kind "trail": its cells with a value of `metric`) or of its overhead trail
     (kind "overhead": the stored overheads of `metric`), of completed runs, with their x-axis key. Plain
     column rows (no ORM objects), named as the cell's or the overhead's attributes."""
@@ -282,34 +283,54 @@ class WindowRows:
     bound: bytes | None                   # the key of `before`: the window is the points before it
 
 
+@dataclass(frozen=True, slots=True)
+class _WindowStatements:
+    """The statements of a window read, built once per (metric, kind, columns, bounded); bind parameters
+    trail_id, before, bound and limit."""
+    width: int     # point columns of a row (then the run columns, then the key)
+    bound: Any     # the key of run `before`
+    counts: Any    # points, keyed points, keyed points before `bound` (or all keyed points)
+    unkeyed: Any   # the points not keyed yet
+    keyed: Any     # the newest `limit` keyed points (before `bound` when bounded)
+
+
+@functools.lru_cache(maxsize=256)
+def _window_statements(metric: str, kind: str, columns: tuple[str, ...], bounded: bool) -> _WindowStatements:
+    base = _window_base(_T, metric, kind, columns)
+    bound = bindparam("bound", type_=Cell.order_key.type)
+    keyed = base.where(Cell.order_key.is_not(None))
+    if bounded:
+        keyed = keyed.where(Cell.order_key < bound)
+    return _WindowStatements(
+        width=len(base.selected_columns) - len(_RUN_COLUMNS) - 1,
+        bound=base.with_only_columns(Cell.order_key).where(Run.slug == bindparam("before")).limit(1),
+        counts=base.with_only_columns(func.count(), func.count(Cell.order_key),
+                                      func.count(Cell.order_key).filter(Cell.order_key < bound) if bounded
+                                      else func.count(Cell.order_key)),
+        unkeyed=base.where(Cell.order_key.is_(None)),
+        keyed=keyed.order_by(Cell.order_key.desc()).limit(bindparam("limit", type_=Integer)))
+
+
 def window_points(session: Session, trail_id: int, metric: str, kind: str, *, columns: Sequence[str] = (),
                   before: str | None, limit: int) -> WindowRows | None:
     """The newest `limit` keyed points of a trail in x-axis order (or those just before run `before`), by a
     range scan of ix_cells_trail_id_order_key, and the points not keyed yet. None when `before` is not a
     keyed point of the trail or too many points lack a key (the caller reads the whole trail)."""
-    base = _window_base(trail_id, metric, kind, columns)
+    stmts = _window_statements(metric, kind, tuple(columns), before is not None)
+    params: dict[str, Any] = {"trail_id": trail_id, "limit": limit}
     bound = None
     if before is not None:
-        bound = session.scalar(base.with_only_columns(Cell.order_key).where(Run.slug == before).limit(1))
+        bound = session.scalar(stmts.bound, {**params, "before": before})
         if bound is None:
             return None
-
-    width = len(base.selected_columns) - len(_RUN_COLUMNS) - 1   # point columns, run columns, key
-
-    def rows_of(stmt: Any) -> Any:
-        return session.execute(stmt).all()
-
+        params["bound"] = bound
+    width = stmts.width
     # The counts first: the points not keyed yet are read only when there are some (usually none).
-    total, keyed_all, keyed_upto = session.execute(base.with_only_columns(
-        func.count(), func.count(Cell.order_key), func.count(Cell.order_key).filter(Cell.order_key < bound)
-        if bound is not None else func.count(Cell.order_key))).one()
+    total, keyed_all, keyed_upto = session.execute(stmts.counts, params).one()
     if total - keyed_all > MAX_UNKEYED:
         return None
-    unkeyed = rows_of(base.where(Cell.order_key.is_(None))) if total > keyed_all else []
-    keyed_stmt = base.where(Cell.order_key.is_not(None))
-    if bound is not None:
-        keyed_stmt = keyed_stmt.where(Cell.order_key < bound)
-    keyed = rows_of(keyed_stmt.order_by(Cell.order_key.desc()).limit(limit))
+    unkeyed = session.execute(stmts.unkeyed, params).all() if total > keyed_all else []
+    keyed = session.execute(stmts.keyed, params).all()
     keyed.reverse()
     # The window holds the newest `limit` keyed points before `bound` (or of all): the keyed points before
     # its first one are those before `bound` (or all keyed points) but the window's.
