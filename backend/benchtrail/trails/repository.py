@@ -253,20 +253,20 @@ def latest_unit_and_reference(session: Session, trail_id: int) -> tuple[str | No
     return (row[0], row[1]) if row else (None, None)
 
 
-def _window_base(trail_id: Any, metric: str, kind: str, columns: Sequence[str]) -> Any:
-    """The points of one trail (kind "trail": its cells with a value of `metric`) or of its overhead trail
-    (kind "overhead": the stored overheads of `metric`), of completed runs, with their x-axis key. Plain
-    column rows (no ORM objects), named as the cell's or the overhead's attributes."""
+def _window_base(metric: str, kind: str, columns: Sequence[str]) -> Any:
+    """The points of trail `trail_id` (a bind parameter; kind "trail": its cells with a value of `metric`) or of
+    its overhead trail (kind "overhead": the stored overheads of `metric`), of completed runs, with their x-axis
+    key. Plain column rows (no ORM objects), named as the cell's or the overhead's attributes."""
     if kind == "trail":
         # A score's replicates feed its detection; other metrics have none to decode.
         point = [getattr(Cell, c).label(c) for c in dict.fromkeys(
             ["score_unit", *(("replicates",) if metric == "score" else ()), metric, *columns])]
         return (select(Cell.id.label("cell_id"), *point, *_RUN_COLUMNS, Cell.order_key).join(Run, Run.id == Cell.run_id)
-                .where(Cell.trail_id == trail_id, Run.status == "completed", getattr(Cell, metric).is_not(None)))
+                .where(Cell.trail_id == _T, Run.status == "completed", getattr(Cell, metric).is_not(None)))
     return (select(Overhead.cell_id, Overhead.abs_diff, Overhead.rel_diff, Overhead.ci_low, Overhead.ci_high,
                    Overhead.verdict, *_RUN_COLUMNS, Cell.order_key)
             .join(Run, Run.id == Overhead.run_id).join(Cell, Cell.id == Overhead.cell_id)
-            .where(Overhead.trail_id == trail_id, Overhead.metric == metric, Run.status == "completed"))
+            .where(Overhead.trail_id == _T, Overhead.metric == metric, Run.status == "completed"))
 
 
 # Points of a trail whose run's analysis has not run yet (no x-axis key): a window read merges them in
@@ -296,7 +296,7 @@ class _WindowStatements:
 
 @functools.lru_cache(maxsize=256)
 def _window_statements(metric: str, kind: str, columns: tuple[str, ...], bounded: bool) -> _WindowStatements:
-    base = _window_base(_T, metric, kind, columns)
+    base = _window_base(metric, kind, columns)
     bound = bindparam("bound", type_=Cell.order_key.type)
     keyed = base.where(Cell.order_key.is_not(None))
     if bounded:
@@ -324,7 +324,6 @@ def window_points(session: Session, trail_id: int, metric: str, kind: str, *, co
         if bound is None:
             return None
         params["bound"] = bound
-    width = stmts.width
     # The counts first: the points not keyed yet are read only when there are some (usually none).
     total, keyed_all, keyed_upto = session.execute(stmts.counts, params).one()
     if total - keyed_all > MAX_UNKEYED:
@@ -334,5 +333,6 @@ def window_points(session: Session, trail_id: int, metric: str, kind: str, *, co
     keyed.reverse()
     # The window holds the newest `limit` keyed points before `bound` (or of all): the keyed points before
     # its first one are those before `bound` (or all keyed points) but the window's.
+    width = stmts.width
     return WindowRows([(row, tuple(row[width:-1]), row[-1]) for row in keyed],
                       [(row, tuple(row[width:-1])) for row in unkeyed], total, keyed_upto - len(keyed), bound)

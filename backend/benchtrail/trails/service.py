@@ -175,8 +175,7 @@ def _read_window(session: Session, project: Project, trail: Trail, metric: str, 
     s, min_abs = series_settings(cfg, metric, kind, unit)
     bounds = side.bounds
     key3 = (trail.id, metric, kind)
-    if side.settings_key != history.state_key(s, min_abs, bounds.accepted.get(key3, ()),
-                                                                     bounds.annotations):
+    if side.settings_key != history.state_key(s, min_abs, bounds.accepted.get(key3, ()), bounds.annotations):
         return None
     pos = {p.run_id: i for i, p in enumerate(points)}
     change_points = []
