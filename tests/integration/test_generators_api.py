@@ -91,3 +91,30 @@ def test_a_load_too_small_to_split_is_refused_naming_the_field(client, make_proj
     r = post_plan(client, slug, admin, plan("too-few", generators=3, loads=[{"concurrency": 2, "requests": 40}]))
     assert r.status_code == 422
     assert "loads[0].concurrency: 2 cannot be split over 3 generators" in r.json()["detail"]
+
+
+def test_concurrent_reports_of_two_shares_lose_no_log_line(live_api, client, make_project):
+    """Both shares report at once (as their runners' heartbeats do): every line either sent is in the run's
+    log. The report reads the run's progress under its row lock; a progress read before the lock would
+    write back a stale log and drop the other share's lines (seen: one of two "starting" lines lost)."""
+    import httpx
+    from concurrent.futures import ThreadPoolExecutor
+
+    slug, admin = make_project(role="admin")
+    tokens = new_runner_token("gens-race-one"), new_runner_token("gens-race-two")
+    run = queued_run(client, slug, admin, plan("race-shares"))
+    for share, token in enumerate(tokens):
+        r = client.post(f"/api/v1/runs/{run}/claim?runner=race{share}&share={share}", json={}, headers=auth(token))
+        assert r.status_code == 200, r.text
+
+    def report(share: int) -> list[int]:
+        with httpx.Client(base_url=live_api, headers=auth(tokens[share]), timeout=60) as http:
+            return [http.post(f"/api/v1/runs/{run}/progress?share={share}",
+                              json={"percent": i, "log": [f"line {i}"]}).status_code for i in range(40)]
+
+    with ThreadPoolExecutor(2) as pool:
+        statuses = list(pool.map(report, [0, 1]))
+    assert statuses == [[200] * 40] * 2
+    log = client.get(f"/api/v1/runs/{run}").json()["progress"]["log"]
+    assert sorted(line for line in log if "] line " in line) == \
+        sorted(f"[share {share + 1}] line {i}" for share in (0, 1) for i in range(40))

@@ -11,7 +11,6 @@ from typing import Any, BinaryIO
 
 import redis
 from pydantic import Field, ValidationError
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal
@@ -69,7 +68,7 @@ def event_payload(run: Run) -> dict[str, Any]:
 def _locked_run(session: Session, principal: Principal, slug: str, role: str) -> Run:
     run, project = get_visible_run(session, principal, slug)
     principal.require(project, role)
-    locked = session.scalar(select(Run).where(Run.id == run.id).with_for_update())
+    locked = runs_repository.lock(session, run.id)
     assert locked is not None
     return locked
 
@@ -96,7 +95,7 @@ def runner_run(session: Session, principal: Principal, slug: str, *, claiming: b
                         f"that claimed a run reports on it")
     if not lock:
         return run
-    locked = session.scalar(select(Run).where(Run.id == run.id).with_for_update())
+    locked = runs_repository.lock(session, run.id)
     assert locked is not None
     return locked
 
