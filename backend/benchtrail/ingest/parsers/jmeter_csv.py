@@ -32,6 +32,10 @@ KNOWN_COLUMNS = frozenset({
 })
 DELIMITERS = (",", "\t", ";", "|")
 INT_COLUMNS = ("timeStamp", "elapsed", "bytes", "grpThreads")
+CATEGORICAL_COLUMNS = ("label", "threadName")
+# A batch's samples: SAMPLE_SCHEMA, but scenario and load key stay categorical (the summariser groups by
+# them); `parse` casts the whole to SAMPLE_SCHEMA.
+BATCH_SCHEMA = {**SAMPLE_SCHEMA, "scenario": pl.Categorical(), "load_key": pl.Categorical()}
 TRANSACTION_PREFIX = "Number of samples in transaction"
 EMPTY_TRANSACTION_PREFIX = "Number of samples in transaction : 0,"
 # "<Thread Group name> <group#>-<thread#>" (JMeter's JMeterThread naming).
@@ -47,8 +51,8 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     batches: list[pl.DataFrame] = []
     parsed = _run(path, options or ParseOptions(), batches.append, n_rows=None, reset=batches.clear)
     relabel = parsed.meta.pop("relabel")
-    samples = pl.concat(batches) if batches else pl.DataFrame(schema=SAMPLE_SCHEMA)
-    parsed.samples = samples.with_columns(pl.col("load_key").replace(relabel))  # type: ignore[arg-type]
+    samples = pl.concat(batches).cast(SAMPLE_SCHEMA) if batches else pl.DataFrame(schema=SAMPLE_SCHEMA)  # type: ignore[arg-type]
+    parsed.samples = samples.with_columns(pl.col("load_key").replace(relabel))
     return parsed
 
 
@@ -114,14 +118,16 @@ def _read(source: Path, layout: tuple[str, tuple[str, ...], bool, list[str]], st
           sink: Callable[[pl.DataFrame], None], n_rows: int | None) -> None:
     delimiter, columns, has_header, wanted = layout
     ints = [c for c in INT_COLUMNS if c in wanted]
+    # Labels and thread names repeat on every row: read as categoricals, they are grouped by their codes.
+    dtypes = {**{c: pl.Int64 for c in ints}, **{c: pl.Categorical for c in CATEGORICAL_COLUMNS if c in wanted}}
     if has_header:
         # scan + select pushes the projection down: only the columns we use are materialised.
-        frame = pl.scan_csv(source, separator=delimiter, schema_overrides={c: pl.Int64 for c in ints},
+        frame = pl.scan_csv(source, separator=delimiter, schema_overrides=dtypes,
                             infer_schema=False, quote_char='"', n_rows=n_rows).select(wanted)
     else:
         frame = pl.scan_csv(source, separator=delimiter, has_header=False, new_columns=list(columns),
                             infer_schema=False, quote_char='"', n_rows=n_rows,
-                            ).select(wanted).with_columns(pl.col(ints).cast(pl.Int64))
+                            ).select(wanted).with_columns(pl.col(c).cast(t) for c, t in dtypes.items())
     batches = [frame.collect()] if n_rows is not None else frame.collect_batches(chunk_size=BATCH_ROWS)
     required = [c for c in ("timeStamp", "elapsed", "success") if c in wanted]
     for df in batches:
@@ -274,7 +280,7 @@ class _State:
             _no_nulls(df, "bytes", 0).alias("bytes") if "bytes" in df.columns
             else pl.lit(0, dtype=pl.Int64).alias("bytes"),
             is_tx.alias("is_transaction"),
-        ).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+        ).cast(BATCH_SCHEMA)  # type: ignore[arg-type]
 
     def samples_groups(self, df: pl.DataFrame) -> pl.Expr:
         """Thread group = threadName minus its trailing " <group#>-<thread#>"."""
