@@ -128,3 +128,33 @@ def test_points_awaiting_their_analysis_keep_their_place_in_a_window(client, his
                            params={**params, "before": runs[VERSIONS[4]]}).json()
         assert [p["agent_version"] for p in first["points"]] == VERSIONS[0:4]
         assert (first["window_start"], first["earlier"]) == (0, None)
+
+
+def test_a_project_read_counts_its_runs_and_open_alerts(client, history, make_project):
+    """The project read (one query, plain columns) and the projects list say the same, and both equal
+    the database counted directly; a private project is a 404 without its token, readable with it."""
+    from datetime import datetime
+
+    from sqlalchemy import text
+
+    from benchtrail.db_boundary import unit_of_work
+
+    slug, runs = history
+    with unit_of_work() as session:
+        expected = session.execute(text(
+            "SELECT (SELECT count(*) FROM runs r WHERE r.project_id = p.id), "
+            "(SELECT max(r.created_at) FROM runs r WHERE r.project_id = p.id), "
+            "(SELECT count(*) FROM alerts a WHERE a.project_id = p.id "
+            " AND a.state IN ('new', 'acknowledged', 'investigating')) "
+            "FROM projects p WHERE p.slug = :slug"), {"slug": slug}).one()
+    assert expected[0] == len(runs) == len(VERSIONS)
+    read = client.get(f"/api/v1/projects/{slug}").json()
+    assert (read["run_count"], datetime.fromisoformat(read["latest_run_at"]), read["open_alerts"]) == tuple(expected)
+    listed = next(p for p in client.get("/api/v1/projects").json()["items"] if p["slug"] == slug)
+    assert listed == read
+
+    private, token = make_project(public=False, role="viewer")
+    assert client.get(f"/api/v1/projects/{private}").status_code == 404
+    seen = client.get(f"/api/v1/projects/{private}", headers={"Authorization": f"Bearer {token}"}).json()
+    assert (seen["slug"], seen["is_public"], seen["run_count"], seen["latest_run_at"], seen["open_alerts"]) == \
+        (private, False, 0, None, 0)

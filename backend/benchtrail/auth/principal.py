@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import anyio.to_thread
 
@@ -19,6 +19,16 @@ from benchtrail.db_boundary import read_unit, request_session
 from benchtrail.errors import Forbidden, NotFound, Unauthorized
 from benchtrail.models import ApiToken, Project, Run
 from benchtrail.runs import meta as run_meta
+
+
+class ProjectRef(Protocol):
+    """What visibility needs of a project: a `Project`, or a plain row of its columns."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def is_public(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +51,7 @@ class Principal:
     def is_runner(self) -> bool:
         return self.token_id is not None and self.project_id is None and self.role == "runner"
 
-    def rank_on(self, project: Project) -> int:
+    def rank_on(self, project: ProjectRef) -> int:
         if self.token_id is None or self.is_runner:
             # A runner token holds no role on any project: it only claims and reports plan runs
             # (benchtrail.execution), and reads the runs it executes.
@@ -50,7 +60,7 @@ class Principal:
             return ROLE_RANK[self.role or "viewer"]
         return ROLE_RANK[self.role or "viewer"] if self.project_id == project.id else 0
 
-    def can_see(self, project: Project) -> bool:
+    def can_see(self, project: ProjectRef) -> bool:
         return project.is_public or self.rank_on(project) > 0
 
     def require(self, project: Project, role: str) -> None:

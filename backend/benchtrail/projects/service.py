@@ -44,11 +44,10 @@ def list_projects(session: Session, principal: Principal) -> list[ProjectOut]:
 
 def visible_out(session: Session, principal: Principal, slug: str) -> ProjectOut:
     """One project read, in one query (the project with its run and open-alert counts)."""
-    found = repository.get_with_stats(session, slug)
-    if found is None or not principal.can_see(found[0]):
+    row = repository.get_with_stats(session, slug)
+    if row is None or not principal.can_see(row):
         raise NotFound(f"project '{slug}' not found")
-    project, runs, latest, open_alerts = found
-    return to_out(project, (runs, latest), open_alerts)
+    return ProjectOut.model_validate(row._mapping)
 
 
 def project_out(session: Session, project: Project) -> ProjectOut:
