@@ -32,7 +32,7 @@ KNOWN_COLUMNS = frozenset({
 })
 DELIMITERS = (",", "\t", ";", "|")
 INT_COLUMNS = ("timeStamp", "elapsed", "bytes", "grpThreads")
-CATEGORICAL_COLUMNS = ("label", "threadName")
+CATEGORICAL_COLUMNS = ("label", "threadName", "responseMessage", "success")
 # A batch's samples: SAMPLE_SCHEMA, but scenario and load key stay categorical (the summariser groups by
 # them); `parse` casts the whole to SAMPLE_SCHEMA.
 BATCH_SCHEMA = {**SAMPLE_SCHEMA, "scenario": pl.Categorical(), "load_key": pl.Categorical()}
@@ -118,7 +118,8 @@ def _read(source: Path, layout: tuple[str, tuple[str, ...], bool, list[str]], st
           sink: Callable[[pl.DataFrame], None], n_rows: int | None) -> None:
     delimiter, columns, has_header, wanted = layout
     ints = [c for c in INT_COLUMNS if c in wanted]
-    # Labels and thread names repeat on every row: read as categoricals, they are grouped by their codes.
+    # Labels, thread names, messages and success flags repeat on every row: read as categoricals, they are
+    # grouped and compared by their codes.
     dtypes = {**{c: pl.Int64 for c in ints}, **{c: pl.Categorical for c in CATEGORICAL_COLUMNS if c in wanted}}
     if has_header:
         # scan + select pushes the projection down: only the columns we use are materialised.
@@ -258,12 +259,12 @@ class _State:
         if "responseMessage" in df.columns:
             # starts_with on a null is null, and filter/sum treat null as false: no fill_null copy.
             msg = pl.col("responseMessage")
-            empty_tx = int(df.select(msg.str.starts_with(EMPTY_TRANSACTION_PREFIX).sum()).item())
+            empty_tx = int(df.select(msg.cat.starts_with(EMPTY_TRANSACTION_PREFIX).sum()).item())
             if empty_tx:
                 # JMeter's report generator skips empty controllers everywhere; so do we.
-                df = df.filter(~msg.str.starts_with(EMPTY_TRANSACTION_PREFIX).fill_null(False))
+                df = df.filter(~msg.cat.starts_with(EMPTY_TRANSACTION_PREFIX).fill_null(False))
                 self.empty_tx += empty_tx
-            is_tx = msg.str.starts_with(TRANSACTION_PREFIX).fill_null(False)
+            is_tx = msg.cat.starts_with(TRANSACTION_PREFIX).fill_null(False)
         self.rows += df.height
         group = self.samples_groups(df)
         ts = pl.col("timeStamp")
