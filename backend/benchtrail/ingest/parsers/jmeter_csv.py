@@ -51,7 +51,8 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     batches: list[pl.DataFrame] = []
     parsed = _run(path, options or ParseOptions(), batches.append, n_rows=None, reset=batches.clear)
     relabel = parsed.meta.pop("relabel")
-    samples = pl.concat(batches).cast(SAMPLE_SCHEMA) if batches else pl.DataFrame(schema=SAMPLE_SCHEMA)  # type: ignore[arg-type]
+    samples = (pl.concat(batches).cast(SAMPLE_SCHEMA) if batches  # type: ignore[arg-type]
+               else pl.DataFrame(schema=SAMPLE_SCHEMA))
     parsed.samples = samples.with_columns(pl.col("load_key").replace(relabel))
     return parsed
 
