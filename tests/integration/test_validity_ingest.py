@@ -46,3 +46,38 @@ def test_too_few_samples_for_the_requested_percentile(client, worker, make_proje
     [row] = [v for v in run["validity"] if v["check"] == "samples for latency_p99"]
     assert row["severity"] == "warning" and "needs at least 1,000 samples" in row["detail"]
     assert "with 500" in row["detail"] and run["is_valid"] is True
+
+
+def test_an_invalid_run_never_raises_an_alert(client, worker, make_project, scratch):
+    """A trail steps up by half at version 8, and version 8's run stalled (invalid): the alert names the
+    first valid run of the new level, 9, never the invalid one. Without the stall, the same trail alerts
+    at 8 (the control: the step alone is found where it is)."""
+    import numpy as np
+
+    from tests.integration.test_trails_xray import wait_analysed
+    from tests.support.validity_jtl import T0, write_rows
+
+    def run_file(path, level_ms: float, seed: int, stalled: bool):
+        rng = np.random.default_rng(seed)
+        starts = [T0 + 300 + 5 * i for i in range(4000)]
+        if stalled:
+            starts = [t for t in starts if not (T0 + 8_000 <= t < T0 + 12_000)]
+        return write_rows(path, starts, np.maximum(1, np.round(level_ms * rng.lognormal(0, 0.2, len(starts)))))
+
+    def trail(stalled_at: int | None) -> tuple[list[dict], list[tuple[str, str]]]:
+        slug, token = make_project()
+        runs = []
+        for i in range(13):
+            path = run_file(scratch / f"{slug}-{i}.jtl", 40.0 if i < 8 else 60.0, seed=i, stalled=i == stalled_at)
+            r = upload(client, slug, token, [("agent", path)], {"agent_version": f"1.{i}.0"})
+            assert r.status_code == 202, r.text
+            runs.append(wait_analysed(client, r.json()["run"]))
+        alerts = client.get(f"/api/v1/projects/{slug}/alerts").json()["items"]
+        return runs, sorted({(a["run"], a["direction"]) for a in alerts if a["metric"] == "latency_p75"})
+
+    runs, alerted = trail(stalled_at=8)
+    assert runs[8]["is_valid"] is False and all(r["is_valid"] for i, r in enumerate(runs) if i != 8)
+    assert alerted == [(runs[9]["slug"], "regression")]
+
+    runs, alerted = trail(stalled_at=None)
+    assert alerted == [(runs[8]["slug"], "regression")]
