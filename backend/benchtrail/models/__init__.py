@@ -1,7 +1,7 @@
 """Tables. Alembic migrations in /migrations are the only source of schema; these mirror them."""
 
 from benchtrail.models.alert import Alert, AlertEvent, Annotation, WebhookDelivery, Webhook
-from benchtrail.models.project import ApiToken, Project
+from benchtrail.models.project import ApiToken, Project, ProjectChange, ProjectRevision
 from benchtrail.models.result import (Blob, Cell, Environment, Load, MetricDef, ResultsUpload, Run, RunFile, RunShare,
                                       Scenario, Series, Trail, Variant)
 from benchtrail.models.plan import Plan, Schedule
@@ -9,7 +9,7 @@ from benchtrail.models.snapshot import Snapshot
 
 __all__ = [
     "Alert", "AlertEvent", "Annotation", "ApiToken", "Blob", "Cell", "Environment", "Load", "MetricDef",
-    "Plan", "Project", "ResultsUpload", "Run", "RunFile", "RunShare", "Scenario", "Schedule", "Series", "Snapshot",
-    "Trail", "Variant",
+    "Plan", "Project", "ProjectChange", "ProjectRevision", "ResultsUpload", "Run", "RunFile", "RunShare", "Scenario",
+    "Schedule", "Series", "Snapshot", "Trail", "Variant",
     "Webhook", "WebhookDelivery",
 ]

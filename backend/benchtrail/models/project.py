@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, String, Text
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, String, Text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -40,3 +40,22 @@ class ApiToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Runner tokens only: the pools whose runs it may claim; NULL = every pool.
     pools: Mapped[list[str] | None] = mapped_column(JSONB)
+
+
+class ProjectChange(Base):
+    """One row per (project, transaction that wrote its data), inserted by the database's triggers
+    (migration 0018). Never updated; folded into ProjectRevision.folded by `revisions.fold`."""
+
+    __tablename__ = "project_changes"
+
+    project_id: Mapped[int] = mapped_column(primary_key=True)
+    txid: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+
+
+class ProjectRevision(Base):
+    """The number of a project's change rows already folded (deleted from project_changes)."""
+
+    __tablename__ = "project_revisions"
+
+    project_id: Mapped[int] = mapped_column(primary_key=True)
+    folded: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -10,6 +10,8 @@
   does nothing and the cells are written exactly once.
 - A resumable results upload that can never be committed (its run has other results or ended, or no
   chunk came for a week) loses its chunks and its row (runs/results_uploads.py).
+- The projects' change rows are folded into their counts (benchtrail/revisions.py), so reading a
+  revision stays cheap however many writes came since.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import or_, select
 
-from benchtrail import jobs
+from benchtrail import jobs, revisions
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
@@ -71,6 +73,8 @@ def sweep(self: Any) -> int:
             analyses.append(run.id)
     with unit_of_work() as session:
         dropped = results_uploads.drop_abandoned(session, now)
+    with unit_of_work() as session:
+        revisions.fold(session)
     if dropped:
         log.info("removed results uploads that can never be committed", uploads=dropped)
     if failed:
