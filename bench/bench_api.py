@@ -11,6 +11,8 @@ In one process and one run:
    run document, series, overheads, trail, trail overhead and runs list of the same server;
    the trivial endpoint is measured before and after the others and the mean is the reference.
    Then the run document at 16 connections with its p95 (wrk's own latency histogram).
+4. The same again on a second server that keeps no answers in memory (BENCHTRAIL_ANSWER_CACHE_MB=0,
+   every read built from the database): its ratios are logged next to the result's.
 Last line: RESULT run_ratio= trail_ratio= list_ratio= trivial_rps= run_p95_ms= analysis_growth=
 (ratios: req/s of the endpoint / req/s of the trivial endpoint; analysis_growth: median analysis time
 of the last 21 runs / that of runs 90..110).
@@ -68,6 +70,22 @@ def wrk(url: str, connections: int, lua: Path) -> dict[str, float]:
         log(f"wrk saw {data['errors']} socket errors (timeouts) on {url}")
     data["rps"] = data["requests"] / (data["duration_us"] / 1e6)
     return data
+
+
+def measure(api: str, endpoints: dict[str, str], lua: Path, what: str) -> tuple[float, dict[str, float]]:
+    """req/s of each endpoint and of the trivial one (the mean of before and after them) at 32 connections."""
+    log(f"measuring {api}: {what}")
+    trivial_url = f"{api}/api/v1/projects/{PROJECT}"
+    wrk(trivial_url, 32, lua)   # warm every worker's caches and connections
+    trivial = [wrk(trivial_url, 32, lua)["rps"]]
+    rps = {}
+    for name, path in endpoints.items():
+        rps[name] = wrk(api + path, 32, lua)["rps"]
+        log(f"{name:15s} {rps[name]:8.1f} req/s")
+    trivial.append(wrk(trivial_url, 32, lua)["rps"])
+    reference = statistics.fmean(trivial)
+    log(f"{'trivial':15s} {reference:8.1f} req/s  (before {trivial[0]:.1f}, after {trivial[1]:.1f})")
+    return reference, rps
 
 
 def seed(api: str, token: str, workdir: Path) -> list[str]:
@@ -171,18 +189,11 @@ def main() -> int:
         }
         lua = workdir / "report.lua"
         lua.write_text(WRK_LUA)
-        trivial_url = f"{api}/api/v1/projects/{PROJECT}"
         with httpx.Client(timeout=30) as client:
             sizes = {name: len(client.get(api + path).content) for name, path in endpoints.items()}
-        wrk(trivial_url, 32, lua)   # warm every worker's caches and connections
-        trivial = [wrk(trivial_url, 32, lua)["rps"]]
-        rps = {}
-        for name, path in endpoints.items():
-            rps[name] = wrk(api + path, 32, lua)["rps"]
-            log(f"{name:15s} {rps[name]:8.1f} req/s  ({sizes[name] / 1024:.1f} kB)")
-        trivial.append(wrk(trivial_url, 32, lua)["rps"])
-        reference = statistics.fmean(trivial)
-        log(f"{'trivial':15s} {reference:8.1f} req/s  (before {trivial[0]:.1f}, after {trivial[1]:.1f})")
+        for name, size in sizes.items():
+            log(f"{name:15s} {size / 1024:.1f} kB")
+        reference, rps = measure(api, endpoints, lua, "answers kept (the default)")
         p95_ms = wrk(api + endpoints["run"], 16, lua)["p95_us"] / 1000
 
         times = analysis_times([logs / "w0.log", logs / "w1.log"])
@@ -190,9 +201,18 @@ def main() -> int:
         early = statistics.median(ordered[89:110]) if len(ordered) >= 110 else float("nan")
         late = statistics.median(ordered[-21:])
         log(f"analysis ms: runs 90..110 median {early:.1f}, last 21 median {late:.1f} ({len(ordered)} analysed)")
+        # The same reads with nothing kept in memory (BENCHTRAIL_ANSWER_CACHE_MB=0): what the first read
+        # of a run or trail after a write costs. Said next to the result, not hidden behind it.
+        uncached_port = free_port()
+        uncached = f"http://127.0.0.1:{uncached_port}"
+        procs.append(Process("api-uncached", [str(VENV_BIN / "benchtrail-api"), "--port", str(uncached_port)],
+                             {**env, "BENCHTRAIL_ANSWER_CACHE_MB": "0"}, logs))
+        wait_until(lambda: httpx.get(f"{uncached}/api/health", timeout=2).status_code == 200, 240, "the API")
+        procs[0].stop()   # one server at a time on the cores
+        cold_reference, cold_rps = measure(uncached, endpoints, lua, "nothing kept (BENCHTRAIL_ANSWER_CACHE_MB=0)")
         ratios = {k: v / reference for k, v in rps.items()}
         for k, v in ratios.items():
-            log(f"ratio {k}: {v:.2f}")
+            log(f"ratio {k}: {v:.2f} (nothing kept: {cold_rps[k] / cold_reference:.2f})")
         print(f"RESULT run_ratio={ratios['run']:.2f} trail_ratio={min(ratios['trail'], ratios['trail_overhead']):.2f} "
               f"list_ratio={ratios['list']:.2f} series_ratio={ratios['series']:.2f} "
               f"overheads_ratio={ratios['overheads']:.2f} trivial_rps={reference:.0f} run_p95_ms={p95_ms:.1f} "
