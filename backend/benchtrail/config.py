@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _PLACEHOLDER_SECRETS = {"", "change-me", "dev-secret"}
@@ -56,6 +56,9 @@ class Settings(BaseSettings):
     # An ingest or analysis queued this long ago that no worker is working on (its run row is not
     # locked) is queued again: a worker that died, or retries that gave up during a database outage.
     stage_requeue_after_s: int = 45
+
+    # Memory each API process may use to keep the answers of hot reads (http_cache.remembered_json).
+    answer_cache_mb: int = Field(default=64, ge=0)
 
     log_json: bool = True
     # API requests slower than this (or answered 5xx) are logged, one line each; 0 logs every request.

@@ -1,16 +1,29 @@
 """Conditional GETs: every cacheable read carries a strong ETag of its body, and a client that sends it
 back in If-None-Match gets 304 without the body. Reads are revalidated every time (`no-cache`): a
 completed run's measurements never change, but its alerts can be triaged, so freshness is the
-server's call. Private projects' answers are never stored by shared caches."""
+server's call. Private projects' answers are never stored by shared caches.
+
+Each API process also keeps the answers of the hot reads (`remembered_json`), keyed by the URL and the
+revision of the project they belong to (benchtrail/revisions.py), read in the read's first statement
+together with what authorises it. Any committed write to the project changes the revision, so a kept
+answer is never served after the data under it changed; a hit costs that one statement.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections.abc import Callable
+from typing import NamedTuple, Protocol
 
+from cachetools import LRUCache
 from fastapi import Request, Response
 from pydantic import BaseModel
 
+from benchtrail.config import get_settings
+
 JSON = "application/json"
+NOT_MODIFIED = {304: {"description": "Not modified: the ETag sent in If-None-Match is current"}}
 
 
 def cached_json(request: Request, model: BaseModel, *, public: bool) -> Response:
@@ -19,16 +32,88 @@ def cached_json(request: Request, model: BaseModel, *, public: bool) -> Response
 
 def cached_bytes(request: Request, body: bytes, media_type: str, *, public: bool, max_age: int = 0) -> Response:
     """`max_age` > 0 lets caches keep a public answer that long without asking (images in READMEs)."""
-    etag = '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
-    freshness = f"max-age={max_age}" if max_age and public else "no-cache"
-    headers = {"ETag": etag, "Cache-Control": f"{'public' if public else 'private'}, {freshness}",
+    return _respond(request, _Answer(body, _etag(body), public), media_type, max_age)
+
+
+class _Answer(NamedTuple):
+    body: bytes
+    etag: str
+    public: bool
+
+
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
+
+
+def _respond(request: Request, answer: _Answer, media_type: str, max_age: int = 0) -> Response:
+    freshness = f"max-age={max_age}" if max_age and answer.public else "no-cache"
+    headers = {"ETag": answer.etag, "Cache-Control": f"{'public' if answer.public else 'private'}, {freshness}",
                "Vary": "Authorization"}
-    if etag in _tags(request.headers.get("if-none-match")):
+    if answer.etag in _tags(request.headers.get("if-none-match")):
         return Response(status_code=304, headers=headers)
-    return Response(content=body, media_type=media_type, headers=headers)
+    return Response(content=answer.body, media_type=media_type, headers=headers)
 
 
 def _tags(header: str | None) -> set[str]:
     if not header:
         return set()
     return {t.strip().removeprefix("W/") for t in header.split(",")}
+
+
+class Head(Protocol):
+    """What a remembered read learns in its first statement: the project (for visibility) and its
+    revision."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def is_public(self) -> bool: ...
+
+    @property
+    def revision(self) -> int: ...
+
+
+class _Answers:
+    """The kept answers of one process, least recently used dropped first, bounded in bytes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: LRUCache[tuple[str, str, int, int], _Answer] | None = None
+
+    def _cache(self) -> LRUCache[tuple[str, str, int, int], _Answer]:
+        if self._items is None:
+            self._items = LRUCache(maxsize=get_settings().answer_cache_mb * 1024 * 1024,
+                                   getsizeof=lambda a: len(a.body) + 200)
+        return self._items
+
+    def get(self, key: tuple[str, str, int, int]) -> _Answer | None:
+        with self._lock:
+            return self._cache().get(key)
+
+    def put(self, key: tuple[str, str, int, int], answer: _Answer) -> None:
+        with self._lock:
+            cache = self._cache()
+            if len(answer.body) + 200 <= cache.maxsize:
+                cache[key] = answer
+
+
+ANSWERS = _Answers()
+
+
+def remembered_json(request: Request, head: Head | None, can_see: Callable[[Head], bool],
+                    build: Callable[[], BaseModel]) -> Response:
+    """The answer kept for this URL at the project's current revision, else `build()` (the read, raising
+    its own errors) answered and kept. `head` must be
+    read before anything `build` reads, so the kept answer is at least as new as its revision; it is
+    None when the thing read does not exist. Only answers the principal may see through the project
+    (`can_see`) are served from or kept in memory (not a runner reading the run it executes)."""
+    key = (request.url.path, request.url.query, head.id, head.revision) \
+        if head is not None and can_see(head) else None
+    answer = ANSWERS.get(key) if key is not None else None
+    if answer is None:
+        body = build().model_dump_json().encode()
+        answer = _Answer(body, _etag(body), head is not None and head.is_public)
+        if key is not None:
+            ANSWERS.put(key, answer)
+    return _respond(request, answer, JSON)

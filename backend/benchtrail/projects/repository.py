@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import Row, Select, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
+from benchtrail import revisions
 from benchtrail.models import Alert, ApiToken, Project, Run
 
 
@@ -29,6 +30,14 @@ def _with_stats() -> Select[Any]:
 
 # The API's most frequent read, built once: building it per request cost more than running it.
 _WITH_STATS = _with_stats()
+
+
+_HEAD = select(Project.id, Project.is_public, revisions.of(Project.id)).where(Project.slug == bindparam("slug"))
+
+
+def head(session: Session, slug: str) -> Row[Any] | None:
+    """The project's id, is_public and revision, for a remembered read (http_cache)."""
+    return session.execute(_HEAD, {"slug": slug}).first()
 
 
 def get_with_stats(session: Session, slug: str) -> Row[Any] | None:

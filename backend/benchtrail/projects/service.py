@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from typing import Any
+
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from benchtrail.auth import tokens
@@ -21,6 +24,11 @@ def create_project(session: Session, data: ProjectCreate) -> Project:
 def by_slug(session: Session, slug: str) -> Project | None:
     """The project, whoever asks (the server host's admin commands)."""
     return repository.get_by_slug(session, slug)
+
+
+def head(session: Session, slug: str) -> Row[Any] | None:
+    """id, is_public and revision of the project (`http_cache.remembered_json`)."""
+    return repository.head(session, slug)
 
 
 def get_visible(session: Session, principal: Principal, slug: str) -> Project:

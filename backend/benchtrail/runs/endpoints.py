@@ -13,9 +13,10 @@ from benchtrail import storage
 from benchtrail.auth.principal import Principal, TokenDep, get_principal, in_request
 from benchtrail.db_boundary import request_session
 from benchtrail.errors import NotFound, ServiceUnavailable
-from benchtrail.http_cache import cached_json
+from benchtrail.http_cache import NOT_MODIFIED, remembered_json
 from benchtrail.logging import log
 from benchtrail.openapi import ID
+from benchtrail.projects import service as projects
 from benchtrail.runs import repository, service
 from benchtrail.runs.schemas import PercentilesOut, RunDetail, RunPage, SeriesList
 
@@ -24,8 +25,8 @@ LABEL = r"^[^:]*:"  # key:value; the key is what precedes the first colon
 SessionDep = Depends(request_session, scope="function")
 
 
-@router.get("/projects/{slug}/runs", response_model=RunPage)
-async def list_runs(slug: str, environment: str | None = None, agent_version: str | None = None,
+@router.get("/projects/{slug}/runs", response_model=RunPage, responses=NOT_MODIFIED)
+async def list_runs(slug: str, request: Request, environment: str | None = None, agent_version: str | None = None,
                     branch: str | None = None, status: str | None = None,
                     label: list[Annotated[str, StringConstraints(pattern=LABEL)]] = Query(
                         default=[], description="key:value (the first colon splits), repeatable; every one must match"),
@@ -34,22 +35,22 @@ async def list_runs(slug: str, environment: str | None = None, agent_version: st
                                                description="`next_cursor` of the previous page: keyset pagination, as "
                                                            "fast at the 100th page as at the first (`page` is then "
                                                            "ignored)"),
-                    token: str | None = TokenDep) -> RunPage:
+                    token: str | None = TokenDep) -> Response:
     """Runs, newest first."""
-    return await in_request(token, lambda session, principal: service.list_runs(
-        session, principal, slug, environment=environment, agent_version=agent_version, branch=branch,
-        status=status, labels=label, page=page, per_page=per_page, cursor=cursor))
+    def work(session: Session, principal: Principal) -> Response:
+        return remembered_json(request, projects.head(session, slug), principal.can_see, lambda: service.list_runs(
+            session, principal, slug, environment=environment, agent_version=agent_version, branch=branch,
+            status=status, labels=label, page=page, per_page=per_page, cursor=cursor))
 
-
-NOT_MODIFIED = {304: {"description": "Not modified: the ETag sent in If-None-Match is current"}}
+    return await in_request(token, work)
 
 
 @router.get("/runs/{slug}", response_model=RunDetail, responses=NOT_MODIFIED)
 async def get_run(slug: str, request: Request, token: str | None = TokenDep) -> Response:
     """The run document. Answers carry an ETag; send it back in If-None-Match to get 304."""
     def work(session: Session, principal: Principal) -> Response:
-        run, project = service.detail(session, principal, slug)
-        return cached_json(request, run, public=project.is_public)
+        return remembered_json(request, service.head(session, slug), principal.can_see,
+                               lambda: service.detail(session, principal, slug)[0])
 
     return await in_request(token, work)
 
@@ -58,8 +59,8 @@ async def get_run(slug: str, request: Request, token: str | None = TokenDep) -> 
 async def get_series(slug: str, request: Request, metric: str | None = None,
                      token: str | None = TokenDep) -> Response:
     def work(session: Session, principal: Principal) -> Response:
-        items, project = service.series(session, principal, slug, metric)
-        return cached_json(request, SeriesList(items=items), public=project.is_public)
+        return remembered_json(request, service.head(session, slug), principal.can_see,
+                               lambda: SeriesList(items=service.series(session, principal, slug, metric)[0]))
 
     return await in_request(token, work)
 

@@ -4,15 +4,25 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, select, tuple_
+from sqlalchemy import Row, bindparam, func, select, tuple_
 from sqlalchemy.orm import Session, defer
 
-from benchtrail.models import (Blob, Cell, Environment, Load, ResultsUpload, Run, RunFile, Scenario, Series,
-                               Variant)
+from benchtrail import revisions
+from benchtrail.models import (Blob, Cell, Environment, Load, Project, ResultsUpload, Run, RunFile, Scenario,
+                               Series, Variant)
 
 
 def get_by_slug(session: Session, slug: str) -> Run | None:
     return session.scalar(select(Run).where(Run.slug == slug))
+
+
+_HEAD = select(Project.id, Project.is_public, revisions.of(Project.id)) \
+    .join(Run, Run.project_id == Project.id).where(Run.slug == bindparam("slug"))
+
+
+def head(session: Session, slug: str) -> Row[Any] | None:
+    """The run's project (id, is_public) and its revision, for a remembered read (http_cache)."""
+    return session.execute(_HEAD, {"slug": slug}).first()
 
 
 def lock(session: Session, run_id: int) -> Run | None:

@@ -5,6 +5,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from cachetools import LRUCache
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from benchtrail.alerts.service import raised_by
@@ -22,6 +23,11 @@ from benchtrail.runs.schemas import (CellOut, CellPercentiles, EnvironmentOut, L
                                      VariantOut)
 
 SPECTRUM = (0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0)
+
+
+def head(session: Session, slug: str) -> Row[Any] | None:
+    """id, is_public and revision of the run's project (`http_cache.remembered_json`)."""
+    return repository.head(session, slug)
 
 
 def get_visible_run(session: Session, principal: Principal, slug: str) -> tuple[Run, Project]:

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal, TokenDep, get_principal, in_request
 from benchtrail.db_boundary import request_session
+from benchtrail.http_cache import NOT_MODIFIED, remembered_json
 from benchtrail.openapi import ID, errors
 from benchtrail.projects import service as projects
+from benchtrail.runs import service as runs
 from benchtrail.trails import service, window
 from benchtrail.trails.schemas import CompareOut, OverheadTrail, RunOverheads, SettingsOut, TrailDetail, TrailList
 from benchtrail.trails.settings import TRAIL_METRICS, AnalysisSettings, load
@@ -39,28 +41,36 @@ def trail_page(
     return service.Page(before=before, limit=limit, max_points=max_points)
 
 
-@_trails.get("/trails/{trail_id}", response_model=TrailDetail)
-async def get_trail(trail_id: ID, metric: str = Query(default="latency_p75", **METRIC),
-                    page: service.Page = Depends(trail_page), token: str | None = TokenDep) -> TrailDetail:
+@_trails.get("/trails/{trail_id}", response_model=TrailDetail, responses=NOT_MODIFIED)
+async def get_trail(trail_id: ID, request: Request, metric: str = Query(default="latency_p75", **METRIC),
+                    page: service.Page = Depends(trail_page), token: str | None = TokenDep) -> Response:
     """A trail in version order, one window at a time (`before`, `limit`), optionally thinned for a chart."""
-    return await in_request(token, lambda session, principal: service.trail_detail(
-        session, principal, trail_id, metric, page))
+    def work(session: Session, principal: Principal) -> Response:
+        return remembered_json(request, service.head(session, trail_id), principal.can_see,
+                               lambda: service.trail_detail(session, principal, trail_id, metric, page))
+
+    return await in_request(token, work)
 
 
-@_trails.get("/trails/{trail_id}/overhead", response_model=OverheadTrail)
-async def get_overhead_trail(trail_id: ID, metric: str = Query(default="latency_p75", **METRIC),
-                             page: service.Page = Depends(trail_page),
-                             token: str | None = TokenDep) -> OverheadTrail:
+@_trails.get("/trails/{trail_id}/overhead", response_model=OverheadTrail, responses=NOT_MODIFIED)
+async def get_overhead_trail(trail_id: ID, request: Request, metric: str = Query(default="latency_p75", **METRIC),
+                             page: service.Page = Depends(trail_page), token: str | None = TokenDep) -> Response:
     """The overhead trail in version order, windowed and thinned like the trail."""
-    return await in_request(token, lambda session, principal: service.overhead_trail(
-        session, principal, trail_id, metric, page))
+    def work(session: Session, principal: Principal) -> Response:
+        return remembered_json(request, service.head(session, trail_id), principal.can_see,
+                               lambda: service.overhead_trail(session, principal, trail_id, metric, page))
+
+    return await in_request(token, work)
 
 
-@_trails.get("/runs/{slug}/overheads", response_model=RunOverheads)
-async def get_run_overheads(slug: str, metric: str = Query(default="latency_p75", **METRIC),
-                            token: str | None = TokenDep) -> RunOverheads:
-    return await in_request(token, lambda session, principal: service.run_overheads(
-        session, principal, slug, metric))
+@_trails.get("/runs/{slug}/overheads", response_model=RunOverheads, responses=NOT_MODIFIED)
+async def get_run_overheads(slug: str, request: Request, metric: str = Query(default="latency_p75", **METRIC),
+                            token: str | None = TokenDep) -> Response:
+    def work(session: Session, principal: Principal) -> Response:
+        return remembered_json(request, runs.head(session, slug), principal.can_see,
+                               lambda: service.run_overheads(session, principal, slug, metric))
+
+    return await in_request(token, work)
 
 
 @_trails.get("/compare", response_model=CompareOut, responses=errors(404, e404="Run a or b not found, or it has no such variant"))

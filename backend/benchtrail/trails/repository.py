@@ -11,6 +11,7 @@ from sqlalchemy import Integer, bindparam, delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session, aliased, load_only
 
+from benchtrail import revisions
 from benchtrail.models import Cell, Environment, Load, Project, Run, Scenario, Trail, Variant
 from benchtrail.models.alert import Alert, Overhead, TrailAnalysis
 
@@ -38,6 +39,15 @@ def load_labels(session: Session, project_id: int, keys: Iterable[str]) -> dict[
                            .where(Run.project_id == project_id, Load.key.in_(list(set(keys))))
                            .order_by(Load.key, Load.id.desc()))
     return {key: label for key, label in rows}
+
+
+_HEAD = select(Project.id, Project.is_public, revisions.of(Project.id)) \
+    .join(Trail, Trail.project_id == Project.id).where(Trail.id == bindparam("trail_id"))
+
+
+def head(session: Session, trail_id: int) -> Any:
+    """The trail's project (id, is_public) and its revision, for a remembered read (http_cache)."""
+    return session.execute(_HEAD, {"trail_id": trail_id}).first()
 
 
 def trail_with_project(session: Session, trail_id: int) -> tuple[Trail, Project] | None:

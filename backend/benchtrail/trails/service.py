@@ -50,6 +50,11 @@ def list_trails(session: Session, principal: Principal, slug: str, *, scenario: 
     return _trail_outs(session, project, rows)
 
 
+def head(session: Session, trail_id: int) -> Any:
+    """id, is_public and revision of the trail's project (`http_cache.remembered_json`)."""
+    return repository.head(session, trail_id)
+
+
 def get_trail(session: Session, principal: Principal, trail_id: int) -> tuple[Trail, Project]:
     found = repository.trail_with_project(session, trail_id)
     trail, project = found if found is not None else (None, None)
