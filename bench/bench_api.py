@@ -156,7 +156,11 @@ def main() -> int:
         api_port = free_port()
         api = f"http://127.0.0.1:{api_port}"
         env = {**os.environ, "BENCHTRAIL_DATABASE_URL": pg.url, "BENCHTRAIL_REDIS_URL": rd.url,
-               "BENCHTRAIL_DATA_DIR": str(workdir / "data"), "BENCHTRAIL_PUBLIC_URL": api, "BENCHTRAIL_ENV": "test"}
+               "BENCHTRAIL_DATA_DIR": str(workdir / "data"), "BENCHTRAIL_PUBLIC_URL": api, "BENCHTRAIL_ENV": "test",
+               # Seeding uploads thousands of runs with one token in minutes: more than the default write
+               # limit (600/minute) lets through. Reads (what is measured) carry no token and are not counted.
+               "BENCHTRAIL_RATE_LIMIT_WRITES_PER_TOKEN": "1000000/minute",
+               "BENCHTRAIL_RATE_LIMIT_WRITES_PER_ADDRESS": "1000000/minute"}
         migrate(pg.url)
         os.environ.update({k: v for k, v in env.items() if k.startswith("BENCHTRAIL_")})
         token = subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "create-token", "--role", "admin",
