@@ -104,10 +104,10 @@ ANSWERS = _Answers()
 def remembered_json(request: Request, head: Head | None, can_see: Callable[[Head], bool],
                     build: Callable[[], BaseModel]) -> Response:
     """The answer kept for this URL at the project's current revision, else `build()` (the read, raising
-    its own errors) answered and kept. `head` must be
-    read before anything `build` reads, so the kept answer is at least as new as its revision; it is
-    None when the thing read does not exist. Only answers the principal may see through the project
-    (`can_see`) are served from or kept in memory (not a runner reading the run it executes)."""
+    its own errors) answered and kept. `head` must be read before anything `build` reads, so the kept
+    answer is at least as new as its revision; it is None when the thing read does not exist. Only
+    answers the principal may see through the project (`can_see`) are served from or kept in memory
+    (not a runner reading the run it executes)."""
     key = (request.url.path, request.url.query, head.id, head.revision) \
         if head is not None and can_see(head) else None
     answer = ANSWERS.get(key) if key is not None else None

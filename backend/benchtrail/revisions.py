@@ -8,7 +8,7 @@ number of those rows plus the ones already folded into `project_revisions`. Rows
 never updated, so writers never wait for each other. Two readers that see the same revision see the
 same committed writes (a later snapshot sees every transaction an earlier one saw, so the count tells
 the set). A read that takes the revision first and its data after has data at least that new, which
-makes the revision a safe key for answers kept in memory (`http_cache.Remembered`).
+makes the revision a safe key for answers kept in memory (`http_cache.remembered_json`).
 """
 
 from __future__ import annotations
