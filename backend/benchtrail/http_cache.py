@@ -89,7 +89,8 @@ class _Answers:
 
     def get(self, key: tuple[str, str, int, int]) -> _Answer | None:
         with self._lock:
-            return self._cache().get(key)
+            found: _Answer | None = self._cache().get(key)
+        return found
 
     def put(self, key: tuple[str, str, int, int], answer: _Answer) -> None:
         with self._lock:

@@ -15,19 +15,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select, text
-from sqlalchemy.orm import Session
+from sqlalchemy import Select, func, select, text
+from sqlalchemy.orm import QueryableAttribute, Session
 from sqlalchemy.sql.elements import ColumnElement
 
-from benchtrail.models import ProjectChange, ProjectRevision
+from benchtrail.models import Project, ProjectChange, ProjectRevision
 
 
-def of(project_id: ColumnElement[Any]) -> ColumnElement[int]:
+def of(project_id: ColumnElement[Any] | QueryableAttribute[Any]) -> ColumnElement[int]:
     """The revision of the project whose id is `project_id` (a column of the enclosing select)."""
     folded = select(ProjectRevision.folded).where(ProjectRevision.project_id == project_id).scalar_subquery()
     logged = select(func.count()).select_from(ProjectChange).where(ProjectChange.project_id == project_id) \
         .scalar_subquery()
     return (func.coalesce(folded, 0) + logged).label("revision")
+
+
+def head() -> Select[int, bool, int]:
+    """A project's id, is_public and revision: a remembered read's first statement (http_cache), to be
+    joined to what the read finds the project through (a run, a trail) and filtered."""
+    return select(Project.id, Project.is_public, of(Project.id))
 
 
 FOLD = text("""

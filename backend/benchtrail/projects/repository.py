@@ -32,7 +32,7 @@ def _with_stats() -> Select[Any]:
 _WITH_STATS = _with_stats()
 
 
-_HEAD = select(Project.id, Project.is_public, revisions.of(Project.id)).where(Project.slug == bindparam("slug"))
+_HEAD = revisions.head().where(Project.slug == bindparam("slug"))
 
 
 def head(session: Session, slug: str) -> Row[Any] | None:

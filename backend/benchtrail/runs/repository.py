@@ -16,8 +16,7 @@ def get_by_slug(session: Session, slug: str) -> Run | None:
     return session.scalar(select(Run).where(Run.slug == slug))
 
 
-_HEAD = select(Project.id, Project.is_public, revisions.of(Project.id)) \
-    .join(Run, Run.project_id == Project.id).where(Run.slug == bindparam("slug"))
+_HEAD = revisions.head().join(Run, Run.project_id == Project.id).where(Run.slug == bindparam("slug"))
 
 
 def head(session: Session, slug: str) -> Row[Any] | None:

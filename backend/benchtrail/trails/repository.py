@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, delete, func, select, text, update
+from sqlalchemy import Integer, Row, bindparam, delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session, aliased, load_only
 
@@ -41,11 +41,10 @@ def load_labels(session: Session, project_id: int, keys: Iterable[str]) -> dict[
     return {key: label for key, label in rows}
 
 
-_HEAD = select(Project.id, Project.is_public, revisions.of(Project.id)) \
-    .join(Trail, Trail.project_id == Project.id).where(Trail.id == bindparam("trail_id"))
+_HEAD = revisions.head().join(Trail, Trail.project_id == Project.id).where(Trail.id == bindparam("trail_id"))
 
 
-def head(session: Session, trail_id: int) -> Any:
+def head(session: Session, trail_id: int) -> Row[Any] | None:
     """The trail's project (id, is_public) and its revision, for a remembered read (http_cache)."""
     return session.execute(_HEAD, {"trail_id": trail_id}).first()
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from benchtrail import metrics as metric_catalog
@@ -50,7 +51,7 @@ def list_trails(session: Session, principal: Principal, slug: str, *, scenario: 
     return _trail_outs(session, project, rows)
 
 
-def head(session: Session, trail_id: int) -> Any:
+def head(session: Session, trail_id: int) -> Row[Any] | None:
     """id, is_public and revision of the trail's project (`http_cache.remembered_json`)."""
     return repository.head(session, trail_id)
 
