@@ -19,7 +19,9 @@ from typing import NamedTuple, Protocol
 from cachetools import LRUCache
 from fastapi import Request, Response
 from pydantic import BaseModel
+from sqlalchemy.orm import Session
 
+from benchtrail.auth.principal import Principal, in_request
 from benchtrail.config import get_settings
 
 JSON = "application/json"
@@ -118,3 +120,11 @@ def remembered_json(request: Request, head: Head | None, can_see: Callable[[Head
         if key is not None:
             ANSWERS.put(key, answer)
     return _respond(request, answer, JSON)
+
+
+async def remembered_read(request: Request, token: str | None, head: Callable[[Session], Head | None],
+                          build: Callable[[Session, Principal], BaseModel]) -> Response:
+    """A hot read: its session and principal (`auth.principal.in_request`), `head` read first, then the kept
+    answer or `build` (`remembered_json`)."""
+    return await in_request(token, lambda session, principal: remembered_json(
+        request, head(session), principal.can_see, lambda: build(session, principal)))

@@ -10,10 +10,10 @@ from pydantic import Field, StringConstraints
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
-from benchtrail.auth.principal import Principal, TokenDep, get_principal, in_request
+from benchtrail.auth.principal import Principal, TokenDep, get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.errors import NotFound, ServiceUnavailable
-from benchtrail.http_cache import NOT_MODIFIED, remembered_json
+from benchtrail.http_cache import NOT_MODIFIED, remembered_read
 from benchtrail.logging import log
 from benchtrail.openapi import ID
 from benchtrail.projects import service as projects
@@ -37,32 +37,27 @@ async def list_runs(slug: str, request: Request, environment: str | None = None,
                                                            "ignored)"),
                     token: str | None = TokenDep) -> Response:
     """Runs, newest first."""
-    def work(session: Session, principal: Principal) -> Response:
-        return remembered_json(request, projects.head(session, slug), principal.can_see, lambda: service.list_runs(
-            session, principal, slug, environment=environment, agent_version=agent_version, branch=branch,
-            status=status, labels=label, page=page, per_page=per_page, cursor=cursor))
+    def build(session: Session, principal: Principal) -> RunPage:
+        return service.list_runs(session, principal, slug, environment=environment, agent_version=agent_version,
+                                 branch=branch, status=status, labels=label, page=page, per_page=per_page,
+                                 cursor=cursor)
 
-    return await in_request(token, work)
+    return await remembered_read(request, token, lambda session: projects.head(session, slug), build)
 
 
 @router.get("/runs/{slug}", response_model=RunDetail, responses=NOT_MODIFIED)
 async def get_run(slug: str, request: Request, token: str | None = TokenDep) -> Response:
     """The run document. Answers carry an ETag; send it back in If-None-Match to get 304."""
-    def work(session: Session, principal: Principal) -> Response:
-        return remembered_json(request, service.head(session, slug), principal.can_see,
-                               lambda: service.detail(session, principal, slug)[0])
-
-    return await in_request(token, work)
+    return await remembered_read(request, token, lambda session: service.head(session, slug),
+                                 lambda session, principal: service.detail(session, principal, slug)[0])
 
 
 @router.get("/runs/{slug}/series", response_model=SeriesList, responses=NOT_MODIFIED)
 async def get_series(slug: str, request: Request, metric: str | None = None,
                      token: str | None = TokenDep) -> Response:
-    def work(session: Session, principal: Principal) -> Response:
-        return remembered_json(request, service.head(session, slug), principal.can_see,
-                               lambda: SeriesList(items=service.series(session, principal, slug, metric)[0]))
-
-    return await in_request(token, work)
+    return await remembered_read(request, token, lambda session: service.head(session, slug),
+                                 lambda session, principal: SeriesList(
+                                     items=service.series(session, principal, slug, metric)[0]))
 
 
 @router.get("/runs/{slug}/percentiles", response_model=PercentilesOut)

@@ -3,9 +3,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
-from benchtrail.auth.principal import Principal, TokenDep, get_principal, in_request
+from benchtrail.auth.principal import Principal, TokenDep, get_principal
 from benchtrail.db_boundary import request_session
-from benchtrail.http_cache import NOT_MODIFIED, remembered_json
+from benchtrail.http_cache import NOT_MODIFIED, remembered_read
 from benchtrail.openapi import ID, errors
 from benchtrail.projects import service as projects
 from benchtrail.runs import service as runs
@@ -45,32 +45,25 @@ def trail_page(
 async def get_trail(trail_id: ID, request: Request, metric: str = Query(default="latency_p75", **METRIC),
                     page: service.Page = Depends(trail_page), token: str | None = TokenDep) -> Response:
     """A trail in version order, one window at a time (`before`, `limit`), optionally thinned for a chart."""
-    def work(session: Session, principal: Principal) -> Response:
-        return remembered_json(request, service.head(session, trail_id), principal.can_see,
-                               lambda: service.trail_detail(session, principal, trail_id, metric, page))
-
-    return await in_request(token, work)
+    return await remembered_read(request, token, lambda session: service.head(session, trail_id),
+                                 lambda session, principal: service.trail_detail(
+                                     session, principal, trail_id, metric, page))
 
 
 @_trails.get("/trails/{trail_id}/overhead", response_model=OverheadTrail, responses=NOT_MODIFIED)
 async def get_overhead_trail(trail_id: ID, request: Request, metric: str = Query(default="latency_p75", **METRIC),
                              page: service.Page = Depends(trail_page), token: str | None = TokenDep) -> Response:
     """The overhead trail in version order, windowed and thinned like the trail."""
-    def work(session: Session, principal: Principal) -> Response:
-        return remembered_json(request, service.head(session, trail_id), principal.can_see,
-                               lambda: service.overhead_trail(session, principal, trail_id, metric, page))
-
-    return await in_request(token, work)
+    return await remembered_read(request, token, lambda session: service.head(session, trail_id),
+                                 lambda session, principal: service.overhead_trail(
+                                     session, principal, trail_id, metric, page))
 
 
 @_trails.get("/runs/{slug}/overheads", response_model=RunOverheads, responses=NOT_MODIFIED)
 async def get_run_overheads(slug: str, request: Request, metric: str = Query(default="latency_p75", **METRIC),
                             token: str | None = TokenDep) -> Response:
-    def work(session: Session, principal: Principal) -> Response:
-        return remembered_json(request, runs.head(session, slug), principal.can_see,
-                               lambda: service.run_overheads(session, principal, slug, metric))
-
-    return await in_request(token, work)
+    return await remembered_read(request, token, lambda session: runs.head(session, slug),
+                                 lambda session, principal: service.run_overheads(session, principal, slug, metric))
 
 
 @_trails.get("/compare", response_model=CompareOut, responses=errors(404, e404="Run a or b not found, or it has no such variant"))
