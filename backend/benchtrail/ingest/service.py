@@ -574,9 +574,12 @@ def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:
     from benchtrail.db import get_engine, get_sessionmaker
     from benchtrail.db_boundary import unit_of_work
 
-    os.environ["BENCHTRAIL_DATABASE_URL"] = database_url
-    for cached in (get_settings, get_engine, get_sessionmaker):
-        cached.cache_clear()
+    if get_settings().database_url != database_url:
+        # Pointed at another database: configure once. Later calls keep the engine and its pool, as a
+        # running worker does (a new engine per call would time a connection set-up on every write).
+        os.environ["BENCHTRAIL_DATABASE_URL"] = database_url
+        for cached in (get_settings, get_engine, get_sessionmaker):
+            cached.cache_clear()
     with unit_of_work() as session:
         project = Project(slug=f"bench-{uuid.uuid4().hex[:8]}", name="bench", description="", is_public=False,
                           settings={})
