@@ -114,13 +114,15 @@ def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
     return result
 
 
-# Columns of `SampleCounts.table`: one row per scenario, load key, distinct latency, time bucket and
-# whether the samples are measured (not warm-up).
+# Columns of `SampleCounts.table`: per scenario, load key, distinct latency, time bucket and whether the
+# samples are measured (not warm-up).
 COUNT_KEYS = ("scenario", "load_key", "latency_us", "t", "measured")
 _COUNT_MERGE = (
     pl.col("n").sum(), pl.col("errors").sum(), pl.col("first_start").min(), pl.col("last_start").max(),
     pl.col("last_end").max(), pl.col("is_tx").any(),
 )
+# A sample's end (ms, float: latencies may have fractions of a millisecond).
+_END_MS = pl.col("start_ms").cast(pl.Float64) + pl.col("latency_us") / 1000.0
 _INTERVAL_MS = tuple(int(round(c * 1000)) for c in INTERVAL_CHOICES_S)
 _TIMELINE_MS = tuple(int(round(c * 1000)) for c in TIMELINE_CHOICES_S)
 
@@ -130,7 +132,8 @@ class SampleCounts:
     """Every sample of a file, summarised so that cells, series and timelines come out exactly as from
     the samples themselves: per (scenario, load key, distinct latency, start-time bucket `t`,
     measured) the count `n`, `errors`, the first and last start, the last end and whether the rows are
-    Transaction Controller parents (`is_tx`). A bucket is epoch-aligned and its width divides every
+    Transaction Controller parents (`is_tx`). A key has one row, or one per thread group when `finish`
+    merged several groups into one load level: readers aggregate rows per key. A bucket is epoch-aligned and its width divides every
     interval the series and timelines can still choose (see `Summariser`), so they re-bucket exactly."""
 
     table: pl.DataFrame
@@ -175,8 +178,7 @@ class Summariser:
             return
         df = batch.select(
             pl.col("scenario").cast(pl.Categorical), pl.col("load_key").cast(pl.Categorical),
-            "start_ms", "latency_us", "success", "is_transaction",
-            (pl.col("start_ms").cast(pl.Float64) + pl.col("latency_us") / 1000.0).alias("end_ms"))
+            "start_ms", "latency_us", "success", "is_transaction")
         self.samples += df.height
         extents = self._extents(df)
         for key, lo, hi in extents:
@@ -227,9 +229,8 @@ class Summariser:
         self._merge()
         table = self._table if self._table is not None else _empty_counts()
         if relabel and any(k != v for k, v in relabel.items()):
-            table = table.with_columns(
-                pl.col("load_key").cast(pl.String).replace(relabel).cast(pl.Categorical)
-            ).group_by(*COUNT_KEYS).agg(*_COUNT_MERGE)
+            # Keys merged into one load level keep their own rows (every reader sums rows per key).
+            table = table.with_columns(pl.col("load_key").cast(pl.String).replace(relabel).cast(pl.Categorical))
         out = SampleCounts(table, self.samples, self.warmup_s, self.interval_s)
         self.reset()
         return out
@@ -238,7 +239,7 @@ class Summariser:
     def _extents(df: pl.DataFrame) -> list[tuple[str, float, float]]:
         if df.height == 0:
             return []
-        ext = df.group_by("load_key").agg(pl.col("start_ms").min(), pl.col("end_ms").max())
+        ext = df.group_by("load_key").agg(pl.col("start_ms").min(), _END_MS.max().alias("end_ms"))
         return [(str(k), float(lo), float(hi)) for k, lo, hi in ext.iter_rows()]
 
     def _widen(self) -> None:
@@ -266,9 +267,12 @@ class Summariser:
             (~pl.col("success")).sum().alias("errors"),
             pl.col("start_ms").min().alias("first_start"),
             pl.col("start_ms").max().alias("last_start"),
-            pl.col("end_ms").max().alias("last_end"),
             pl.col("is_transaction").any().alias("is_tx"),
-        ).with_columns(pl.lit(measured).alias("measured")).select(
+        ).with_columns(
+            # One latency per row here: the last end is the last start's.
+            (pl.col("last_start").cast(pl.Float64) + pl.col("latency_us") / 1000.0).alias("last_end"),
+            pl.lit(measured).alias("measured"),
+        ).select(
             *COUNT_KEYS, "n", "errors", "first_start", "last_start", "last_end", "is_tx")
 
     def _merge(self) -> None:

@@ -90,6 +90,35 @@ def test_streamed_cells_series_and_timelines_equal_the_whole_file_parse(tmp_path
     assert streamed.series and all(c.timeline for c in streamed.cells)
 
 
+def test_two_thread_groups_of_one_size_merge_into_one_load_level(tmp_path: Path, small_batches: None) -> None:
+    """Thread groups "TG 10" and "Checkout" both ran 10 threads: one load level, its cells and series
+    the union of both groups' samples (numpy), however the batches split them."""
+    path = write_jtl(tmp_path / "two.jtl", seed=11, per_group=2_000, groups=(10, 10, 50))
+    path.write_text(path.read_text().replace(",TG 10 2-", ",Checkout 2-"))
+    parsed, streamed = ingest_file(path)
+    assert any("'Checkout' and 'TG 10' both ran 10 threads" in w for w in parsed.warnings)
+    assert sorted({c.load.label for c in streamed.cells}) == ["10 threads", "50 threads"]
+
+    rows = list(csv.DictReader(path.open(newline="")))
+    ten = [r for r in rows if r["grpThreads"] == "10"]
+    assert {r["threadName"].split(" ")[0] for r in ten} == {"TG", "Checkout"}
+    el = np.array([int(r["elapsed"]) for r in ten])
+    ts = np.array([int(r["timeStamp"]) for r in ten])
+    cell = next(c for c in streamed.cells if c.scenario is None and c.load.label == "10 threads")
+    assert cell.stats["count"] == len(ten) == 8_000
+    assert cell.stats["errors"] == sum(r["success"] == "false" for r in ten)
+    assert (cell.stats["latency_min"], cell.stats["latency_max"]) == (el.min(), el.max())
+    assert cell.stats["throughput"] == pytest.approx(len(ten) / ((ts + el).max() - ts.min()) * 1000, rel=1e-12)
+    for name, p in (("p50", 50), ("p99", 99), ("p999", 99.9)):
+        assert math.isclose(cell.stats[f"latency_{name}"], nearest_rank(el, p), rel_tol=1e-3), name
+
+    whole = build_cells(parse_file(path))
+    assert [(c.scenario, c.load.key, c.stats, c.histogram, c.timeline) for c in streamed.cells] == \
+        [(c.scenario, c.load.key, c.stats, c.histogram, c.timeline) for c in whole.cells]
+    assert [(s.metric, s.scenario, s.load.key, s.t_ms, s.values) for s in streamed.series] == \
+        [(s.metric, s.scenario, s.load.key, s.t_ms, s.values) for s in whole.series]
+
+
 def _with_bad_line(path: Path, line: int, text: str) -> Path:
     lines = path.read_text().split("\n")
     lines[line - 1] = text
