@@ -11,6 +11,8 @@ One interface, two backends chosen by `BENCHTRAIL_STORAGE`:
 
 Writes are whole or absent: a local file is written beside its target and renamed; an S3 object exists
 only once its upload completed (a failed multipart upload is aborted by boto3's transfer manager).
+Writes are durable before they return: a local file's bytes and then its directory entry are fsynced, so
+a run row PostgreSQL committed never points at a file an OS crash or power loss took back.
 """
 
 from __future__ import annotations
@@ -69,6 +71,34 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def _make_dirs(folder: Path) -> list[Path]:
+    """`folder` and any missing parents, created; returns the ones created (their entries need syncing)."""
+    created: list[Path] = []
+    for path in (folder, *folder.parents):
+        if path.is_dir():
+            break
+        created.append(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return created
+
+
+def _install(tmp: Path, target: Path, created: list[Path]) -> None:
+    """Rename a fully written `tmp` to `target`, durably: the file's bytes reach the disk before the
+    rename, the rename (and any folder just created for it) before this returns."""
+    _fsync(tmp)
+    os.replace(tmp, target)
+    for folder in (target.parent, *(p.parent for p in created)):
+        _fsync(folder)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if path.is_dir() else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _check(sha256: str) -> str:
     if not SHA256.match(sha256):
         raise ValueError(f"not a sha256: {sha256!r}")
@@ -91,14 +121,14 @@ class LocalStore:
         target = self._blob(sha256)
         if target.exists():
             return False
-        target.parent.mkdir(parents=True, exist_ok=True)
+        created = _make_dirs(target.parent)
         tmp = target.with_name(f"{sha256}.{os.getpid()}.part")
         tmp.unlink(missing_ok=True)
         try:   # a hard link when the (never rewritten) temp file is on the same file system: a 1 GB JTL is not copied
             os.link(path, tmp)
         except OSError:
             shutil.copyfile(path, tmp)
-        os.replace(tmp, target)
+        _install(tmp, target, created)
         return True
 
     def exists(self, sha256: str) -> bool:
@@ -131,10 +161,10 @@ class LocalStore:
 
     def put_part(self, session: str, offset: int, path: Path) -> None:
         folder = self._parts(session)
-        folder.mkdir(parents=True, exist_ok=True)
+        created = _make_dirs(folder)
         tmp = folder / f".{offset:020d}.{os.getpid()}.part"
         shutil.copyfile(path, tmp)
-        os.replace(tmp, folder / f"{offset:020d}")
+        _install(tmp, folder / f"{offset:020d}", created)
 
     def part_offsets(self, session: str) -> list[int]:
         folder = self._parts(session)

@@ -156,3 +156,52 @@ def test_backup_restores_into_a_fresh_database_with_the_same_runs_and_raw_files(
         assert _table_counts(fresh.url) == counts
     finally:
         fresh.stop()
+
+
+def test_a_stored_file_reaches_the_disk_before_its_name_and_its_name_before_put_returns(tmp_path, monkeypatch):
+    """A run row PostgreSQL committed must never point at a blob an OS crash takes back: the blob's bytes
+    are synced before the rename makes them visible, the rename (and each folder created for it) after."""
+    from benchtrail import storage
+
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src: os.PathLike, dst: os.PathLike) -> None:
+        events.append(("replace", f"{src} -> {dst}"))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(storage.os, "fsync", fsync)
+    monkeypatch.setattr(storage.os, "replace", replace)
+    store = storage.LocalStore(tmp_path / "data")
+    (tmp_path / "data").mkdir()
+    raw = tmp_path / "upload.jtl"
+    raw.write_bytes(b"timeStamp,elapsed\n1,2\n")
+    sha = hashlib.sha256(raw.read_bytes()).hexdigest()
+
+    assert store.put(raw, sha) is True
+    blob = tmp_path / "data" / "blobs" / sha[:2] / sha
+    part = f"{blob.parent}/{sha}.{os.getpid()}.part"
+    assert events == [
+        ("fsync", part),                                   # the bytes, under the temporary name
+        ("replace", f"{part} -> {blob}"),
+        ("fsync", str(blob.parent)),                       # the new name
+        ("fsync", str(blob.parent.parent)),                # blobs/<xx>/ was created: its entry in blobs/
+        ("fsync", str(tmp_path / "data")),                 # blobs/ was created: its entry in the data folder
+    ]
+    assert blob.read_bytes() == raw.read_bytes()
+
+    events.clear()
+    store.put_part("s1", 0, raw)
+    store.put_part("s1", 23, raw)
+    folder = tmp_path / "data" / "uploads" / "s1"
+    first, second = (f"{folder}/.{o:020d}.{os.getpid()}.part" for o in (0, 23))
+    assert events == [
+        ("fsync", first), ("replace", f"{first} -> {folder}/{0:020d}"),
+        ("fsync", str(folder)), ("fsync", str(folder.parent)), ("fsync", str(tmp_path / "data")),
+        ("fsync", second), ("replace", f"{second} -> {folder}/{23:020d}"), ("fsync", str(folder)),
+    ]
+    assert store.part_offsets("s1") == [0, 23]
