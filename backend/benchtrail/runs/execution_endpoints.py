@@ -191,16 +191,28 @@ async def events(slug: str, request: Request) -> StreamingResponse:
             run, _ = get_visible_run(session, resolve(session, token), slug)
             return service.event_payload(run)
 
-    first = await run_in_threadpool(current)
+    # Subscribed before the state is read: a change committed in between is then both in the state
+    # and on the channel (sent twice at worst), never in neither, which would leave the stream silent.
+    client = aioredis.Redis.from_url(get_settings().redis_url)
+    pubsub = client.pubsub()
+
+    async def close() -> None:
+        await pubsub.unsubscribe()
+        await pubsub.aclose()
+        await client.aclose()
+
+    try:
+        await pubsub.subscribe(service.channel(slug))
+        first = await run_in_threadpool(current)
+    except BaseException:
+        await close()
+        raise
 
     async def stream() -> AsyncIterator[str]:
-        yield f"data: {json.dumps(first, default=str)}\n\n"
-        if first["status"] in service.TERMINAL:
-            return
-        client = aioredis.Redis.from_url(get_settings().redis_url)
-        pubsub = client.pubsub()
-        await pubsub.subscribe(service.channel(slug))
         try:
+            yield f"data: {json.dumps(first, default=str)}\n\n"
+            if first["status"] in service.TERMINAL:
+                return
             while not await request.is_disconnected():
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=15.0)
                 if message is None:
@@ -212,9 +224,7 @@ async def events(slug: str, request: Request) -> StreamingResponse:
                     return
                 await asyncio.sleep(0)
         finally:
-            await pubsub.unsubscribe()
-            await pubsub.aclose()
-            await client.aclose()
+            await close()
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
