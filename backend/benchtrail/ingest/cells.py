@@ -107,10 +107,7 @@ def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
     result.cells = _cells(by_value, loads)
     _add_timelines(result.cells, measured)
     if with_series:
-        series_counts = table.group_by(
-            "scenario", "load_key", "latency_us", (pl.col("t") - pl.col("t") % result.interval_ms).alias("t"),
-        ).agg(pl.col("n").sum(), pl.col("errors").sum(), pl.col("is_tx").any())
-        result.series.extend(_series(series_counts, loads, result.interval_ms))
+        result.series.extend(_series(table, loads, result.interval_ms))
     return result
 
 
@@ -374,10 +371,9 @@ def _add_timelines(cells: list[SampleCell], measured: pl.DataFrame) -> None:
     steps = {k: int(round(choose_interval_s(span, TIMELINE_CHOICES_S) * 1000)) for k, span in spans.iter_rows()}
     names = [name for name, _ in PERCENTILES]
     step = pl.col("load_key").cast(pl.String).replace_strict(steps, return_dtype=pl.Int64)
-    counts = measured.group_by(
-        "scenario", "load_key", "latency_us", (pl.col("t") - pl.col("t") % step).alias("t"),
-    ).agg(pl.col("n").sum().alias("n"), pl.col("is_tx").any().alias("is_tx")).with_columns(
-        pl.col("scenario", "load_key").cast(pl.String))
+    # Rows re-bucketed, not re-grouped: every figure below is a sum over an interval's rows.
+    counts = measured.select(pl.col("scenario", "load_key").cast(pl.String), "latency_us",
+                             (pl.col("t") - pl.col("t") % step).alias("t"), "n", "is_tx")
     thresholds = pl.DataFrame(
         [{"scenario": c.scenario, "load_key": c.load.key, **{f"thr_{n}": c.thresholds_us.get(n) for n in names}}
          for c in cells],
@@ -412,23 +408,21 @@ def _fill_histograms(hists: dict[tuple[str | None, str], object], counts: pl.Dat
 
 
 def _series(counts: pl.DataFrame, loads: dict[str, LoadSpec], interval_ms: int) -> list[SeriesData]:
-    """Series from counts per (scenario, load, interval, distinct latency): each exact
-    nearest-rank percentile is read off the cumulative counts."""
+    """Series from the rows of `SampleCounts` (bucketed by a divisor of `interval_ms`): each exact
+    nearest-rank percentile is read off the cumulative counts of an interval's rows in latency order."""
     keys = ["scenario", "load_key", "t"]
-    all_counts = counts.filter(~pl.col("is_tx")).group_by("load_key", "t", "latency_us").agg(
-        pl.col("n").sum(), pl.col("errors").sum()).with_columns(
-        pl.lit(None, dtype=pl.Categorical).alias("scenario"))
-    tables = []
-    for tbl in (counts, all_counts):
-        tbl = tbl.select(*keys, "latency_us", "n", "errors").sort(*keys, "latency_us").with_columns(
-            pl.col("n").cum_sum().over(keys).alias("cum"), pl.col("n").sum().over(keys).alias("total"))
-        aggs = [pl.col("n").sum().alias("n"), pl.col("errors").sum().alias("errors")]
-        for name, p in SERIES_PERCENTILES:
-            rank = (pl.col("total").cast(pl.Int64) * p + 99) // 100   # ceil(p·n/100), exact
-            aggs.append(pl.col("latency_us").filter(pl.col("cum") >= rank).first().alias(name))
-        tables.append(tbl.group_by(keys).agg(aggs))
-    table = pl.concat(tables).with_columns(pl.col("scenario", "load_key").cast(pl.String)).sort(
-        "load_key", "scenario", "t", nulls_last=True)
+    counts = counts.select("scenario", "load_key", (pl.col("t") - pl.col("t") % interval_ms).alias("t"),
+                           "latency_us", "n", "errors", "is_tx")
+    # "All scenarios" of a load level: its rows without their scenario (Transaction Controller rows left out).
+    every = counts.filter(~pl.col("is_tx")).with_columns(pl.lit(None, dtype=pl.Categorical).alias("scenario"))
+    # Sorted by latency once: a group keeps its rows in this order, so `cum` climbs through its latencies.
+    cum = pl.col("n").cum_sum()
+    aggs = [pl.col("n").sum().alias("n"), pl.col("errors").sum().alias("errors")]
+    for name, p in SERIES_PERCENTILES:
+        rank = (pl.col("n").sum().cast(pl.Int64) * p + 99) // 100   # ceil(p·n/100), exact
+        aggs.append(pl.col("latency_us").gather(cum.search_sorted(rank)).first().alias(name))
+    table = pl.concat([counts, every]).sort("latency_us").group_by(keys).agg(aggs).with_columns(
+        pl.col("scenario", "load_key").cast(pl.String)).sort("load_key", "scenario", "t", nulls_last=True)
     out: list[SeriesData] = []
     step_s = interval_ms / 1000.0
     for (scenario, load_key), part in table.group_by("scenario", "load_key", maintain_order=True):

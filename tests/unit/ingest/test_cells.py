@@ -106,6 +106,33 @@ def test_transactions_have_own_cells_and_never_enter_totals() -> None:
     assert not cells["a"].is_transaction
 
 
+def test_series_and_timelines_of_all_scenarios_leave_transactions_out() -> None:
+    """Per interval, the "all scenarios" series and timeline count the samplers only (numpy), while the
+    transaction's own series counts its rows."""
+    rng = np.random.default_rng(9)
+    n = 4000
+    start = np.sort(rng.integers(1_700_000_000_000, 1_700_000_060_000, n))
+    lat = rng.integers(1_000, 80_000, n)
+    tx = rng.random(n) < 0.2
+    lat[tx] += 100_000                     # a transaction spans its samplers: slower than any of them
+    scenario = np.where(tx, "checkout", np.where(rng.random(n) < 0.5, "a", "b"))
+    result = build_cells(_parsed(start.tolist(), lat.tolist(), scenario=scenario.tolist(), tx=tx.tolist()),
+                         interval_s=5)
+    series = {(s.scenario, s.metric): s for s in result.series}
+    t = series[(None, "throughput")].t_ms
+    for i, bucket in enumerate(t):
+        mask = (start >= bucket) & (start < bucket + 5_000)
+        assert series[(None, "throughput")].values[i] == (mask & ~tx).sum() / 5.0
+        for p in (50, 99):
+            assert series[(None, f"latency_p{p}")].values[i] == pytest.approx(
+                nearest_rank(lat[mask & ~tx], p) / 1000.0, rel=1e-12), (bucket, p)
+    checkout = series[("checkout", "throughput")]
+    assert round(sum(checkout.values) * 5) == tx.sum()
+    total = next(c for c in result.cells if c.scenario is None)
+    assert total.stats["count"] == (~tx).sum() and sum(total.timeline["count"]) == (~tx).sum()  # type: ignore[index]
+    assert sum(total.timeline["sum"]) == lat[~tx].sum()  # type: ignore[index]
+
+
 @pytest.mark.parametrize(("span", "interval"), [(10, 1), (200, 1), (201, 5), (1000, 5), (1800, 10),
                                                  (3000, 15), (6000, 30), (12000, 60), (36000, 300)])
 def test_interval_choice(span: float, interval: int) -> None:
