@@ -97,6 +97,12 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        outage = outage_kind(exc)
+        if outage is not None:
+            # FastAPI answers any failure while reading a form as 400 "error parsing the body", a full disk
+            # under the spooled upload included: the cause decides.
+            applog.log.warning("unavailable", component=outage, error=str(exc.__cause__ or exc)[:300])
+            return error_response(ServiceUnavailable(f"the {outage} is unavailable, retry later"))
         kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
         return JSONResponse({"error": kind, "detail": str(exc.detail)}, status_code=exc.status_code)
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 
@@ -73,22 +74,15 @@ class TooManyRequests(AppError):
     status, kind = 429, "TooManyRequests"
 
 
-# Statuses any /api operation can answer from the edge (benchtrail.edge and the handlers in app.py),
-# whatever the operation: declare them on every operation of the OpenAPI document. Each body is
-# {"error": <kind>, "detail": <why>}; 429 and 503 carry a Retry-After header (seconds).
-EDGE_RESPONSES: dict[int, str] = {
-    400: "Invalid input: unstorable text (NUL, unpaired surrogate, control character) naming the field, "
-         "or a value the database refuses",
-    413: "Request body larger than BENCHTRAIL_MAX_UPLOAD_MB (refused before the body is read)",
-    429: "Rate limit exceeded (writes per token/address, or failed authentications); see Retry-After",
-    503: "Database or broker unavailable; retry after Retry-After seconds",
-}
-RETRY_AFTER_STATUSES = frozenset({429, 503})
+# A file write or read the disk refused (full, over quota, over a size limit, failing, remounted read-only):
+# the server's fault and, once an operator freed or fixed it, gone; never the request's.
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
 
 
 def outage_kind(exc: BaseException) -> str | None:
-    """'database' or 'broker' when `exc` (or what it wraps) is a lost connection to PostgreSQL or
-    Redis; None for anything else. Such errors are answered 503 with Retry-After, never 500."""
+    """'database', 'broker' or 'storage' when `exc` (or what it wraps) is a lost connection to
+    PostgreSQL or Redis or a disk that refused a file (`STORAGE_ERRNOS`); None for anything else.
+    Such errors are answered 503 with Retry-After, never 500 (nor 400)."""
     import psycopg
     import sqlalchemy.exc as sa_exc
     from kombu.exceptions import OperationalError as KombuOperationalError
@@ -109,5 +103,7 @@ def outage_kind(exc: BaseException) -> str | None:
             return "database"
         if isinstance(current, (RedisConnectionError, RedisTimeoutError, KombuOperationalError)):
             return "broker"
+        if isinstance(current, OSError) and current.errno in STORAGE_ERRNOS:
+            return "storage"
         current = current.__cause__ or current.__context__
     return None

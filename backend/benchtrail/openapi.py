@@ -63,7 +63,8 @@ DESCRIPTIONS: dict[int, str] = {
     422: "A value outside the constraints declared here, or one the server refuses for a reason named "
          "in the detail",
     429: "Rate limit exceeded; retry after Retry-After seconds",
-    503: "The database or the broker is unreachable; retry after Retry-After seconds",
+    503: "The database or the broker is unreachable, or the disk refused a file (full); retry after "
+         "Retry-After seconds",
 }
 RESULT_FILE_400 = ("A result file is refused (error InvalidResultFile, with file, line, field and reason), the "
                    "multipart body is malformed, or a string cannot be stored (the field is named)")

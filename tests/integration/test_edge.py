@@ -247,3 +247,51 @@ def test_cli_upload_rides_out_a_database_outage(infra, make_project, live_api, w
                                .where(Project.slug == slug)).all()
     assert [(r.slug, r.status) for r in runs] == [(printed["run"], "completed")]
     assert runs[0].idempotency_key and runs[0].idempotency_key.startswith("cli-")
+
+
+def test_a_full_disk_is_503_with_retry_after_and_leaves_nothing(infra, make_project, logdir, scratch: Path) -> None:
+    """The API's file writes fail (a 2 MB file-size limit on its process: each write past it fails like a
+    full disk): an upload larger than that is answered 503 + Retry-After, never 400 or 500, and leaves no
+    run, no raw file and no scratch file; a smaller upload on the same server is accepted."""
+    import httpx
+    from sqlalchemy import func, select
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Project, Run
+    from infra.localstack import Process, free_port
+    from tests.support.jtl import write_jtl
+
+    slug, token = make_project()
+    data, tmp = scratch / "data", scratch / "tmp"
+    tmp.mkdir()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")},
+           "BENCHTRAIL_DATA_DIR": str(data), "BENCHTRAIL_PUBLIC_URL": url, "TMPDIR": str(tmp)}
+    api = Process("api-disk-full", ["prlimit", f"--fsize={2 << 20}", str(VENV_BIN / "uvicorn"),
+                                    "benchtrail.app:create_app", "--factory", "--port", str(port)], env, logdir)
+    try:
+        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
+        big = write_jtl(scratch / "big.jtl", seed=1, per_group=5_000)      # ~3.7 MB
+        small = write_jtl(scratch / "small.jtl", seed=2, per_group=300)    # ~0.2 MB
+        assert big.stat().st_size > 3 << 20 and small.stat().st_size < 1 << 20
+        auth = {"Authorization": f"Bearer {token}"}
+        meta = json.dumps({"files": [{"variant": "base"}]})
+        r = httpx.post(f"{url}/api/v1/projects/{slug}/runs", headers=auth, timeout=60,
+                       data={"metadata": meta}, files=[("files", ("big.jtl", big.read_bytes(), "text/csv"))])
+        assert r.status_code == 503, r.text
+        assert int(r.headers["retry-after"]) >= 1
+        assert r.json()["error"] == "ServiceUnavailable" and "storage" in r.json()["detail"]
+        assert "No space left" in api.output() or "File too large" in api.output()
+        with unit_of_work() as session:
+            runs = session.scalar(select(func.count()).select_from(Run).join(Project, Project.id == Run.project_id)
+                                  .where(Project.slug == slug))
+        assert runs == 0
+        assert [p for p in data.rglob("*") if p.is_file()] == [] and list(tmp.iterdir()) == []
+
+        r = httpx.post(f"{url}/api/v1/projects/{slug}/runs", headers=auth, timeout=60,
+                       data={"metadata": meta}, files=[("files", ("small.jtl", small.read_bytes(), "text/csv"))])
+        assert r.status_code == 202, r.text
+        assert len([p for p in (data / "blobs").rglob("*") if p.is_file()]) == 1
+    finally:
+        api.stop()

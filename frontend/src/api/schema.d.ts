@@ -2875,7 +2875,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -2956,7 +2956,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3059,7 +3059,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3144,7 +3144,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3242,7 +3242,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3293,7 +3293,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3393,7 +3393,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3473,7 +3473,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3558,7 +3558,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3638,7 +3638,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3740,7 +3740,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3819,7 +3819,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3913,7 +3913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3993,7 +3993,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4096,7 +4096,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4177,7 +4177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4283,7 +4283,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4381,7 +4381,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4494,7 +4494,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4574,7 +4574,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4676,7 +4676,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4780,7 +4780,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4860,7 +4860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4962,7 +4962,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5064,7 +5064,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5151,7 +5151,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5240,7 +5240,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5342,7 +5342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5429,7 +5429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5529,7 +5529,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5622,7 +5622,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5717,7 +5717,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5809,7 +5809,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5913,7 +5913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5997,7 +5997,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6079,7 +6079,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6195,7 +6195,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6285,7 +6285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6368,7 +6368,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6473,7 +6473,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6599,7 +6599,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6725,7 +6725,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6819,7 +6819,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6938,7 +6938,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7059,7 +7059,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7148,7 +7148,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7248,7 +7248,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7328,7 +7328,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7418,7 +7418,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7510,7 +7510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7590,7 +7590,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7687,7 +7687,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7778,7 +7778,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7880,7 +7880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7977,7 +7977,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8069,7 +8069,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable; retry after Retry-After seconds */
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
