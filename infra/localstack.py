@@ -188,12 +188,14 @@ def worker_args(name: str, queues: str, concurrency: int) -> list[str]:
 
 
 def celery_worker(name: str, env: dict[str, str], logdir: Path, queues: str = "ingest,analysis,default",
-                  concurrency: int = 2) -> Process:
-    """A supervised Celery worker as `make up` starts it, returned once it is ready."""
+                  concurrency: int = 2, wrapper: tuple[str, ...] = ()) -> Process:
+    """A supervised Celery worker as `make up` starts it, returned once it is ready. `wrapper`: a
+    command that execs the worker (e.g. `prlimit --fsize=N`, in tests)."""
     # A runner (queues runner.<pool>) is its own app, as on a separate load host.
     app = "benchtrail_runner.app" if queues.startswith("runner.") else "benchtrail_worker.app"
-    proc = Process(name, celery_command(VENV_BIN, *worker_args(name, queues, concurrency),
-                                        "--without-gossip", "--without-mingle", "--without-heartbeat", app=app),
+    proc = Process(name, [*wrapper, *celery_command(VENV_BIN, *worker_args(name, queues, concurrency),
+                                                    "--without-gossip", "--without-mingle", "--without-heartbeat",
+                                                    app=app)],
                    env, logdir)
     try:
         wait_until(lambda: "ready" in proc.output() or not proc.alive(), 180, f"celery worker {name} to be ready")

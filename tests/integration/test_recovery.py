@@ -1,9 +1,12 @@
 """Recovery: a worker killed with SIGKILL in the middle of a large ingest. On a stack of its own
 (PostgreSQL, Redis, API, two workers, beat) with the product's default sweeper settings, the run is
-completed within 2 minutes of the kill, with every cell written exactly once."""
+completed within 2 minutes of the kill, with every cell written exactly once. And a worker whose disk is
+full: the run waits for a worker with room instead of failing."""
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import json
 import os
 import signal
@@ -24,8 +27,10 @@ from tests.support.jtl import independent_cells, write_jtl
 RECOVERY_LIMIT_S = 120
 
 
-@pytest.fixture()
-def own_stack(logdir: Path) -> Iterator[dict]:
+@contextlib.contextmanager
+def _stack(logdir: Path, *, beat: bool = True, workers: int = 2) -> Iterator[dict]:
+    """PostgreSQL, Redis, the API, and (as asked) beat and workers, with the product's sweeper defaults.
+    `stack["start"](proc)` adds a process the test starts itself to the ones stopped at the end."""
     pg, rd = Postgres().start(), Redis().start()
     data = Path(tempfile.mkdtemp(prefix="bt-recovery-"))
     migrate(pg.url)
@@ -40,22 +45,29 @@ def own_stack(logdir: Path) -> Iterator[dict]:
     try:
         procs.append(Process("recovery-api", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory",
                                               "--host", "127.0.0.1", "--port", str(port)], env, logdir))
-        procs.append(Process("recovery-beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet",
-                                               "beat", "-s", str(data / "beat-schedule"), "--loglevel", "INFO"],
-                             env, logdir))
-        workers = [celery_worker(f"recovery-w{i}", env, logdir, concurrency=1) for i in (1, 2)]
-        procs.extend(workers)
+        if beat:
+            procs.append(Process("recovery-beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet",
+                                                   "beat", "-s", str(data / "beat-schedule"), "--loglevel", "INFO"],
+                                 env, logdir))
+        started = [celery_worker(f"recovery-w{i}", env, logdir, concurrency=1) for i in range(1, workers + 1)]
+        procs.extend(started)
         url = f"http://127.0.0.1:{port}"
         wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=1).status == 200, 30, "the API")
         out = subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "create-token", "--role", "admin", "--name",
                               "recovery"], env=env, check=True, capture_output=True, text=True)
-        yield {"url": url, "token": out.stdout.strip().splitlines()[-1], "workers": workers, "pg": pg,
-               "data": data, "redis": rd}
+        yield {"url": url, "token": out.stdout.strip().splitlines()[-1], "workers": started, "pg": pg,
+               "data": data, "redis": rd, "env": env, "start": procs.append}
     finally:
         for proc in procs:
             proc.stop()
         rd.stop()
         pg.stop()
+
+
+@pytest.fixture()
+def own_stack(logdir: Path) -> Iterator[dict]:
+    with _stack(logdir) as stack:
+        yield stack
 
 
 def _row_locked(pg: Postgres, run_id: int) -> bool:
@@ -127,6 +139,43 @@ def test_sigkill_mid_ingest_recovers_within_two_minutes_with_exact_cells(own_sta
     assert _db(pg, "SELECT count(*) FROM runs") == [(1,)]
     assert _db(pg, "SELECT count(*), count(DISTINCT (variant_id, scenario_id, load_id, mode)) FROM cells "
                    "WHERE run_id = %s", run_id)[0][0] == len(run["cells"])
+
+
+def test_a_full_disk_in_the_worker_delays_the_ingest_and_never_fails_the_run(logdir, scratch):
+    """The only worker's disk refuses its scratch files (a 2 MB file-size limit on its process, so the
+    3.7 MB a gzip upload decompresses to cannot be written): the run stays ingesting with nothing written
+    and the ingest is retried; once a worker with room takes the retry, the run completes exactly."""
+    jtl = write_jtl(scratch / "big.jtl", seed=12, per_group=5_000)
+    expected = independent_cells(jtl)
+    packed = gzip.compress(jtl.read_bytes())
+    assert jtl.stat().st_size > 3 << 20 and len(packed) < 1 << 20
+    with _stack(logdir, beat=False, workers=0) as stack:
+        cramped = celery_worker("recovery-full-disk", stack["env"], logdir, concurrency=1,
+                                wrapper=("prlimit", f"--fsize={2 << 20}"))
+        stack["start"](cramped)
+        headers = {"Authorization": f"Bearer {stack['token']}"}
+        with httpx.Client(base_url=stack["url"], headers=headers, timeout=60) as http:
+            assert http.post("/api/v1/projects", json={"slug": "full", "name": "full"}).status_code == 201
+            r = http.post("/api/v1/projects/full/runs", data={"metadata": json.dumps({"files": [{"variant": "b"}]})},
+                          files=[("files", ("big.jtl.gz", packed))])
+            assert r.status_code == 202, r.text
+            slug, run_id = r.json()["run"], r.json()["id"]
+            wait_until(lambda: cramped.output().count("the disk refused a file") >= 2, 60,
+                       "the ingest to be refused by the disk twice (a retry)")
+            run = http.get(f"/api/v1/runs/{slug}").json()
+            assert run["status"] == "ingesting", run["status_detail"]
+            assert _db(stack["pg"], "SELECT count(*) FROM cells WHERE run_id = %s", run_id) == [(0,)]
+
+            cramped.stop()   # its pending retry goes back to the queue
+            stack["start"](celery_worker("recovery-roomy", stack["env"], logdir, concurrency=1))
+            run = wait_until(lambda: (b := http.get(f"/api/v1/runs/{slug}").json())["status"] != "ingesting" and b,
+                             90, "the run to leave ingesting")
+        assert run["status"] == "completed", run["status_detail"]
+        scenarios = {sc["id"]: sc["name"] for sc in run["scenarios"]}
+        loads = {ld["id"]: ld for ld in run["loads"]}
+        got = {(scenarios[c["scenario_id"]], int(loads[c["load_id"]]["value"])): c["count"]
+               for c in run["cells"] if scenarios[c["scenario_id"]] != "*"}
+        assert got == {key: e["count"] for key, e in expected.items()}
 
 
 def test_lost_analysis_is_queued_again_but_not_one_in_progress(client, worker, infra):

@@ -13,7 +13,7 @@ from typing import BinaryIO
 import zstandard
 
 from benchtrail.config import get_settings
-from benchtrail.errors import InvalidResultFile, PayloadTooLarge
+from benchtrail.errors import InvalidResultFile, PayloadTooLarge, outage_kind
 
 CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
@@ -91,6 +91,8 @@ def _decompress(raw: Path, magic: bytes, filename: str, packed: int, out_path: P
                 with gzip.GzipFile(fileobj=src) as inner:
                     _copy_capped(inner, out, cap, filename)
     except (OSError, EOFError, zipfile.BadZipFile, zstandard.ZstdError) as exc:
+        if outage_kind(exc) is not None:
+            raise   # our disk refused the copy (full, ...): a 503 / a retried ingest, not the file's fault
         raise InvalidResultFile(filename, f"corrupt compressed file: {exc}") from None
     return out_path
 

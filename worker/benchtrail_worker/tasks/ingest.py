@@ -11,11 +11,13 @@ from sqlalchemy import select
 
 from benchtrail import jobs
 from benchtrail.db_boundary import unit_of_work
+from benchtrail.errors import outage_kind
 from benchtrail.ingest.service import IngestFailed, ingest_run
 from benchtrail.logging import log
 from benchtrail.models import Run
 from benchtrail.runs import lifecycle
 from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.storage import StorageError
 from benchtrail_worker.policy import TRANSIENT, task
 
 
@@ -39,6 +41,12 @@ def ingest(self: Any, run_id: int) -> str:
         log.warning("ingest interrupted; it will be retried", run_id=run_id, error=f"{type(exc).__name__}: {exc}")
         raise
     except Exception as exc:
+        if outage_kind(exc) == "storage":
+            # The worker's disk refused a scratch file (full, ...): nothing is wrong with the run, whose
+            # transaction rolled back; retried with back-off like a lost database, then by the sweeper.
+            log.warning("ingest interrupted: the disk refused a file; it will be retried", run_id=run_id,
+                        error=str(exc))
+            raise StorageError(f"scratch space: {exc}") from exc
         # A bug must not leave the run "ingesting" forever; the raw files are kept for a re-run.
         _fail(run_id, {"reason": f"internal error while ingesting: {type(exc).__name__}: {exc}"})
         raise
