@@ -130,8 +130,9 @@ class SampleCounts:
     the samples themselves: per (scenario, load key, distinct latency, start-time bucket `t`,
     measured) the count `n`, `errors`, the first and last start, the last end and whether the rows are
     Transaction Controller parents (`is_tx`). A key has one row, or one per thread group when `finish`
-    merged several groups into one load level: readers aggregate rows per key. A bucket is epoch-aligned and its width divides every
-    interval the series and timelines can still choose (see `Summariser`), so they re-bucket exactly."""
+    merged several groups into one load level: readers aggregate rows per key. A bucket is epoch-aligned
+    and its width divides every interval the series and timelines can still choose (see `Summariser`),
+    so they re-bucket exactly."""
 
     table: pl.DataFrame
     samples: int

@@ -197,8 +197,7 @@ async def events(slug: str, request: Request) -> StreamingResponse:
     pubsub = client.pubsub()
 
     async def close() -> None:
-        await pubsub.unsubscribe()
-        await pubsub.aclose()
+        await pubsub.aclose()   # its connection closed, the subscription ends with it (no command sent)
         await client.aclose()
 
     try:
