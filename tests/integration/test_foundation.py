@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
 from infra.localstack import REPO, Redis, wait_until
 
 
 def test_health_ok_names_components(client):
+    from benchtrail.config import get_settings
+
     r = client.get("/api/health")
     assert r.status_code == 200
-    assert r.json() == {"status": "ok", "db": "ok", "redis": "ok"}
+    body = r.json()
+    free = body.pop("disk_free_mb")
+    assert body == {"status": "ok", "db": "ok", "redis": "ok"}
+    # What statvfs says of the data folder, in MiB (other writers on the machine may move it a little).
+    assert abs(free - shutil.disk_usage(get_settings().data_dir).free / (1 << 20)) < 256
 
 
 def test_health_503_when_redis_down_and_recovers(client, infra):
@@ -18,9 +25,9 @@ def test_health_503_when_redis_down_and_recovers(client, infra):
     # Stop the session's Redis, then bring a new one up on the same port.
     subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], check=False, capture_output=True)
     r = client.get("/api/health")
-    assert r.status_code == 503
+    assert r.status_code == 503 and int(r.headers["retry-after"]) >= 1
     assert r.json()["redis"].startswith("down") and r.json()["db"] == "ok"
-    assert "redis" in r.json()["detail"]
+    assert r.json()["error"] == "ServiceUnavailable" and "redis" in r.json()["detail"]
     Redis(port=port).start()
     assert wait_until(lambda: client.get("/api/health").status_code == 200, 10, "health to recover")
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+from typing import Literal
+
 import redis
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, Field
 from sqlalchemy import text
 
 from benchtrail.config import get_settings
@@ -36,15 +40,38 @@ def _check_redis() -> str:
         return f"down: {type(exc).__name__}"
 
 
-@router.get("/api/health")
+class Health(BaseModel):
+    status: Literal["ok", "degraded"]
+    db: str = Field(description='"ok", or "down: <error class>"')
+    redis: str = Field(description='"ok", or "down: <error class>"')
+    disk_free_mb: int | None = Field(
+        description="Free space (MiB) of BENCHTRAIL_DATA_DIR, where uploads are received and raw files kept "
+                    "(with BENCHTRAIL_STORAGE=s3, scratch only); null if it cannot be read. Informative: a "
+                    "full disk does not make the API degraded, its writes answer 503")
+    error: Literal["ServiceUnavailable"] | None = Field(None, description="Set when degraded")
+    detail: str | None = Field(None, description='When degraded: "component down: <names>"')
+
+
+def _disk_free_mb() -> int | None:
+    try:
+        return shutil.disk_usage(get_settings().data_dir).free // (1 << 20)
+    except OSError:
+        return None
+
+
+@router.get("/api/health", response_model=Health, responses={
+    503: {"model": Health, "description": "The database or the broker is down (named in `detail`); retry after "
+                                          "Retry-After seconds"}})
 def health() -> JSONResponse:
     checks = {"db": _check_db(), "redis": _check_redis()}
     ok = all(v == "ok" for v in checks.values())
-    body = {"status": "ok" if ok else "degraded", **checks}
-    if not ok:
-        down = [k for k, v in checks.items() if v != "ok"]
-        body.update(error="ServiceUnavailable", detail=f"component down: {', '.join(down)}")
-    return JSONResponse(body, status_code=200 if ok else 503)
+    body = Health(status="ok" if ok else "degraded", **checks, disk_free_mb=_disk_free_mb())
+    if ok:
+        return JSONResponse(body.model_dump(exclude={"error", "detail"}))
+    down = [k for k, v in checks.items() if v != "ok"]
+    body.error, body.detail = "ServiceUnavailable", f"component down: {', '.join(down)}"
+    return JSONResponse(body.model_dump(), status_code=503,
+                        headers={"Retry-After": str(get_settings().outage_retry_after_s)})
 
 
 @router.get("/metrics", include_in_schema=False)

@@ -1652,6 +1652,39 @@ export interface components {
             /** Status */
             status: string & unknown;
         };
+        /** Health */
+        Health: {
+            /**
+             * Db
+             * @description "ok", or "down: <error class>"
+             */
+            db: string;
+            /**
+             * Detail
+             * @description When degraded: "component down: <names>"
+             */
+            detail?: string | null;
+            /**
+             * Disk Free Mb
+             * @description Free space (MiB) of BENCHTRAIL_DATA_DIR, where uploads are received and raw files kept (with BENCHTRAIL_STORAGE=s3, scratch only); null if it cannot be read. Informative: a full disk does not make the API degraded, its writes answer 503
+             */
+            disk_free_mb: number | null;
+            /**
+             * Error
+             * @description Set when degraded
+             */
+            error?: "ServiceUnavailable" | null;
+            /**
+             * Redis
+             * @description "ok", or "down: <error class>"
+             */
+            redis: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ok" | "degraded";
+        };
         /**
          * HistorySpec
          * @description The history view to freeze: one trail (or its overhead trail) for one metric.
@@ -2861,7 +2894,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Health"];
                 };
             };
             /** @description Rate limit exceeded; retry after Retry-After seconds */
@@ -2875,7 +2908,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            /** @description The database or the broker is down (named in `detail`); retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -2883,7 +2916,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Health"];
                 };
             };
         };
