@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> None:
     # uvicorn's own logging config would print the process manager's lines as plain text: the same
     # JSON handler as the app instead (log_config=None leaves logging to us, in every process).
     applog.configure(json=get_settings().log_json)
+    from benchtrail.storage import temp_files_on_data_disk
+
+    temp_files_on_data_disk()   # before the worker processes start: they inherit it
     uvicorn.run("benchtrail.app:create_app", factory=True, host=args.host, port=args.port,
                 workers=args.workers or default_workers(), access_log=False, proxy_headers=False,
                 timeout_graceful_shutdown=10, log_config=None)

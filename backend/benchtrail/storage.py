@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -69,6 +70,20 @@ def sha256_file(path: Path) -> str:
         while chunk := f.read(CHUNK):
             h.update(chunk)
     return h.hexdigest()
+
+
+def temp_files_on_data_disk() -> None:
+    """Point this process's (and its children's) temporary files at BENCHTRAIL_DATA_DIR/tmp unless TMPDIR
+    chooses: uploads are spooled there while they arrive (Starlette) and legacy-encoded JTLs recoded, and
+    a 2 GB file must land on the data disk, not in a RAM-backed /tmp (Debian 13 mounts /tmp as tmpfs)."""
+    from benchtrail.logging import log
+
+    if not os.environ.get("TMPDIR"):
+        scratch = get_settings().data_dir / "tmp"
+        scratch.mkdir(parents=True, exist_ok=True)
+        os.environ["TMPDIR"] = str(scratch)
+        tempfile.tempdir = None   # tempfile reads TMPDIR again on its next use
+    log.info("temporary files", folder=tempfile.gettempdir())
 
 
 def _make_dirs(folder: Path) -> list[Path]:

@@ -299,3 +299,62 @@ def test_a_full_disk_is_503_with_retry_after_and_leaves_nothing(infra, make_proj
         assert len([p for p in (data / "blobs").rglob("*") if p.is_file()]) == 1
     finally:
         api.stop()
+
+
+def test_an_upload_is_spooled_on_the_data_disk_not_in_tmp(infra, make_project, logdir, scratch: Path) -> None:
+    """`benchtrail-api` keeps the bytes of an upload still arriving under BENCHTRAIL_DATA_DIR/tmp (TMPDIR
+    unset), not in a /tmp that may be RAM: seen in the server's open files while the body is held mid-way."""
+    import threading
+
+    import httpx
+
+    from infra.localstack import Process, free_port
+    from tests.support.jtl import write_jtl
+
+    slug, token = make_project()
+    data = scratch / "data"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in {**os.environ, **infra}.items() if not k.startswith("_") and k != "TMPDIR"}
+    env.update(BENCHTRAIL_DATA_DIR=str(data), BENCHTRAIL_PUBLIC_URL=url)
+    api = Process("api-spool", [str(VENV_BIN / "benchtrail-api"), "--workers", "1", "--port", str(port)], env, logdir)
+    try:
+        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
+        jtl = write_jtl(scratch / "big.jtl", seed=4, per_group=5_000).read_bytes()
+        boundary = "bt-spool-boundary"
+        head = (f'--{boundary}\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n'
+                f'{json.dumps({"files": [{"variant": "base"}]})}\r\n--{boundary}\r\nContent-Disposition: form-data; '
+                f'name="files"; filename="big.jtl"\r\nContent-Type: text/csv\r\n\r\n').encode()
+        gate, answers = threading.Event(), []
+
+        def body() -> Iterator[bytes]:
+            yield head + jtl[: 2 << 20]        # past Starlette's 1 MB in-memory spool
+            gate.wait(60)
+            yield jtl[2 << 20:] + f"\r\n--{boundary}--\r\n".encode()
+
+        def post() -> None:
+            answers.append(httpx.post(f"{url}/api/v1/projects/{slug}/runs", content=body(), timeout=90, headers={
+                "Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"}))
+
+        sender = threading.Thread(target=post)
+        sender.start()
+
+        def spooled() -> list[str]:
+            fds = Path(f"/proc/{api.proc.pid}/fd")
+            return [t for t in (os.readlink(fd) for fd in fds.iterdir() if fd.is_symlink())
+                    if t.startswith(str(data / "tmp"))]
+
+        try:
+            assert wait_until(spooled, 30, "the upload to be spooled under the data folder")
+        finally:
+            gate.set()
+            sender.join(90)
+        assert answers and answers[0].status_code == 202, answers and answers[0].text
+    finally:
+        api.stop()
+
+
+def test_the_worker_keeps_its_temporary_files_on_the_data_disk(infra, worker) -> None:
+    """The worker's temporary files (a recoded legacy-encoding JTL) go under BENCHTRAIL_DATA_DIR/tmp too."""
+    line = next(json.loads(x) for x in worker.output().splitlines() if '"temporary files"' in x)
+    assert line["folder"] == str(Path(infra["BENCHTRAIL_DATA_DIR"]) / "tmp")

@@ -7,7 +7,7 @@ Queues are declared, never created on the fly (task_create_missing_queues=False)
 
 from __future__ import annotations
 
-from celery import Celery
+from celery import Celery, signals
 from kombu import Queue
 
 from benchtrail.config import get_settings
@@ -31,5 +31,15 @@ app.conf.update(
         "fire-due-schedules": {"task": "schedules.fire", "schedule": 20.0, "options": {"queue": "default"}},
     },
 )
+
+
+
+@signals.worker_init.connect
+def _temp_files_on_data_disk(**_: object) -> None:
+    """In the worker's main process, before its pool forks (the children inherit it)."""
+    from benchtrail.storage import temp_files_on_data_disk
+
+    temp_files_on_data_disk()
+
 
 import benchtrail_worker.tasks  # noqa: E402,F401  (registers every task)
