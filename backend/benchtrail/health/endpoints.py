@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 from benchtrail.config import get_settings
 from benchtrail.db import get_engine
+from benchtrail.openapi import ErrorBody
 
 router = APIRouter(tags=["operations"])
 
@@ -40,16 +41,23 @@ def _check_redis() -> str:
         return f"down: {type(exc).__name__}"
 
 
-class Health(BaseModel):
-    status: Literal["ok", "degraded"]
+class _Components(BaseModel):
     db: str = Field(description='"ok", or "down: <error class>"')
     redis: str = Field(description='"ok", or "down: <error class>"')
     disk_free_mb: int | None = Field(
         description="Free space (MiB) of BENCHTRAIL_DATA_DIR, where uploads are received and raw files kept "
                     "(with BENCHTRAIL_STORAGE=s3, scratch only); null if it cannot be read. Informative: a "
                     "full disk does not make the API degraded, its writes answer 503")
-    error: Literal["ServiceUnavailable"] | None = Field(None, description="Set when degraded")
-    detail: str | None = Field(None, description='When degraded: "component down: <names>"')
+
+
+class Health(_Components):
+    status: Literal["ok"]
+
+
+class HealthDegraded(ErrorBody, _Components):
+    """error = ServiceUnavailable, detail = "component down: <names>"."""
+
+    status: Literal["degraded"]
 
 
 def _disk_free_mb() -> int | None:
@@ -60,16 +68,16 @@ def _disk_free_mb() -> int | None:
 
 
 @router.get("/api/health", response_model=Health, responses={
-    503: {"model": Health, "description": "The database or the broker is down (named in `detail`); retry after "
-                                          "Retry-After seconds"}})
+    503: {"model": HealthDegraded, "description": "The database or the broker is down (named in `detail`); retry "
+                                                  "after Retry-After seconds"}})
 def health() -> JSONResponse:
     checks = {"db": _check_db(), "redis": _check_redis()}
-    ok = all(v == "ok" for v in checks.values())
-    body = Health(status="ok" if ok else "degraded", **checks, disk_free_mb=_disk_free_mb())
-    if ok:
-        return JSONResponse(body.model_dump(exclude={"error", "detail"}))
+    free = _disk_free_mb()
     down = [k for k, v in checks.items() if v != "ok"]
-    body.error, body.detail = "ServiceUnavailable", f"component down: {', '.join(down)}"
+    if not down:
+        return JSONResponse(Health(status="ok", **checks, disk_free_mb=free).model_dump())
+    body = HealthDegraded(status="degraded", **checks, disk_free_mb=free, error="ServiceUnavailable",
+                          detail=f"component down: {', '.join(down)}")
     return JSONResponse(body.model_dump(), status_code=503,
                         headers={"Retry-After": str(get_settings().outage_retry_after_s)})
 

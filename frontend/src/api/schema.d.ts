@@ -1660,20 +1660,10 @@ export interface components {
              */
             db: string;
             /**
-             * Detail
-             * @description When degraded: "component down: <names>"
-             */
-            detail?: string | null;
-            /**
              * Disk Free Mb
              * @description Free space (MiB) of BENCHTRAIL_DATA_DIR, where uploads are received and raw files kept (with BENCHTRAIL_STORAGE=s3, scratch only); null if it cannot be read. Informative: a full disk does not make the API degraded, its writes answer 503
              */
             disk_free_mb: number | null;
-            /**
-             * Error
-             * @description Set when degraded
-             */
-            error?: "ServiceUnavailable" | null;
             /**
              * Redis
              * @description "ok", or "down: <error class>"
@@ -1681,9 +1671,49 @@ export interface components {
             redis: string;
             /**
              * Status
-             * @enum {string}
+             * @constant
              */
-            status: "ok" | "degraded";
+            status: "ok";
+        };
+        /**
+         * HealthDegraded
+         * @description error = ServiceUnavailable, detail = "component down: <names>".
+         */
+        HealthDegraded: {
+            /**
+             * Db
+             * @description "ok", or "down: <error class>"
+             */
+            db: string;
+            /**
+             * Detail
+             * @description What is wrong, naming the field, file or line
+             * @example project 'easeagent' not found
+             */
+            detail: string;
+            /**
+             * Disk Free Mb
+             * @description Free space (MiB) of BENCHTRAIL_DATA_DIR, where uploads are received and raw files kept (with BENCHTRAIL_STORAGE=s3, scratch only); null if it cannot be read. Informative: a full disk does not make the API degraded, its writes answer 503
+             */
+            disk_free_mb: number | null;
+            /**
+             * Error
+             * @description The kind of error, e.g. NotFound, Forbidden, ValidationError, InvalidRequest, InvalidResultFile, ServiceUnavailable
+             * @example NotFound
+             */
+            error: string;
+            /**
+             * Redis
+             * @description "ok", or "down: <error class>"
+             */
+            redis: string;
+            /**
+             * Status
+             * @constant
+             */
+            status: "degraded";
+        } & {
+            [key: string]: unknown;
         };
         /**
          * HistorySpec
@@ -2916,7 +2946,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Health"];
+                    "application/json": components["schemas"]["HealthDegraded"];
                 };
             };
         };

@@ -38,7 +38,10 @@ def test_every_error_response_is_an_error_body(doc):
         for code, response in op["responses"].items():
             if int(code) >= 400:
                 ref = response["content"]["application/json"]["schema"]["$ref"]
-                assert ref.rsplit("/", 1)[1] in ("ErrorBody", "ResultFileError"), (method, path, code)
+                assert ref.rsplit("/", 1)[1] in ("ErrorBody", "ResultFileError", "HealthDegraded"), (method, path, code)
+                # An error body, maybe with more fields: `error` and `detail` always there.
+                schema = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
+                assert {"error", "detail"} <= set(schema["required"]), (method, path, code)
 
 
 def test_every_operation_declares_rate_limits_and_outages_with_retry_after(doc):
