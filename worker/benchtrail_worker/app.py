@@ -33,7 +33,6 @@ app.conf.update(
 )
 
 
-
 @signals.worker_init.connect
 def _temp_files_on_data_disk(**_: object) -> None:
     """In the worker's main process, before its pool forks (the children inherit it)."""
