@@ -39,6 +39,29 @@ def test_package_compresses_every_output_and_records_its_sha256(tmp_path: Path) 
     assert not list((tmp_path / "upload").glob(".*.tmp"))
 
 
+def test_a_package_is_on_disk_before_its_manifest_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host crash must not leave a manifest naming files whose bytes were never written: each file is
+    synced, then the manifest, then renamed, then the folder synced (the real calls are made)."""
+    import os
+
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, Path.replace
+
+    def fsync(fd: int) -> None:
+        events.append("fsync " + Path(os.readlink(f"/proc/self/fd/{fd}")).name)
+        real_fsync(fd)
+
+    def replace(self: Path, target: Path) -> Path:
+        events.append(f"rename {self.name} {Path(target).name}")
+        return real_replace(self, target)
+
+    monkeypatch.setattr(delivery.os, "fsync", fsync)
+    monkeypatch.setattr(Path, "replace", replace)
+    delivery.package("run3", {"files": []}, outputs(tmp_path), tmp_path / "upload")
+    assert events == ["fsync 000-hey.csv.zst", "fsync 001-hey.csv.zst", "fsync .upload.json.tmp",
+                      "rename .upload.json.tmp upload.json", "fsync upload", f"fsync {tmp_path.name}"]
+
+
 def test_a_kept_package_loads_back_with_the_same_key(tmp_path: Path) -> None:
     pkg = delivery.package("run2", {"files": []}, outputs(tmp_path), tmp_path / "upload")
     again = delivery.Package.load(tmp_path / "upload")

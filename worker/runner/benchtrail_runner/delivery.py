@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import time
 import uuid
@@ -91,7 +92,9 @@ def _sha256(path: Path) -> str:
 def package(slug: str, metadata: dict[str, Any], outputs: list[Path], directory: Path,
             share: int | None = None) -> Package:
     """Compress `outputs` (in order) into `directory` and record what to send; the manifest is written
-    last (through a rename), so a directory with a manifest always holds a complete package."""
+    last (through a rename), so a directory with a manifest always holds a complete package — after a
+    crash of the host too: every file is synced before the manifest is renamed, the rename before this
+    returns."""
     directory.mkdir(parents=True, exist_ok=True)
     compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
     files, entries, raw = [], [], 0
@@ -100,6 +103,8 @@ def package(slug: str, metadata: dict[str, Any], outputs: list[Path], directory:
         dst = directory / f"{i:03d}-{src.name}.zst"
         with src.open("rb") as fin, dst.open("wb") as fout:
             compressor.copy_stream(fin, fout, size=src.stat().st_size)
+            fout.flush()
+            os.fsync(fout.fileno())
         raw += src.stat().st_size
         files.append(dst)
         entries.append({"name": dst.name, "sha256": _sha256(dst), "size": dst.stat().st_size,
@@ -108,8 +113,17 @@ def package(slug: str, metadata: dict[str, Any], outputs: list[Path], directory:
     manifest = {"run": slug, "idempotency_key": key, "metadata": metadata, "files": entries, "raw_bytes": raw,
                 "share": share}
     tmp = directory / f".{MANIFEST}.tmp"
-    tmp.write_text(json.dumps(manifest, indent=1))
+    with tmp.open("w") as out:
+        out.write(json.dumps(manifest, indent=1))
+        out.flush()
+        os.fsync(out.fileno())
     tmp.replace(directory / MANIFEST)
+    for path in (directory, directory.parent):   # the manifest's name, and the folder's (made above)
+        folder = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
     return Package(directory, slug, key, metadata, files, raw, sum(e["size"] for e in entries), share)
 
 
