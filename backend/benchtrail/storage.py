@@ -72,16 +72,22 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def scratch_dir() -> Path:
+    """BENCHTRAIL_DATA_DIR/tmp, created: scratch files on the data disk (an upload received there is
+    hard-linked into the blob store, not copied)."""
+    path = get_settings().data_dir / "tmp"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def temp_files_on_data_disk() -> None:
-    """Point this process's (and its children's) temporary files at BENCHTRAIL_DATA_DIR/tmp unless TMPDIR
+    """Point this process's (and its children's) temporary files at `scratch_dir()` unless TMPDIR
     chooses: uploads are spooled there while they arrive (Starlette) and legacy-encoded JTLs recoded, and
     a 2 GB file must land on the data disk, not in a RAM-backed /tmp (Debian 13 mounts /tmp as tmpfs)."""
     from benchtrail.logging import log
 
     if not os.environ.get("TMPDIR"):
-        scratch = get_settings().data_dir / "tmp"
-        scratch.mkdir(parents=True, exist_ok=True)
-        os.environ["TMPDIR"] = str(scratch)
+        os.environ["TMPDIR"] = str(scratch_dir())
         tempfile.tempdir = None   # tempfile reads TMPDIR again on its next use
     log.info("temporary files", folder=tempfile.gettempdir())
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 
-from infra.localstack import REPO, VENV_BIN, wait_until
+from infra.localstack import REPO, VENV_BIN, Process, free_port, wait_until
+from tests.integration.conftest import _env
 
 
 @contextlib.contextmanager
@@ -250,6 +251,21 @@ def test_cli_upload_rides_out_a_database_outage(infra, make_project, live_api, w
     assert runs[0].idempotency_key and runs[0].idempotency_key.startswith("cli-")
 
 
+def _own_api(name: str, argv: list[str], env: dict[str, str], logdir: Path) -> tuple[Process, str]:
+    """An API server of this test's own (`argv` without --port), once it answers: (process, base URL)."""
+    import httpx
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    api = Process(name, [*argv, "--port", str(port)], {**env, "BENCHTRAIL_PUBLIC_URL": url}, logdir)
+    try:
+        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
+    except BaseException:
+        api.stop()
+        raise
+    return api, url
+
+
 def test_a_full_disk_is_503_with_retry_after_and_leaves_nothing(infra, make_project, logdir, scratch: Path) -> None:
     """The API's file writes fail (a 2 MB file-size limit on its process: each write past it fails like a
     full disk): an upload larger than that is answered 503 + Retry-After, never 400 or 500, and leaves no
@@ -259,20 +275,15 @@ def test_a_full_disk_is_503_with_retry_after_and_leaves_nothing(infra, make_proj
 
     from benchtrail.db_boundary import unit_of_work
     from benchtrail.models import Project, Run
-    from infra.localstack import Process, free_port
     from tests.support.jtl import write_jtl
 
     slug, token = make_project()
     data, tmp = scratch / "data", scratch / "tmp"
     tmp.mkdir()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")},
-           "BENCHTRAIL_DATA_DIR": str(data), "BENCHTRAIL_PUBLIC_URL": url, "TMPDIR": str(tmp)}
-    api = Process("api-disk-full", ["prlimit", f"--fsize={2 << 20}", str(VENV_BIN / "uvicorn"),
-                                    "benchtrail.app:create_app", "--factory", "--port", str(port)], env, logdir)
+    api, url = _own_api("api-disk-full", ["prlimit", f"--fsize={2 << 20}", str(VENV_BIN / "uvicorn"),
+                                          "benchtrail.app:create_app", "--factory"],
+                        _env(infra, BENCHTRAIL_DATA_DIR=str(data), TMPDIR=str(tmp)), logdir)
     try:
-        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
         big = write_jtl(scratch / "big.jtl", seed=1, per_group=5_000)      # ~3.7 MB
         small = write_jtl(scratch / "small.jtl", seed=2, per_group=300)    # ~0.2 MB
         assert big.stat().st_size > 3 << 20 and small.stat().st_size < 1 << 20
@@ -308,18 +319,14 @@ def test_an_upload_is_spooled_on_the_data_disk_not_in_tmp(infra, make_project, l
 
     import httpx
 
-    from infra.localstack import Process, free_port
     from tests.support.jtl import write_jtl
 
     slug, token = make_project()
     data = scratch / "data"
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in {**os.environ, **infra}.items() if not k.startswith("_") and k != "TMPDIR"}
-    env.update(BENCHTRAIL_DATA_DIR=str(data), BENCHTRAIL_PUBLIC_URL=url)
-    api = Process("api-spool", [str(VENV_BIN / "benchtrail-api"), "--workers", "1", "--port", str(port)], env, logdir)
+    env = _env(infra, BENCHTRAIL_DATA_DIR=str(data))
+    env.pop("TMPDIR", None)
+    api, url = _own_api("api-spool", [str(VENV_BIN / "benchtrail-api"), "--workers", "1"], env, logdir)
     try:
-        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
         jtl = write_jtl(scratch / "big.jtl", seed=4, per_group=5_000).read_bytes()
         boundary = "bt-spool-boundary"
         head = (f'--{boundary}\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n'

@@ -18,7 +18,6 @@ import polars as pl
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
-from benchtrail.config import get_settings
 from benchtrail.ingest import criteria as criteria_judge
 from benchtrail.ingest.cells import SampleCounts, Summariser
 from benchtrail.ingest.detect import ingest_file
@@ -367,7 +366,7 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
     env = repository.environment(session, run.environment_id)
     writer = RunWriter(session, run, env.fingerprint if env else "")
     files = repository.files_with_blobs(session, run.id)
-    scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=_scratch()))
+    scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=storage.scratch_dir()))
     try:
         store = storage.get_store()
         for run_file, blob in files:
@@ -556,12 +555,6 @@ def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: floa
             writer.arrivals.setdefault(key, []).append(r)
     for key, n in found.unanswered.items():
         writer.unanswered[key] = writer.unanswered.get(key, 0) + n
-
-
-def _scratch() -> Path:
-    path = get_settings().data_dir / "tmp"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.requests import ClientDisconnect
 from sqlalchemy.orm import Session
 
+from benchtrail import storage
 from benchtrail.auth.principal import Principal, bearer_token, get_principal, resolve
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
@@ -127,7 +128,7 @@ async def results_upload_chunk(request: Request, slug: str, upload_id: str = UPL
     offset is refused (409) with the offset to resume from."""
     token = bearer_token(request)
     limit = uploads.chunk_limit()
-    scratch = uploads.scratch_dir()
+    scratch = storage.scratch_dir()
     fd, name = tempfile.mkstemp(prefix="chunk-", dir=scratch)
     path = PathLib(name)
     try:

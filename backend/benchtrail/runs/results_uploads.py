@@ -149,7 +149,7 @@ def commit(session: Session, principal: Principal, slug: str, upload_id: str,
         raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send the "
                        f"rest from offset {upload.received} first", extra={"offset": upload.received})
     store = storage.get_store()
-    scratch = Path(tempfile.mkdtemp(prefix="results-upload-", dir=scratch_dir()))
+    scratch = Path(tempfile.mkdtemp(prefix="results-upload-", dir=storage.scratch_dir()))
     try:
         files = _assemble(store, upload, scratch)
         handles: list[BinaryIO] = [p.open("rb") for p in files]
@@ -233,7 +233,3 @@ def _drop_parts(upload_id: str) -> None:
         log.warning("results chunks not removed", upload=upload_id, error=str(exc))
 
 
-def scratch_dir() -> Path:
-    path = get_settings().data_dir / "tmp"
-    path.mkdir(parents=True, exist_ok=True)
-    return path

@@ -86,7 +86,7 @@ def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tu
     if len(meta.files) != len(parts):
         raise InvalidRequest(f"metadata.files describes {len(meta.files)} file(s) but the request "
                              f"carries {len(parts)}; give one entry per uploaded file, in order")
-    workdir = Path(tempfile.mkdtemp(prefix="upload-", dir=_scratch_dir()))
+    workdir = Path(tempfile.mkdtemp(prefix="upload-", dir=storage.scratch_dir()))
     try:
         received = [receive(stream, name, workdir) for name, stream in parts]
         formats = [_validate(rf, spec.format, spec) for rf, spec in zip(received, meta.files)]
@@ -109,12 +109,6 @@ def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tu
         jobs.enqueue(session, "results.ingest", run.id)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def _scratch_dir() -> Path:
-    path = get_settings().data_dir / "tmp"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:
