@@ -169,11 +169,7 @@ def upload(
         else:
             console.print(f"run {accepted['run']} accepted ({accepted['status']}): {accepted['permalink']}")
         return
-    run = call(client.wait_for_run, accepted["run"], wait_timeout)
-    if run["status"] == "completed" and run.get("analysis_status") == "pending":
-        # Alerts exist only once the analysis task has looked at the run.
-        run = call(client.wait_for_run, run["slug"], wait_timeout,
-                   until=lambda r: r.get("analysis_status") != "pending", what="for analysis")
+    run = call(_follow, client, accepted["run"], wait_timeout, show_progress=False)
     alerts = run.get("alerts") or []
     if json_out:
         console.print_json(json.dumps({"run": run["slug"], "id": run["id"], "permalink": run["permalink"],
@@ -236,9 +232,16 @@ def run_plan(
         fail(EXIT_INGEST_FAILED, f"run {slug} {run['status']}: {run.get('status_detail')}")
 
 
+def _settled(run: dict[str, Any]) -> bool:
+    """The run will not change by itself any more: it ended and, when completed, its analysis is
+    done or failed (its alerts exist only then). The same rule ends the server's event stream."""
+    return run["status"] in ("completed", "failed", "cancelled") and not (
+        run["status"] == "completed" and run.get("analysis_status", "pending") == "pending")
+
+
 def _follow(client: Client, slug: str, timeout: float, show_progress: bool) -> dict[str, Any]:
-    """Progress bar from the run's server-sent events until it ends; then the finished run
-    (after ingestion and analysis)."""
+    """Follow the run's server-sent events (a progress bar for a plan run) until it settles; then the
+    run itself. Seen the moment it changes: no polling delay."""
     deadline = time.monotonic() + timeout
     with Progress("[progress.description]{task.description}", BarColumn(), "{task.percentage:>5.1f}%",
                   "{task.fields[rate]}", console=err, disable=not show_progress) as bar:
@@ -253,12 +256,13 @@ def _follow(client: Client, slug: str, timeout: float, show_progress: bool) -> d
                     rate = f"{p['achieved_rate']:.0f} req/s" if p.get("achieved_rate") else ""
                     bar.update(task, completed=p.get("percent") or 0, rate=rate,
                                description=f"{event['status']}: {p.get('step', '')}"[:60])
-                    if event["status"] in ("ingesting", "completed", "failed", "cancelled") or time.monotonic() > deadline:
+                    if _settled(event) or time.monotonic() > deadline:
                         break
         except httpx.TransportError as exc:
             # The live stream broke (server restart, outage): poll instead, with the client's retries.
             client.on_wait(f"progress stream lost ({type(exc).__name__}); polling the run instead")
-    return client.wait_for_run(slug, max(1.0, deadline - time.monotonic()))
+    return client.wait_for_run(slug, max(1.0, deadline - time.monotonic()), until=_settled,
+                               what="to end and be analysed")
 
 
 @app.command()

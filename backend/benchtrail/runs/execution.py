@@ -5,18 +5,14 @@ the run's row lock, so a load test can never be started twice for one run."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-import redis
 from pydantic import Field, ValidationError
 from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal
-from benchtrail.config import get_settings
 from benchtrail.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthorized
-from benchtrail.logging import log
 from benchtrail.models import Plan, Project, Run, RunShare
 from benchtrail.plans.schemas import FinishIn, ProgressIn
 from benchtrail.runs import environments, lifecycle, shares
@@ -37,32 +33,6 @@ class ResultsMetadata(UploadMetadata):
     Criteria and validity are judged by ingest from the files and the run's plan, as for an upload."""
 
     loadgen: list[LoadgenStep] = Field(default_factory=list)
-
-
-def channel(slug: str) -> str:
-    return f"benchtrail:run:{slug}"
-
-
-def publish_after_commit(session: Session, run: Run) -> None:
-    payload = json.dumps(event_payload(run), default=str)
-    slug = run.slug
-
-    def send() -> None:
-        client = redis.Redis.from_url(get_settings().redis_url, socket_timeout=2)
-        try:
-            client.publish(channel(slug), payload)
-        except redis.RedisError as exc:
-            # A missed live update is recovered by the next one, or by clients polling the run.
-            log.warning("live run update not published", run=slug, error=str(exc))
-        finally:
-            client.close()
-
-    session.info.setdefault("after_commit", []).append(send)
-
-
-def event_payload(run: Run) -> dict[str, Any]:
-    return {"slug": run.slug, "status": run.status, "progress": run.progress or {},
-            "status_detail": run.status_detail, "is_valid": run.is_valid}
 
 
 def _locked_run(session: Session, principal: Principal, slug: str, role: str) -> Run:
@@ -140,7 +110,6 @@ def claim(session: Session, principal: Principal, slug: str, runner: str, share:
     lifecycle.transition(run, RunStatus.RUNNING)
     run.progress = {"runner": runner, "percent": 0.0, "log": []}
     run_meta.update(run, runner_token_id=principal.token_id, runner_token=principal.name)
-    publish_after_commit(session, run)
     return run
 
 
@@ -166,7 +135,6 @@ def _claim_share(session: Session, principal: Principal, run: Run, row: RunShare
         f"share {row.index + 1} of {total} claimed by runner '{runner}' on host '{host}'"])[-LOG_TAIL:]}
     shares.arm_barrier(run, rows, now)
     shares.refresh_heartbeat(run, rows)
-    publish_after_commit(session, run)
     return run
 
 
@@ -195,7 +163,6 @@ def progress(session: Session, principal: Principal, slug: str, data: ProgressIn
     current["log"] = (list(current.get("log", [])) + data.log)[-LOG_TAIL:]
     run.progress = current
     run.heartbeat_at = datetime.now(timezone.utc)
-    publish_after_commit(session, run)
     return run_meta.of(run).cancel_requested, run
 
 
@@ -222,7 +189,6 @@ def _share_progress(session: Session, run: Run, row: RunShare, rows: list[RunSha
     if data.ready_step is not None:
         shares.arm_step(run, rows, per, data.ready_step, datetime.now(timezone.utc))
     shares.refresh_heartbeat(run, rows)
-    publish_after_commit(session, run)
     return run_meta.of(run).cancel_requested
 
 
@@ -254,7 +220,6 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
     # No key: a placeholder still marks the run as having results (late results are accepted once).
     run.results_key = idempotency_key or f"unkeyed-{run.id}"
     run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
-    publish_after_commit(session, run)
     return run, False
 
 
@@ -294,7 +259,6 @@ def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShar
     else:
         shares.refresh_heartbeat(run, rows)
     run.progress = current
-    publish_after_commit(session, run)
     return run, False
 
 
@@ -312,14 +276,12 @@ def finish(session: Session, principal: Principal, slug: str, data: FinishIn, sh
         shares.stop_live(rows, "cancelled", f"stopped: {shares.name(row, len(rows))} ended the run")
         lifecycle.transition(run, status, detail={"reason": f"{shares.name(row, len(rows))} {data.status}: "
                                                             f"{data.reason}"})
-        publish_after_commit(session, run)
         return run
     if run.status in TERMINAL:
         return run
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
         raise Conflict(f"run '{slug}' is {run.status}")
     lifecycle.transition(run, RunStatus(data.status), detail={"reason": data.reason})
-    publish_after_commit(session, run)
     return run
 
 
@@ -335,7 +297,6 @@ def cancel(session: Session, principal: Principal, slug: str) -> Run:
         run_meta.update(run, cancel_requested=True, cancelled_by=principal.name)
     else:
         raise Conflict(f"run '{slug}' is {run.status}; only queued or running runs can be cancelled")
-    publish_after_commit(session, run)
     return run
 
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import tempfile
@@ -19,9 +18,11 @@ from benchtrail.auth.principal import Principal, bearer_token, get_principal, re
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
-from benchtrail.errors import InvalidRequest, PayloadTooLarge
+from benchtrail.errors import InvalidRequest, NotFound, PayloadTooLarge
+from benchtrail.logging import log
 from benchtrail.plans.schemas import (ClaimOut, FinishIn, ProgressAck, ProgressIn, ResultsAccepted, ResultsUploadIn,
                                      ResultsUploadOut)
+from benchtrail.runs import events as run_events
 from benchtrail.runs import execution as service
 from benchtrail.runs import meta as run_meta
 from benchtrail.runs import results_uploads as uploads
@@ -33,9 +34,15 @@ router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
 RUN_EVENT = {"type": "object", "required": ["data"], "properties": {
     "event": {"type": "string", "enum": ["message"]},
     "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": {
-        "type": "object", "required": ["slug", "status", "progress", "status_detail", "is_valid"], "properties": {
-            "slug": {"type": "string"}, "status": {"type": "string"}, "progress": {"type": "object"},
-            "status_detail": {"type": ["object", "null"]}, "is_valid": {"type": "boolean"}}}}}}
+        "type": "object", "required": ["slug", "status", "analysis_status", "progress", "status_detail", "is_valid"],
+        "properties": {
+            "slug": {"type": "string"}, "status": {"type": "string"},
+            "analysis_status": {"type": "string", "enum": ["pending", "done", "failed"]},
+            "progress": {"type": "object"}, "status_detail": {"type": ["object", "null"]},
+            "is_valid": {"type": "boolean"}}}}}}
+# A stream that has heard nothing for this long reads the run again (a publish lost while Redis was
+# away is then late, not missing).
+QUIET_S = 5.0
 SessionDep = Depends(request_session, scope="function")
 ShareQuery = Query(default=None, ge=0, le=63, description="The share (0-based) of a run over several generators")
 
@@ -184,13 +191,14 @@ def cancel(slug: str, session: Session = SessionDep, principal: Principal = Depe
             responses={200: {"content": {"text/event-stream": {"schema": RUN_EVENT}},
                              "description": "run state, then every change"}} | errors(401))
 async def events(slug: str, request: Request) -> StreamingResponse:
-    """Server-sent events: the run's status and progress now, then on every change, until it ends."""
+    """Server-sent events: the run's state now, then on every change, until it ends (a completed run:
+    until its analysis is done or failed, when its alerts exist)."""
     token = bearer_token(request)
 
     def current() -> dict:
         with unit_of_work() as session:
             run, _ = get_visible_run(session, resolve(session, token), slug)
-            return service.event_payload(run)
+            return run_events.event_payload(run)
 
     # Subscribed before the state is read: a change committed in between is then both in the state
     # and on the channel (sent twice at worst), never in neither, which would leave the stream silent.
@@ -202,27 +210,33 @@ async def events(slug: str, request: Request) -> StreamingResponse:
         await client.aclose()
 
     try:
-        await pubsub.subscribe(service.channel(slug))
+        await pubsub.subscribe(run_events.channel(slug))
         first = await run_in_threadpool(current)
     except BaseException:
         await close()
         raise
 
     async def stream() -> AsyncIterator[str]:
+        state = first
         try:
-            yield f"data: {json.dumps(first, default=str)}\n\n"
-            if first["status"] in service.TERMINAL:
-                return
-            while not await request.is_disconnected():
-                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=15.0)
-                if message is None:
-                    yield ": keep-alive\n\n"
-                    continue
-                data = message["data"].decode()
-                yield f"data: {data}\n\n"
-                if json.loads(data)["status"] in service.TERMINAL:
-                    return
-                await asyncio.sleep(0)
+            yield f"data: {json.dumps(state, default=str)}\n\n"
+            while not run_events.is_last(state) and not await request.is_disconnected():
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=QUIET_S)
+                if message is not None:
+                    state = json.loads(message["data"])
+                else:
+                    try:
+                        read = await run_in_threadpool(current)
+                    except NotFound:    # deleted meanwhile: nothing more will happen to it
+                        return
+                    except Exception as exc:  # database away: Redis may still bring the next change
+                        log.warning("run events: the run could not be read again", run=slug, error=str(exc)[:300])
+                        read = state
+                    if read == state:
+                        yield ": keep-alive\n\n"
+                        continue
+                    state = read
+                yield f"data: {json.dumps(state, default=str)}\n\n"
         finally:
             await close()
 

@@ -482,7 +482,8 @@ export interface paths {
         };
         /**
          * Events
-         * @description Server-sent events: the run's status and progress now, then on every change, until it ends.
+         * @description Server-sent events: the run's state now, then on every change, until it ends (a completed run:
+         *     until its analysis is done or failed, when its alerts exist).
          */
         get: operations["events_api_v1_runs__slug__events_get"];
         put?: never;
