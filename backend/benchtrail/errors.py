@@ -60,6 +60,12 @@ class InvalidRequest(AppError):
     status, kind = 422, "InvalidRequest"
 
 
+class InvalidBody(AppError):
+    """A body that cannot be read at all (a malformed multipart form)."""
+
+    status, kind = 400, "InvalidBody"
+
+
 class ServiceUnavailable(AppError):
     status, kind = 503, "ServiceUnavailable"
 

@@ -289,7 +289,7 @@ def test_a_full_disk_is_503_with_retry_after_and_leaves_nothing(infra, make_proj
         assert big.stat().st_size > 3 << 20 and small.stat().st_size < 1 << 20
         auth = {"Authorization": f"Bearer {token}"}
         meta = json.dumps({"files": [{"variant": "base"}]})
-        # Refused where FastAPI spools the body (plain), or where the server decompresses it (gzip, 0.7 MB
+        # Refused where the server writes the body (plain), or where the server decompresses it (gzip, 0.7 MB
         # sent): the disk's fault either way, never "a corrupt compressed file" nor "error parsing the body".
         for name, body in (("big.jtl", big.read_bytes()), ("big.jtl.gz", gzip.compress(big.read_bytes()))):
             r = httpx.post(f"{url}/api/v1/projects/{slug}/runs", headers=auth, timeout=60,
@@ -312,9 +312,10 @@ def test_a_full_disk_is_503_with_retry_after_and_leaves_nothing(infra, make_proj
         api.stop()
 
 
-def test_an_upload_is_spooled_on_the_data_disk_not_in_tmp(infra, make_project, logdir, scratch: Path) -> None:
-    """`benchtrail-api` keeps the bytes of an upload still arriving under BENCHTRAIL_DATA_DIR/tmp (TMPDIR
-    unset), not in a /tmp that may be RAM: seen in the server's open files while the body is held mid-way."""
+def test_an_upload_is_written_once_on_the_data_disk_not_in_tmp(infra, make_project, logdir, scratch: Path) -> None:
+    """`benchtrail-api` writes the bytes of an upload still arriving under BENCHTRAIL_DATA_DIR/tmp (TMPDIR
+    unset), not in a /tmp that may be RAM: seen in the server's open files while the body is held mid-way;
+    and it writes them once (the kernel's count of the bytes the process wrote), not spooled then copied."""
     import threading
 
     import httpx
@@ -335,7 +336,7 @@ def test_an_upload_is_spooled_on_the_data_disk_not_in_tmp(infra, make_project, l
         gate, answers = threading.Event(), []
 
         def body() -> Iterator[bytes]:
-            yield head + jtl[: 2 << 20]        # past Starlette's 1 MB in-memory spool
+            yield head + jtl[: 2 << 20]        # past the first 1 MiB block written
             gate.wait(60)
             yield jtl[2 << 20:] + f"\r\n--{boundary}--\r\n".encode()
 
@@ -343,6 +344,11 @@ def test_an_upload_is_spooled_on_the_data_disk_not_in_tmp(infra, make_project, l
             answers.append(httpx.post(f"{url}/api/v1/projects/{slug}/runs", content=body(), timeout=90, headers={
                 "Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"}))
 
+        def written() -> int:
+            return int(next(line.split()[1] for line in Path(f"/proc/{api.proc.pid}/io").read_text().splitlines()
+                            if line.startswith("wchar:")))
+
+        before = written()
         sender = threading.Thread(target=post)
         sender.start()
 
@@ -357,6 +363,7 @@ def test_an_upload_is_spooled_on_the_data_disk_not_in_tmp(infra, make_project, l
             gate.set()
             sender.join(90)
         assert answers and answers[0].status_code == 202, answers and answers[0].text
+        assert len(jtl) <= written() - before < 1.2 * len(jtl), (written() - before, len(jtl))
     finally:
         api.stop()
 

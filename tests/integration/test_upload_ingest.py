@@ -143,6 +143,52 @@ def test_metadata_errors_are_422_naming_the_field(client, make_project, scratch)
     assert r.status_code == 422 and "agent_versionx" in r.json()["detail"]
 
 
+def test_malformed_forms_are_refused_naming_the_problem_and_leave_nothing(client, infra, make_project, scratch):
+    slug, token = make_project()
+    auth = {"Authorization": f"Bearer {token}"}
+    jtl = write_jtl(scratch / "a.jtl", seed=5, per_group=10).read_bytes()
+    meta = json.dumps({"files": [{"variant": "a"}]})
+    before = stored_blobs(infra)
+    part = (b'--b\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n' + meta.encode() + b"\r\n"
+            b'--b\r\nContent-Disposition: form-data; name="files"; filename="a.jtl"\r\n\r\n' + jtl)
+    cases = [
+        ({"Content-Type": "application/json"}, b"{}", 400, "InvalidBody", "multipart/form-data"),
+        ({"Content-Type": "multipart/form-data; boundary=b"}, part, 400, "InvalidBody", "closing boundary"),
+        ({"Content-Type": "multipart/form-data; boundary=b"}, part + b"\r\n--b--\r\n", 202, None, None),
+    ]
+    for headers, body, status, kind, words in cases:
+        r = client.post(f"/api/v1/projects/{slug}/runs", headers={**auth, **headers}, content=body)
+        assert r.status_code == status, r.text
+        if kind:
+            assert r.json()["error"] == kind and words in r.json()["detail"], r.text
+    # The metadata missing, or sent as a file: named.
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, files=[("files", ("a.jtl", jtl))])
+    assert r.status_code == 422 and r.json()["detail"].startswith("metadata:"), r.text
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth,
+                    files=[("metadata", ("m.json", meta.encode())), ("files", ("a.jtl", jtl))])
+    assert r.status_code == 422 and "sent as a file part" in r.json()["detail"], r.text
+    assert client.get(f"/api/v1/projects/{slug}/runs").json()["total"] == 1     # the well-formed one
+    assert len(set(stored_blobs(infra)) - set(before)) <= 1
+    assert list((Path(infra["BENCHTRAIL_DATA_DIR"]) / "tmp").glob("upload-*")) == []
+
+
+def test_an_unknown_project_or_a_missing_role_is_answered_before_the_body_is_read(client, make_project):
+    slug, viewer = make_project(role="viewer")
+    read = {"chunks": 0}
+
+    def body():  # type: ignore[no-untyped-def]
+        for _ in range(64):
+            read["chunks"] += 1
+            yield b"x" * 65536
+
+    headers = {"Authorization": f"Bearer {viewer}", "Content-Type": "multipart/form-data; boundary=b"}
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers=headers, content=body())
+    assert r.status_code == 403 and read["chunks"] <= 1, (r.text, read)
+    read["chunks"] = 0
+    r = client.post("/api/v1/projects/no-such-project/runs", headers=headers, content=body())
+    assert r.status_code == 404 and read["chunks"] <= 1, (r.text, read)
+
+
 def test_run_list_filters(client, worker, make_project, scratch):
     slug, token = make_project()
     f = write_jtl(scratch / "a.jtl", seed=6, per_group=10)

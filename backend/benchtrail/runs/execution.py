@@ -22,7 +22,7 @@ from benchtrail.runs import repository as runs_repository
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs.service import get_visible_run
 from benchtrail.uploads.schemas import UploadMetadata
-from benchtrail.uploads.service import store_files
+from benchtrail.uploads.service import store_streams
 
 LOG_TAIL = 200
 TERMINAL = tuple(s.value for s in lifecycle.TERMINAL)
@@ -216,7 +216,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
         earlier = (run.status_detail or {}).get("reason", "")
         lifecycle.transition(run, RunStatus.INGESTING, detail={
             "reason": f"results delivered late by the runner after the run had failed ({earlier})"})
-    store_files(session, run, meta, parts)
+    store_streams(session, run, meta, parts)
     # No key: a placeholder still marks the run as having results (late results are accepted once).
     run.results_key = idempotency_key or f"unkeyed-{run.id}"
     run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
@@ -249,7 +249,7 @@ def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShar
     row.status, row.results_key = "delivered", idempotency_key or f"unkeyed-share-{row.id}"
     row.finished_at = datetime.now(timezone.utc)
     done = all(s.status == "delivered" for s in rows)
-    store_files(session, run, meta, parts, share=row.index, ingest=done)
+    store_streams(session, run, meta, parts, share=row.index, ingest=done)
     current = dict(run.progress or {})
     current["log"] = (list(current.get("log", [])) + [
         f"share {row.index + 1} of {len(rows)} delivered {len(parts)} output(s)"])[-LOG_TAIL:]

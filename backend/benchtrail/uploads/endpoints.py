@@ -1,29 +1,54 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, File, Form, Header, UploadFile
-from fastapi.responses import JSONResponse
-from sqlalchemy.orm import Session
+import shutil
 
-from benchtrail.auth.principal import Principal, get_principal
-from benchtrail.db_boundary import request_session
+from fastapi import APIRouter, Header, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from benchtrail.auth.principal import TokenDep, resolve
+from benchtrail.db_boundary import unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
 from benchtrail.uploads import service
+from benchtrail.uploads.files import new_scratch_folder
+from benchtrail.uploads.form import receive_form
 from benchtrail.uploads.schemas import UploadAccepted
 
 router = APIRouter(prefix="/api/v1", tags=["uploads"])
 
+# The body is read by `receive_form` (each file written once, as it arrives), not by the framework:
+# declared here as the framework would.
+UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["metadata", "files"], "properties": {
+        "metadata": {"type": "string", "maxLength": 1 << 20,
+                     "description": "UploadMetadata as JSON; files[i] describes the i-th file"},
+        "files": {"type": "array", "items": {"type": "string", "contentMediaType": "application/octet-stream"},
+                  "description": "Raw result files (may be gzip/zstd/zip)"}}}}}}
+
 
 @router.post("/projects/{slug}/runs", response_model=UploadAccepted, status_code=202,
+             openapi_extra={"requestBody": UPLOAD_BODY},
              responses={200: {"model": UploadAccepted, "description": "Same Idempotency-Key: the existing run"},
                         **errors(400, model=ResultFileError, e400=RESULT_FILE_400), **errors(403),
                         **errors(413, e413="Upload too large (checked before it is read) or a decompression bomb")})
-def upload_run(slug: str,
-               metadata: str = Form(description="UploadMetadata as JSON; files[i] describes the i-th file"),
-               files: list[UploadFile] = File(description="Raw result files (may be gzip/zstd/zip)"),
-               idempotency_key: str | None = Header(default=None, max_length=200),
-               session: Session = Depends(request_session, scope="function"),
-               principal: Principal = Depends(get_principal)) -> JSONResponse:
-    result = service.accept_upload(session, principal, slug, metadata,
-                                   [(f.filename or f"file-{i}", f.file) for i, f in enumerate(files)],
-                                   idempotency_key)
+async def upload_run(request: Request, slug: str, token: str | None = TokenDep,
+                     idempotency_key: str | None = Header(default=None, max_length=200)) -> JSONResponse:
+    def check() -> None:   # an unknown project or a missing role is answered before the body is read
+        with unit_of_work() as session:
+            service.uploader_project(session, resolve(session, token), slug)
+
+    await run_in_threadpool(check)
+    workdir = new_scratch_folder()
+    try:
+        form = await receive_form(request, workdir)
+
+        def accept() -> UploadAccepted:
+            with unit_of_work() as session:
+                return service.accept_upload(session, resolve(session, token), slug,
+                                             form.text("metadata", "UploadMetadata as JSON"),
+                                             form.files.get("files", []), idempotency_key)
+
+        result = await run_in_threadpool(accept)
+    finally:   # a refused file can be large: removed off the event loop
+        await run_in_threadpool(shutil.rmtree, workdir, True)
     return JSONResponse(result.model_dump(mode="json"), status_code=200 if result.duplicate else 202)

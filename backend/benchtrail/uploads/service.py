@@ -11,9 +11,6 @@ from __future__ import annotations
 import json
 import secrets
 from datetime import datetime, timezone
-import shutil
-import tempfile
-from pathlib import Path
 from typing import BinaryIO
 
 from pydantic import ValidationError
@@ -32,7 +29,7 @@ from benchtrail.runs import environments, lifecycle
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs import meta as run_meta
 from benchtrail.uploads import repository
-from benchtrail.uploads.files import ReceivedFile, receive
+from benchtrail.uploads.files import ReceivedFile, receive, scratch_folder
 from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
 from benchtrail.validation import unsafe_text_errors
 
@@ -59,10 +56,17 @@ def parse_metadata(raw: str) -> UploadMetadata:
         raise InvalidRequest(f"metadata: {problems}") from None
 
 
-def accept_upload(session: Session, principal: Principal, project_slug: str, metadata_raw: str,
-                  parts: list[tuple[str, BinaryIO]], idempotency_key: str | None) -> UploadAccepted:
+def uploader_project(session: Session, principal: Principal, project_slug: str) -> Project:
+    """The project, if the principal may upload to it (checked again before the body is read)."""
     project = projects.get_visible(session, principal, project_slug)
     principal.require(project, "uploader")
+    return project
+
+
+def accept_upload(session: Session, principal: Principal, project_slug: str, metadata_raw: str,
+                  received: list[ReceivedFile], idempotency_key: str | None) -> UploadAccepted:
+    """A run from files already received (`uploads.form.receive_form`)."""
+    project = uploader_project(session, principal, project_slug)
     meta = parse_metadata(metadata_raw)
     variants = list(dict.fromkeys(f.variant for f in meta.files))
     if meta.reference is not None and meta.reference not in variants:
@@ -73,42 +77,44 @@ def accept_upload(session: Session, principal: Principal, project_slug: str, met
             return accepted(existing, duplicate=True)
 
     run = _create_run(session, project, meta, idempotency_key, tool=meta.tool or "")
-    store_files(session, run, meta, parts)
+    store_files(session, run, meta, received)
     return accepted(run)
 
 
-def store_files(session: Session, run: Run, meta: UploadMetadata, parts: list[tuple[str, BinaryIO]],
+def store_streams(session: Session, run: Run, meta: UploadMetadata, parts: list[tuple[str, BinaryIO]],
+                  share: int | None = None, ingest: bool = True) -> None:
+    """`store_files` of files still to be received from `(name, stream)` parts (a runner's outputs)."""
+    with scratch_folder() as workdir:
+        store_files(session, run, meta, [receive(stream, name, workdir) for name, stream in parts], share, ingest)
+
+
+def store_files(session: Session, run: Run, meta: UploadMetadata, received: list[ReceivedFile],
                 share: int | None = None, ingest: bool = True) -> None:
     """Validate every file (refusing the whole request on the first bad one), keep the raw bytes and
     enqueue ingestion of the run. Shared by CI uploads and runners reporting their outputs. A share of
     a run over several generators stores its files with `share` and, until the last share delivered,
     does not ingest (`ingest=False`)."""
-    if len(meta.files) != len(parts):
+    if len(meta.files) != len(received):
         raise InvalidRequest(f"metadata.files describes {len(meta.files)} file(s) but the request "
-                             f"carries {len(parts)}; give one entry per uploaded file, in order")
-    workdir = Path(tempfile.mkdtemp(prefix="upload-", dir=storage.scratch_dir()))
-    try:
-        received = [receive(stream, name, workdir) for name, stream in parts]
-        formats = [_validate(rf, spec.format, spec) for rf, spec in zip(received, meta.files)]
-        run.tool = run.tool or _tool_of(formats)
-        repository.lock_blobs(session, [rf.raw_sha256 for rf in received])
-        for position, (rf, spec, fmt) in enumerate(zip(received, meta.files, formats)):
-            blob = _store_blob(session, rf)
-            session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=rf.filename, variant=spec.variant,
-                                format=fmt, position=position,
-                                options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)
-                                | ({"share": share} if share is not None else {})))
-        if not ingest:
-            session.flush()
-            return
-        if run.status == RunStatus.INGESTING:  # a new upload; a plan run's results come from running
-            run.heartbeat_at = datetime.now(timezone.utc)  # the sweeper re-queues ingests nobody works on
-        else:
-            lifecycle.transition(run, RunStatus.INGESTING)
+                             f"carries {len(received)}; give one entry per uploaded file, in order")
+    formats = [_validate(rf, spec.format, spec) for rf, spec in zip(received, meta.files)]
+    run.tool = run.tool or _tool_of(formats)
+    repository.lock_blobs(session, [rf.raw_sha256 for rf in received])
+    for position, (rf, spec, fmt) in enumerate(zip(received, meta.files, formats)):
+        blob = _store_blob(session, rf)
+        session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=rf.filename, variant=spec.variant,
+                            format=fmt, position=position,
+                            options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)
+                            | ({"share": share} if share is not None else {})))
+    if not ingest:
         session.flush()
-        jobs.enqueue(session, "results.ingest", run.id)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        return
+    if run.status == RunStatus.INGESTING:  # a new upload; a plan run's results come from running
+        run.heartbeat_at = datetime.now(timezone.utc)  # the sweeper re-queues ingests nobody works on
+    else:
+        lifecycle.transition(run, RunStatus.INGESTING)
+    session.flush()
+    jobs.enqueue(session, "results.ingest", run.id)
 
 
 def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:

@@ -1330,19 +1330,6 @@ export interface components {
              */
             metadata: string;
         };
-        /** Body_upload_run_api_v1_projects__slug__runs_post */
-        Body_upload_run_api_v1_projects__slug__runs_post: {
-            /**
-             * Files
-             * @description Raw result files (may be gzip/zstd/zip)
-             */
-            files: string[];
-            /**
-             * Metadata
-             * @description UploadMetadata as JSON; files[i] describes the i-th file
-             */
-            metadata: string;
-        };
         /** CellKey */
         CellKey: {
             /** Load Key */
@@ -4471,7 +4458,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "multipart/form-data": components["schemas"]["Body_upload_run_api_v1_projects__slug__runs_post"];
+                "multipart/form-data": {
+                    /** @description Raw result files (may be gzip/zstd/zip) */
+                    files: string[];
+                    /** @description UploadMetadata as JSON; files[i] describes the i-th file */
+                    metadata: string;
+                };
             };
         };
         responses: {

@@ -1,0 +1,190 @@
+"""Receiving a multipart upload in one pass (`POST /projects/{p}/runs`): each file part is written to
+the upload's scratch folder as its bytes arrive, hashed and counted against the limit on the way
+(`files.RawSink`), instead of being spooled to a temporary file by the framework and copied from there
+(a 2 GB JTL was written twice and read once more before its check began). Text fields (the
+`metadata`) stay in memory, 1 MiB at most. Parsed by python-multipart, the parser Starlette uses; file
+bytes leave the event loop in blocks of 1 MiB (a thread), so a slow disk never stalls other requests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+
+from benchtrail.errors import InvalidBody, InvalidRequest
+from benchtrail.uploads.files import RawSink, ReceivedFile
+
+FIELD_LIMIT = 1 << 20
+PARTS_LIMIT = 1000
+BLOCK = 1 << 20
+
+
+@dataclass(slots=True)
+class Form:
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    files: dict[str, list[ReceivedFile]] = field(default_factory=dict)
+
+    def text(self, name: str, what: str) -> str:
+        values = self.fields.get(name)
+        if not values:
+            hint = " (it was sent as a file part)" if name in self.files else ""
+            raise InvalidRequest(f"{name}: the text field '{name}' ({what}) is required{hint}")
+        if len(values) > 1:
+            raise InvalidRequest(f"{name}: the field '{name}' was sent {len(values)} times; send it once")
+        return values[0]
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+class _Part:
+    """A text field (`sink` None: its bytes in `text`) or a file (its bytes gathered in `blocks` until
+    written to `sink`; `received` once it ended and was checked)."""
+
+    __slots__ = ("name", "sink", "text", "blocks", "buffered", "ended", "received")
+
+    def __init__(self, name: str, sink: RawSink | None) -> None:
+        self.name, self.sink = name, sink
+        self.text = bytearray()
+        self.blocks: list[bytes] = []
+        self.buffered = 0
+        self.ended = False
+        self.received: ReceivedFile | None = None
+
+    def write_blocks(self) -> None:
+        assert self.sink is not None
+        if self.blocks:
+            self.sink.write(b"".join(self.blocks))
+            self.blocks, self.buffered = [], 0
+
+    def finish(self) -> None:
+        assert self.sink is not None
+        self.write_blocks()
+        self.received = self.sink.finish()
+
+
+class _Receiver:
+    """python-multipart's callbacks: they only move bytes in memory; `receive_form` writes them."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.parts: list[_Part] = []
+        self.header_name = self.header_value = b""
+        self.disposition = b""
+
+    @property
+    def current(self) -> _Part:
+        return self.parts[-1]
+
+    def on_part_begin(self) -> None:
+        self.disposition = b""
+
+    def on_header_field(self, data: bytes, start: int, end: int) -> None:
+        self.header_name += data[start:end]
+
+    def on_header_value(self, data: bytes, start: int, end: int) -> None:
+        self.header_value += data[start:end]
+
+    def on_header_end(self) -> None:
+        if self.header_name.lower() == b"content-disposition":
+            self.disposition = self.header_value
+        self.header_name = self.header_value = b""
+
+    def on_headers_finished(self) -> None:
+        if len(self.parts) >= PARTS_LIMIT:
+            raise InvalidRequest(f"the form has more than {PARTS_LIMIT} parts")
+        _, options = parse_options_header(self.disposition)
+        if b"name" not in options:
+            raise InvalidBody("a part of the multipart body has no Content-Disposition name")
+        name = _decode(options[b"name"])
+        filename = options.get(b"filename")
+        self.parts.append(_Part(name, None if filename is None else RawSink(_decode(filename) or name, self.workdir)))
+
+    def on_part_data(self, data: bytes, start: int, end: int) -> None:
+        part = self.current
+        if part.sink is None:
+            if len(part.text) + end - start > FIELD_LIMIT:
+                raise InvalidRequest(f"{part.name}: a text field may hold at most {FIELD_LIMIT} bytes")
+            part.text += data[start:end]
+        else:
+            part.blocks.append(data[start:end])
+            part.buffered += end - start
+
+    def on_part_end(self) -> None:
+        self.current.ended = True
+
+
+async def receive_form(request: Request, workdir: Path) -> Form:
+    """The upload's text fields and files, every file on disk in `workdir` (removed by the caller)."""
+    content_type, params = parse_options_header(request.headers.get("content-type"))
+    if content_type != b"multipart/form-data" or not params.get(b"boundary"):
+        raise InvalidBody("the body must be multipart/form-data with a boundary (fields 'metadata' and 'files')")
+    receiver = _Receiver(workdir)
+    parser = MultipartParser(params[b"boundary"], {
+        "on_part_begin": receiver.on_part_begin, "on_header_field": receiver.on_header_field,
+        "on_header_value": receiver.on_header_value, "on_header_end": receiver.on_header_end,
+        "on_headers_finished": receiver.on_headers_finished, "on_part_data": receiver.on_part_data,
+        "on_part_end": receiver.on_part_end})
+    written = 0   # parts [0, written) are complete on disk
+    try:
+        async for chunk in _body(request):
+            try:
+                parser.write(chunk)
+            except FormParserError as exc:
+                raise InvalidBody(f"the multipart body is malformed: {exc}") from None
+            written = await _write(receiver.parts, written, final=False)
+        try:
+            parser.finalize()
+        except FormParserError as exc:
+            raise InvalidBody(f"the multipart body is malformed: {exc}") from None
+        if not receiver.parts or not receiver.parts[-1].ended:
+            raise InvalidBody("the multipart body ended before its closing boundary")
+        await _write(receiver.parts, written, final=True)
+    except BaseException:
+        for part in receiver.parts:
+            if part.sink is not None:
+                part.sink.close()
+        raise
+    form = Form()
+    for part in receiver.parts:
+        if part.sink is None:
+            form.fields.setdefault(part.name, []).append(_decode(bytes(part.text)))
+        else:
+            assert part.received is not None
+            form.files.setdefault(part.name, []).append(part.received)
+    return form
+
+
+async def _body(request: Request) -> AsyncIterator[bytes]:
+    try:
+        async for chunk in request.stream():
+            yield chunk
+    except ClientDisconnect:
+        raise InvalidBody("the upload was cut off before its end; nothing of it was kept") from None
+
+
+async def _write(parts: list[_Part], written: int, final: bool) -> int:
+    """Write what the parser handed over: every ended part in full (then checked and, if compressed,
+    decompressed), the open part once a block has gathered. Returns how many parts are complete."""
+    for index in range(written, len(parts)):
+        part = parts[index]
+        if part.sink is None:
+            if part.ended:
+                written = index + 1
+            continue
+        if part.ended:
+            await run_in_threadpool(part.finish)
+            written = index + 1
+        elif part.buffered >= BLOCK or final:
+            await run_in_threadpool(part.write_blocks)
+    return written
+
