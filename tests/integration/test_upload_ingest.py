@@ -154,6 +154,7 @@ def test_malformed_forms_are_refused_naming_the_problem_and_leave_nothing(client
     cases = [
         ({"Content-Type": "application/json"}, b"{}", 400, "InvalidBody", "multipart/form-data"),
         ({"Content-Type": "multipart/form-data; boundary=b"}, part, 400, "InvalidBody", "closing boundary"),
+        ({"Content-Type": "multipart/form-data; boundary=b"}, b"--b--\r\n", 422, "InvalidRequest", "metadata"),
         ({"Content-Type": "multipart/form-data; boundary=b"}, part + b"\r\n--b--\r\n", 202, None, None),
     ]
     for headers, body, status, kind, words in cases:

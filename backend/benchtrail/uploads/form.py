@@ -80,6 +80,7 @@ class _Receiver:
         self.parts: list[_Part] = []
         self.header_name = self.header_value = b""
         self.disposition = b""
+        self.complete = False   # the closing boundary was read
 
     @property
     def current(self) -> _Part:
@@ -122,6 +123,9 @@ class _Receiver:
     def on_part_end(self) -> None:
         self.current.ended = True
 
+    def on_end(self) -> None:
+        self.complete = True
+
 
 async def receive_form(request: Request, workdir: Path) -> Form:
     """The upload's text fields and files, every file on disk in `workdir` (removed by the caller)."""
@@ -133,7 +137,7 @@ async def receive_form(request: Request, workdir: Path) -> Form:
         "on_part_begin": receiver.on_part_begin, "on_header_field": receiver.on_header_field,
         "on_header_value": receiver.on_header_value, "on_header_end": receiver.on_header_end,
         "on_headers_finished": receiver.on_headers_finished, "on_part_data": receiver.on_part_data,
-        "on_part_end": receiver.on_part_end})
+        "on_part_end": receiver.on_part_end, "on_end": receiver.on_end})
     written = 0   # parts [0, written) are complete on disk
     try:
         async for chunk in _body(request):
@@ -141,14 +145,13 @@ async def receive_form(request: Request, workdir: Path) -> Form:
                 parser.write(chunk)
             except FormParserError as exc:
                 raise InvalidBody(f"the multipart body is malformed: {exc}") from None
-            written = await _write(receiver.parts, written, final=False)
+            written = await _write(receiver.parts, written)
         try:
             parser.finalize()
         except FormParserError as exc:
             raise InvalidBody(f"the multipart body is malformed: {exc}") from None
-        if not receiver.parts or not receiver.parts[-1].ended:
+        if not receiver.complete:
             raise InvalidBody("the multipart body ended before its closing boundary")
-        await _write(receiver.parts, written, final=True)
     except BaseException:
         for part in receiver.parts:
             if part.sink is not None:
@@ -172,7 +175,7 @@ async def _body(request: Request) -> AsyncIterator[bytes]:
         raise InvalidBody("the upload was cut off before its end; nothing of it was kept") from None
 
 
-async def _write(parts: list[_Part], written: int, final: bool) -> int:
+async def _write(parts: list[_Part], written: int) -> int:
     """Write what the parser handed over: every ended part in full (then checked and, if compressed,
     decompressed), the open part once a block has gathered. Returns how many parts are complete."""
     for index in range(written, len(parts)):
@@ -184,7 +187,7 @@ async def _write(parts: list[_Part], written: int, final: bool) -> int:
         if part.ended:
             await run_in_threadpool(part.finish)
             written = index + 1
-        elif part.buffered >= BLOCK or final:
+        elif part.buffered >= BLOCK:
             await run_in_threadpool(part.write_blocks)
     return written
 
