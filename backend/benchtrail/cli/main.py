@@ -22,6 +22,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColu
 
 from benchtrail_runner.client import ApiError, Client, new_idempotency_key
 from benchtrail.cli.format import compare_rows, print_run
+from benchtrail.runs import lifecycle
 
 EXIT_USAGE, EXIT_REJECTED, EXIT_INGEST_FAILED, EXIT_ALERT, EXIT_SERVER = 2, 3, 4, 5, 6
 
@@ -233,10 +234,7 @@ def run_plan(
 
 
 def _settled(run: dict[str, Any]) -> bool:
-    """The run will not change by itself any more: it ended and, when completed, its analysis is
-    done or failed (its alerts exist only then). The same rule ends the server's event stream."""
-    return run["status"] in ("completed", "failed", "cancelled") and not (
-        run["status"] == "completed" and run.get("analysis_status", "pending") == "pending")
+    return lifecycle.settled(run["status"], run.get("analysis_status"))
 
 
 def _follow(client: Client, slug: str, timeout: float, show_progress: bool) -> dict[str, Any]:

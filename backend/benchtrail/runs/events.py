@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from benchtrail.config import get_settings
 from benchtrail.logging import log
 from benchtrail.models import Run
-from benchtrail.runs.lifecycle import TERMINAL, AnalysisStatus, RunStatus
+from benchtrail.runs.lifecycle import settled
 
 WATCHED = ("status", "analysis_status", "progress", "status_detail", "is_valid")
 
@@ -34,10 +34,7 @@ def event_payload(run: Run) -> dict[str, Any]:
 
 
 def is_last(payload: dict[str, Any]) -> bool:
-    """The run will not change any more by itself: it ended, and a completed run has been analysed
-    (its alerts exist only then)."""
-    return payload["status"] in TERMINAL and not (
-        payload["status"] == RunStatus.COMPLETED and payload.get("analysis_status") == AnalysisStatus.PENDING)
+    return settled(payload["status"], payload.get("analysis_status"))
 
 
 @event.listens_for(Session, "after_flush")

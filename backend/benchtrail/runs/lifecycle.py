@@ -58,6 +58,13 @@ ANALYSIS_TRANSITIONS: dict[AnalysisStatus, frozenset[AnalysisStatus]] = {
 }
 
 
+def settled(status: str, analysis_status: str | None) -> bool:
+    """The run will not change by itself any more: it ended and, when completed, its analysis is done
+    or failed (its alerts exist only then). Ends the run's event stream and the CLI's --wait."""
+    return status in TERMINAL and not (status == RunStatus.COMPLETED
+                                       and (analysis_status or AnalysisStatus.PENDING) == AnalysisStatus.PENDING)
+
+
 class IllegalTransition(Conflict):
     """A status change the lifecycle does not allow (409 when it reaches the API)."""
 

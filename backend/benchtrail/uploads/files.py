@@ -37,7 +37,7 @@ class ReceivedFile:
 class RawSink:
     """One uploaded file written to disk as its bytes arrive, hashed and counted against the upload
     limit on the way; `finish` checks it and decompresses it if it is compressed. The file is written
-    once, where it is kept from (the blob store renames it in)."""
+    once, on the data disk, from where the blob store links it in."""
 
     def __init__(self, filename: str, workdir: Path) -> None:
         self.filename = filename

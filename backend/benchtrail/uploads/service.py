@@ -57,7 +57,8 @@ def parse_metadata(raw: str) -> UploadMetadata:
 
 
 def uploader_project(session: Session, principal: Principal, project_slug: str) -> Project:
-    """The project, if the principal may upload to it (checked again before the body is read)."""
+    """The project, if the principal may upload to it: checked before the body is read, and again in
+    the transaction that makes the run."""
     project = projects.get_visible(session, principal, project_slug)
     principal.require(project, "uploader")
     return project
