@@ -132,7 +132,7 @@ def test_an_object_written_by_a_rolled_back_transaction_is_removed(s3, infra, sc
     from benchtrail.config import get_settings
     from benchtrail.db_boundary import unit_of_work
     from benchtrail.uploads import repository
-    from benchtrail.uploads.files import receive
+    from benchtrail.uploads.files import RawSink
     from benchtrail.uploads.service import _store_blob
 
     for k, v in s3.env("rollback").items():
@@ -144,8 +144,10 @@ def test_an_object_written_by_a_rolled_back_transaction_is_removed(s3, infra, sc
         write_jtl(path, seed=31)
         sha = hashlib.sha256(path.read_bytes()).hexdigest()
         with pytest.raises(RuntimeError, match="after the blob"):
-            with unit_of_work() as session, path.open("rb") as fh:
-                rf = receive(fh, "x.jtl", scratch)
+            with unit_of_work() as session:
+                sink = RawSink("x.jtl", scratch)
+                sink.write(path.read_bytes())
+                rf = sink.finish()
                 repository.lock_blobs(session, [sha])
                 _store_blob(session, rf)
                 assert s3.keys(f"rollback/blobs/{sha[:2]}/") == [f"rollback/blobs/{sha[:2]}/{sha}"]

@@ -104,3 +104,19 @@ def test_a_damaged_package_is_refused_at_the_commit_naming_the_file(client, clai
     assert r.status_code == 400 and r.json()["file"] == "out.csv" and "sha256" in r.json()["reason"]
     run = client.get(f"/api/v1/runs/{run_slug}", headers=auth).json()
     assert run["status"] == "running" and run["files"] == []
+
+
+def test_results_from_a_token_that_may_not_report_are_refused_before_the_body_is_read(client, make_project):  # type: ignore[no-untyped-def]
+    _, uploader = make_project()
+    read = {"chunks": 0}
+
+    def body():  # type: ignore[no-untyped-def]
+        for _ in range(64):
+            read["chunks"] += 1
+            yield b"x" * 65536
+
+    for headers, status in (({}, 401), ({"Authorization": f"Bearer {uploader}"}, 404)):
+        read["chunks"] = 0
+        r = client.post("/api/v1/runs/no-such-run/results", content=body(),
+                        headers={**headers, "Content-Type": "multipart/form-data; boundary=b"})
+        assert r.status_code == status and read["chunks"] <= 1, (r.text, read)

@@ -6,7 +6,6 @@ the run's row lock, so a load test can never be started twice for one run."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import BinaryIO
 
 from pydantic import Field, ValidationError
 from sqlalchemy.orm import Session
@@ -22,7 +21,8 @@ from benchtrail.runs import repository as runs_repository
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs.service import get_visible_run
 from benchtrail.uploads.schemas import UploadMetadata
-from benchtrail.uploads.service import store_streams
+from benchtrail.uploads.files import ReceivedFile
+from benchtrail.uploads.service import store_files
 
 LOG_TAIL = 200
 TERMINAL = tuple(s.value for s in lifecycle.TERMINAL)
@@ -193,7 +193,7 @@ def _share_progress(session: Session, run: Run, row: RunShare, rows: list[RunSha
 
 
 def attach_results(session: Session, principal: Principal, slug: str, metadata_raw: str,
-                   parts: list[tuple[str, BinaryIO]], idempotency_key: str | None = None,
+                   received: list[ReceivedFile], idempotency_key: str | None = None,
                    share: int | None = None) -> tuple[Run, bool]:
     """Store a runner's results (all files or none: one transaction). With the Idempotency-Key of
     results already accepted, nothing is stored and the answer says `duplicate` (the runner retried
@@ -201,7 +201,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
     run = runner_run(session, principal, slug, claiming=share is not None)
     row, rows = _share(session, run, share, principal)
     if row is not None:
-        return _share_results(session, run, row, rows, metadata_raw, parts, idempotency_key)
+        return _share_results(session, run, row, rows, metadata_raw, received, idempotency_key)
     if idempotency_key is not None and run.results_key == idempotency_key:
         return run, True
     late = run.status == RunStatus.FAILED and run.results_key is None
@@ -216,7 +216,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
         earlier = (run.status_detail or {}).get("reason", "")
         lifecycle.transition(run, RunStatus.INGESTING, detail={
             "reason": f"results delivered late by the runner after the run had failed ({earlier})"})
-    store_streams(session, run, meta, parts)
+    store_files(session, run, meta, received)
     # No key: a placeholder still marks the run as having results (late results are accepted once).
     run.results_key = idempotency_key or f"unkeyed-{run.id}"
     run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
@@ -236,7 +236,7 @@ def _results_metadata(session: Session, run: Run, metadata_raw: str) -> ResultsM
 
 
 def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShare], metadata_raw: str,
-                   parts: list[tuple[str, BinaryIO]], idempotency_key: str | None) -> tuple[Run, bool]:
+                   received: list[ReceivedFile], idempotency_key: str | None) -> tuple[Run, bool]:
     """One share's outputs: stored with their share (`RunFile.options.share`); the run is ingested once
     every share has delivered. Late results of a failed run are not taken from a share."""
     if idempotency_key is not None and row.results_key == idempotency_key:
@@ -249,10 +249,10 @@ def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShar
     row.status, row.results_key = "delivered", idempotency_key or f"unkeyed-share-{row.id}"
     row.finished_at = datetime.now(timezone.utc)
     done = all(s.status == "delivered" for s in rows)
-    store_streams(session, run, meta, parts, share=row.index, ingest=done)
+    store_files(session, run, meta, received, share=row.index, ingest=done)
     current = dict(run.progress or {})
     current["log"] = (list(current.get("log", [])) + [
-        f"share {row.index + 1} of {len(rows)} delivered {len(parts)} output(s)"])[-LOG_TAIL:]
+        f"share {row.index + 1} of {len(rows)} delivered {len(received)} output(s)"])[-LOG_TAIL:]
     if done:
         run.results_key = f"shares-{run.id}"
         current.update({"percent": 100.0, "step": "ingesting"})

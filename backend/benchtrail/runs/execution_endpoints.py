@@ -2,19 +2,20 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path as PathLib
 
 import redis.asyncio as aioredis
-from fastapi import APIRouter, Depends, File, Form, Header, Path, Query, Request, UploadFile
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.requests import ClientDisconnect
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
-from benchtrail.auth.principal import Principal, bearer_token, get_principal, resolve
+from benchtrail.auth.principal import Principal, TokenDep, bearer_token, get_principal, resolve
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
@@ -28,6 +29,8 @@ from benchtrail.runs import meta as run_meta
 from benchtrail.runs import results_uploads as uploads
 from benchtrail.runs import shares
 from benchtrail.runs.service import get_visible_run
+from benchtrail.uploads.files import new_scratch_folder
+from benchtrail.uploads.form import form_body, receive_form
 
 router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
 # One server-sent event: `data` is the run's state as JSON (keep-alive comments carry no event).
@@ -69,25 +72,40 @@ def report_progress(slug: str, body: ProgressIn, share: int | None = ShareQuery,
 
 
 @router.post("/{slug}/results", response_model=ResultsAccepted, status_code=202,
+             openapi_extra={"requestBody": form_body("ResultsMetadata as JSON; files[i] describes the i-th file",
+                                                     "Raw outputs (may be gzip/zstd/zip)")},
              responses={200: {"model": ResultsAccepted,
                               "description": "Same Idempotency-Key: these results were already accepted"},
                         **errors(400, model=ResultFileError, e400=RESULT_FILE_400), **errors(403, 409),
                         **errors(413, e413="Upload too large (checked before it is read) or a decompression bomb")})
-def upload_results(slug: str,
-                   metadata: str = Form(description="ResultsMetadata as JSON; files[i] describes the i-th file"),
-                   files: list[UploadFile] = File(description="Raw outputs (may be gzip/zstd/zip)"),
-                   idempotency_key: str | None = Header(
-                       default=None, max_length=200, pattern=r"^[\x21-\x7e]+$",
-                       description="The runner's key for these results: sent again (a retry whose answer was "
-                                   "lost), the results are not stored twice and the answer is 200"),
-                   share: int | None = ShareQuery,
-                   session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> JSONResponse:
+async def upload_results(request: Request, slug: str, token: str | None = TokenDep,
+                         idempotency_key: str | None = Header(
+                             default=None, max_length=200, pattern=r"^[\x21-\x7e]+$",
+                             description="The runner's key for these results: sent again (a retry whose answer "
+                                         "was lost), the results are not stored twice and the answer is 200"),
+                         share: int | None = ShareQuery) -> JSONResponse:
     """A runner's raw outputs for the run it claimed, validated and stored in one transaction (all or
-    nothing), then ingested."""
-    run, duplicate = service.attach_results(session, principal, slug, metadata,
-                                            [(f.filename or f"file-{i}", f.file) for i, f in enumerate(files)],
-                                            idempotency_key, share)
-    body = ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
+    nothing), then ingested. Each file is written once, as it arrives (`uploads.form`)."""
+    def check() -> None:   # not a runner, or not its run: answered before the body is read
+        with unit_of_work() as session:
+            service.reporting_run(session, resolve(session, token), slug, share, lock=False)
+
+    await run_in_threadpool(check)
+    workdir = new_scratch_folder()
+    try:
+        form = await receive_form(request, workdir)
+
+        def attach() -> tuple[str, str, bool]:
+            with unit_of_work() as session:
+                run, duplicate = service.attach_results(
+                    session, resolve(session, token), slug, form.text("metadata", "ResultsMetadata as JSON"),
+                    form.files.get("files", []), idempotency_key, share)
+                return run.slug, run.status, duplicate
+
+        run_slug, status, duplicate = await run_in_threadpool(attach)
+    finally:
+        await run_in_threadpool(shutil.rmtree, workdir, True)
+    body = ResultsAccepted(run=run_slug, status=status, duplicate=duplicate)
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if duplicate else 202)
 
 

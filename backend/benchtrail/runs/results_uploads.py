@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import BinaryIO
 
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -36,6 +34,7 @@ from benchtrail.models import ResultsUpload, Run
 from benchtrail.plans.schemas import ResultsAccepted, ResultsUploadIn, ResultsUploadOut
 from benchtrail.runs import execution, repository
 from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.uploads.files import RawSink, ReceivedFile, scratch_folder
 
 CHUNK_MAX_MB = 64  # one chunk's limit (also under BENCHTRAIL_MAX_UPLOAD_MB); runners send 8 MB
 
@@ -148,20 +147,10 @@ def commit(session: Session, principal: Principal, slug: str, upload_id: str,
     if upload.received < upload.size:
         raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send the "
                        f"rest from offset {upload.received} first", extra={"offset": upload.received})
-    store = storage.get_store()
-    scratch = Path(tempfile.mkdtemp(prefix="results-upload-", dir=storage.scratch_dir()))
-    try:
-        files = _assemble(store, upload, scratch)
-        handles: list[BinaryIO] = [p.open("rb") for p in files]
-        try:
-            run, duplicate = execution.attach_results(
-                session, principal, slug, upload.metadata_json,
-                [(entry["name"], fh) for entry, fh in zip(upload.files, handles)], upload.idempotency_key, share)
-        finally:
-            for fh in handles:
-                fh.close()
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    with scratch_folder() as workdir:
+        received = _assemble(storage.get_store(), upload, workdir)
+        run, duplicate = execution.attach_results(session, principal, slug, upload.metadata_json, received,
+                                                  upload.idempotency_key, share)
     upload.committed_at = datetime.now(timezone.utc)
     upload_key = upload.id
     # The chunks go once the results are committed (a failed commit keeps them for the next attempt).
@@ -169,42 +158,59 @@ def commit(session: Session, principal: Principal, slug: str, upload_id: str,
     return run, ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
 
 
-def _assemble(store: storage.BlobStore, upload: ResultsUpload, scratch: Path) -> list[Path]:
-    """The package's files from its chunks, each checked against the sha256 the runner declared."""
-    package = scratch / "package"
+def _assemble(store: storage.BlobStore, upload: ResultsUpload, workdir: Path) -> list[ReceivedFile]:
+    """The package's files, written once from its chunks into the upload's folder (hashed on the way),
+    each checked against the sha256 the runner declared."""
+    package = _Package([int(entry["size"]) for entry in upload.files],
+                       [RawSink(entry["name"], workdir) for entry in upload.files])
     try:
-        with package.open("wb") as out:
-            for offset in store.part_offsets(upload.id):
-                if offset != out.tell():
-                    raise Conflict(f"results upload '{upload.id}': chunk at {offset} where {out.tell()} was "
-                                   f"expected; upload it again")
-                store.read_part(upload.id, offset, out)
+        for offset in store.part_offsets(upload.id):
+            if offset != package.written:
+                raise Conflict(f"results upload '{upload.id}': chunk at {offset} where {package.written} was "
+                               f"expected; upload it again")
+            store.read_part(upload.id, offset, package)
     except storage.StorageError as exc:
         log.error("results chunks not readable", upload=upload.id, error=str(exc))
         raise ServiceUnavailable("the raw file store cannot be read, retry later") from exc
-    if package.stat().st_size != upload.size:
-        raise Conflict(f"results upload '{upload.id}': {package.stat().st_size} bytes stored of {upload.size}; "
+    finally:
+        package.close()
+    if package.written != upload.size:
+        raise Conflict(f"results upload '{upload.id}': {package.written} bytes stored of {upload.size}; "
                        f"upload it again")
-    files = []
-    with package.open("rb") as src:
-        for i, entry in enumerate(upload.files):
-            dst = scratch / f"{i:03d}"
-            with dst.open("wb") as out:
-                _copy(src, out, int(entry["size"]))
-            if storage.sha256_file(dst) != entry["sha256"]:
-                raise InvalidResultFile(entry["name"], "sha256 of the bytes received differs from the one "
-                                                       "declared when the upload was opened")
-            files.append(dst)
-    return files
+    received = []
+    for entry, sink in zip(upload.files, package.sinks):
+        rf = sink.finish()
+        if rf.raw_sha256 != entry["sha256"]:
+            raise InvalidResultFile(entry["name"], "sha256 of the bytes received differs from the one "
+                                                   "declared when the upload was opened")
+        received.append(rf)
+    return received
 
 
-def _copy(src: BinaryIO, out: BinaryIO, n: int) -> None:
-    while n > 0:
-        data = src.read(min(n, storage.CHUNK))
-        if not data:
-            break
-        out.write(data)
-        n -= len(data)
+class _Package:
+    """What `read_part` writes a package into: its bytes cut into the files at their declared sizes."""
+
+    def __init__(self, sizes: list[int], sinks: list[RawSink]) -> None:
+        self.sizes, self.sinks = sizes, sinks
+        self.index, self.written = 0, 0
+
+    def write(self, data: bytes) -> int:
+        view = memoryview(data)
+        while view:
+            while self.index < len(self.sizes) and self.sizes[self.index] == self.sinks[self.index].size:
+                self.index += 1
+            if self.index == len(self.sizes):
+                raise Conflict("the results package holds more bytes than its files declared")
+            sink = self.sinks[self.index]
+            take = min(len(view), self.sizes[self.index] - sink.size)
+            sink.write(bytes(view[:take]))
+            view = view[take:]
+        self.written += len(data)
+        return len(data)
+
+    def close(self) -> None:
+        for sink in self.sinks:
+            sink.close()
 
 
 ABANDONED_AFTER_S = 7 * 24 * 3600  # an upload nobody sent a chunk to for a week is given up

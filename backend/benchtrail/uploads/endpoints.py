@@ -11,23 +11,14 @@ from benchtrail.db_boundary import unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
 from benchtrail.uploads import service
 from benchtrail.uploads.files import new_scratch_folder
-from benchtrail.uploads.form import receive_form
+from benchtrail.uploads.form import form_body, receive_form
 from benchtrail.uploads.schemas import UploadAccepted
 
 router = APIRouter(prefix="/api/v1", tags=["uploads"])
 
-# The body is read by `receive_form` (each file written once, as it arrives), not by the framework:
-# declared here as the framework would.
-UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
-    "type": "object", "required": ["metadata", "files"], "properties": {
-        "metadata": {"type": "string", "maxLength": 1 << 20,
-                     "description": "UploadMetadata as JSON; files[i] describes the i-th file"},
-        "files": {"type": "array", "items": {"type": "string", "contentMediaType": "application/octet-stream"},
-                  "description": "Raw result files (may be gzip/zstd/zip)"}}}}}}
-
-
 @router.post("/projects/{slug}/runs", response_model=UploadAccepted, status_code=202,
-             openapi_extra={"requestBody": UPLOAD_BODY},
+             openapi_extra={"requestBody": form_body("UploadMetadata as JSON; files[i] describes the i-th file",
+                                                     "Raw result files (may be gzip/zstd/zip)")},
              responses={200: {"model": UploadAccepted, "description": "Same Idempotency-Key: the existing run"},
                         **errors(400, model=ResultFileError, e400=RESULT_FILE_400), **errors(403),
                         **errors(413, e413="Upload too large (checked before it is read) or a decompression bomb")})

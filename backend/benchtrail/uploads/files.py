@@ -89,17 +89,6 @@ def scratch_folder() -> Iterator[Path]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def receive(stream: BinaryIO, filename: str, workdir: Path) -> ReceivedFile:
-    """Copy an upload to disk in chunks, enforcing the size limit; decompress if compressed."""
-    sink = RawSink(filename, workdir)
-    try:
-        while chunk := stream.read(CHUNK):
-            sink.write(chunk)
-    finally:
-        sink.close()
-    return sink.finish()
-
-
 def safe_name(filename: str) -> str:
     name = Path(filename.replace("\\", "/")).name.strip() or "upload"
     return "".join(c if c.isprintable() and c not in "/\0" else "_" for c in name)[:200]

@@ -24,6 +24,16 @@ PARTS_LIMIT = 1000
 BLOCK = 1 << 20
 
 
+def form_body(metadata: str, files: str) -> dict[str, object]:
+    """The OpenAPI request body of an endpoint that reads its form with `receive_form`, declared as the
+    framework would have: a `metadata` text field and `files`."""
+    return {"required": True, "content": {"multipart/form-data": {"schema": {
+        "type": "object", "required": ["metadata", "files"], "properties": {
+            "metadata": {"type": "string", "maxLength": FIELD_LIMIT, "description": metadata},
+            "files": {"type": "array", "items": {"type": "string", "contentMediaType": "application/octet-stream"},
+                      "description": files}}}}}}
+
+
 @dataclass(slots=True)
 class Form:
     fields: dict[str, list[str]] = field(default_factory=dict)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import secrets
 from datetime import datetime, timezone
-from typing import BinaryIO
 
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -29,7 +28,7 @@ from benchtrail.runs import environments, lifecycle
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs import meta as run_meta
 from benchtrail.uploads import repository
-from benchtrail.uploads.files import ReceivedFile, receive, scratch_folder
+from benchtrail.uploads.files import ReceivedFile
 from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
 from benchtrail.validation import unsafe_text_errors
 
@@ -80,13 +79,6 @@ def accept_upload(session: Session, principal: Principal, project_slug: str, met
     run = _create_run(session, project, meta, idempotency_key, tool=meta.tool or "")
     store_files(session, run, meta, received)
     return accepted(run)
-
-
-def store_streams(session: Session, run: Run, meta: UploadMetadata, parts: list[tuple[str, BinaryIO]],
-                  share: int | None = None, ingest: bool = True) -> None:
-    """`store_files` of files still to be received from `(name, stream)` parts (a runner's outputs)."""
-    with scratch_folder() as workdir:
-        store_files(session, run, meta, [receive(stream, name, workdir) for name, stream in parts], share, ingest)
 
 
 def store_files(session: Session, run: Run, meta: UploadMetadata, received: list[ReceivedFile],

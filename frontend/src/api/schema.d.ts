@@ -591,7 +591,7 @@ export interface paths {
         /**
          * Upload Results
          * @description A runner's raw outputs for the run it claimed, validated and stored in one transaction (all or
-         *     nothing), then ingested.
+         *     nothing), then ingested. Each file is written once, as it arrives (`uploads.form`).
          */
         post: operations["upload_results_api_v1_runs__slug__results_post"];
         delete?: never;
@@ -1316,19 +1316,6 @@ export interface components {
             known_change?: boolean | null;
             /** Title */
             title?: string | null;
-        };
-        /** Body_upload_results_api_v1_runs__slug__results_post */
-        Body_upload_results_api_v1_runs__slug__results_post: {
-            /**
-             * Files
-             * @description Raw outputs (may be gzip/zstd/zip)
-             */
-            files: string[];
-            /**
-             * Metadata
-             * @description ResultsMetadata as JSON; files[i] describes the i-th file
-             */
-            metadata: string;
         };
         /** CellKey */
         CellKey: {
@@ -6559,7 +6546,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "multipart/form-data": components["schemas"]["Body_upload_results_api_v1_runs__slug__results_post"];
+                "multipart/form-data": {
+                    /** @description Raw outputs (may be gzip/zstd/zip) */
+                    files: string[];
+                    /** @description ResultsMetadata as JSON; files[i] describes the i-th file */
+                    metadata: string;
+                };
             };
         };
         responses: {
