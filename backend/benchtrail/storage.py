@@ -82,8 +82,9 @@ def scratch_dir() -> Path:
 
 def temp_files_on_data_disk() -> None:
     """Point this process's (and its children's) temporary files at `scratch_dir()` unless TMPDIR
-    chooses: uploads are spooled there while they arrive (Starlette) and legacy-encoded JTLs recoded, and
-    a 2 GB file must land on the data disk, not in a RAM-backed /tmp (Debian 13 mounts /tmp as tmpfs)."""
+    chooses: whatever a library or a tool writes to a temporary file (the worker recodes legacy-encoded JTLs
+    there) may be a 2 GB file and must land on the data disk, not in a RAM-backed /tmp (Debian 13 mounts /tmp
+    as tmpfs). Uploads are written under `scratch_dir()` explicitly (uploads/form.py)."""
     from benchtrail.logging import log
 
     if not os.environ.get("TMPDIR"):

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 
 import httpx
@@ -39,6 +41,20 @@ def _change(slug: str, change) -> None:  # type: ignore[no-untyped-def]
         change(run)
 
 
+@contextmanager
+def _subscribed(infra: dict[str, str], slug: str) -> Iterator[redis.client.PubSub]:
+    """Subscribed to the run's channel (confirmed), for the events published from now on."""
+    client = redis.Redis.from_url(infra["BENCHTRAIL_REDIS_URL"])
+    pubsub = client.pubsub()
+    pubsub.subscribe(events.channel(slug))
+    try:
+        assert pubsub.get_message(timeout=5)["type"] == "subscribe"  # type: ignore[index]
+        yield pubsub
+    finally:
+        pubsub.close()
+        client.close()
+
+
 def _next_event(pubsub: redis.client.PubSub) -> dict:
     message = pubsub.get_message(ignore_subscribe_messages=True, timeout=10)
     assert message is not None, "no event published within 10 s"
@@ -47,12 +63,7 @@ def _next_event(pubsub: redis.client.PubSub) -> dict:
 
 def test_each_committed_change_is_published_once_and_a_rolled_back_one_never(infra, make_project) -> None:
     slug = _new_run(make_project()[0])
-    client = redis.Redis.from_url(infra["BENCHTRAIL_REDIS_URL"])
-    pubsub = client.pubsub()
-    pubsub.subscribe(events.channel(slug))
-    try:
-        assert pubsub.get_message(timeout=5)["type"] == "subscribe"  # type: ignore[index]
-
+    with _subscribed(infra, slug) as pubsub:
         _change(slug, lambda run: lifecycle.transition(run, RunStatus.COMPLETED))
         first = _next_event(pubsub)
         assert (first["slug"], first["status"], first["analysis_status"]) == (slug, "completed", "pending")
@@ -69,18 +80,11 @@ def test_each_committed_change_is_published_once_and_a_rolled_back_one_never(inf
         _change(slug, lambda run: setattr(run, "labels", {"k": "v"}))
         _change(slug, lambda run: lifecycle.analysis_transition(run, AnalysisStatus.FAILED))
         assert (_next_event(pubsub)["analysis_status"]) == "failed"
-    finally:
-        pubsub.close()
-        client.close()
 
 
 def test_flush_inside_the_transaction_announces_the_last_state_only(infra, make_project) -> None:
     slug = _new_run(make_project()[0])
-    client = redis.Redis.from_url(infra["BENCHTRAIL_REDIS_URL"])
-    pubsub = client.pubsub()
-    pubsub.subscribe(events.channel(slug))
-    try:
-        assert pubsub.get_message(timeout=5)["type"] == "subscribe"  # type: ignore[index]
+    with _subscribed(infra, slug) as pubsub:
         with unit_of_work() as session:
             run = session.scalar(select(Run).where(Run.slug == slug).with_for_update())
             assert run is not None
@@ -92,9 +96,6 @@ def test_flush_inside_the_transaction_announces_the_last_state_only(infra, make_
         assert (event["status"], event["progress"]) == ("completed", {"percent": 100.0})
         _change(slug, lambda run: lifecycle.analysis_transition(run, AnalysisStatus.DONE))
         assert _next_event(pubsub)["analysis_status"] == "done"   # nothing else was sent in between
-    finally:
-        pubsub.close()
-        client.close()
 
 
 def test_stream_follows_the_run_until_analysed_and_recovers_a_change_never_published(live_api, make_project) -> None:

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path as PathLib
@@ -29,8 +28,7 @@ from benchtrail.runs import meta as run_meta
 from benchtrail.runs import results_uploads as uploads
 from benchtrail.runs import shares
 from benchtrail.runs.service import get_visible_run
-from benchtrail.uploads.files import new_scratch_folder
-from benchtrail.uploads.form import form_body, receive_form
+from benchtrail.uploads.form import Form, form_body, with_form
 
 router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
 # One server-sent event: `data` is the run's state as JSON (keep-alive comments carry no event).
@@ -91,20 +89,15 @@ async def upload_results(request: Request, slug: str, token: str | None = TokenD
             service.reporting_run(session, resolve(session, token), slug, share, lock=False)
 
     await run_in_threadpool(check)
-    workdir = new_scratch_folder()
-    try:
-        form = await receive_form(request, workdir)
 
-        def attach() -> tuple[str, str, bool]:
-            with unit_of_work() as session:
-                run, duplicate = service.attach_results(
-                    session, resolve(session, token), slug, form.text("metadata", "ResultsMetadata as JSON"),
-                    form.files.get("files", []), idempotency_key, share)
-                return run.slug, run.status, duplicate
+    def attach(form: Form) -> tuple[str, str, bool]:
+        with unit_of_work() as session:
+            run, duplicate = service.attach_results(
+                session, resolve(session, token), slug, form.text("metadata", "ResultsMetadata as JSON"),
+                form.files.get("files", []), idempotency_key, share)
+            return run.slug, run.status, duplicate
 
-        run_slug, status, duplicate = await run_in_threadpool(attach)
-    finally:
-        await run_in_threadpool(shutil.rmtree, workdir, True)
+    run_slug, status, duplicate = await with_form(request, attach)
     body = ResultsAccepted(run=run_slug, status=status, duplicate=duplicate)
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if duplicate else 202)
 

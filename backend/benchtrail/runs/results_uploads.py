@@ -203,7 +203,7 @@ class _Package:
                 raise Conflict("the results package holds more bytes than its files declared")
             sink = self.sinks[self.index]
             take = min(len(view), self.sizes[self.index] - sink.size)
-            sink.write(bytes(view[:take]))
+            sink.write(view[:take])
             view = view[take:]
         self.written += len(data)
         return len(data)

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import shutil
-
 from fastapi import APIRouter, Header, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
@@ -10,11 +8,11 @@ from benchtrail.auth.principal import TokenDep, resolve
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
 from benchtrail.uploads import service
-from benchtrail.uploads.files import new_scratch_folder
-from benchtrail.uploads.form import form_body, receive_form
+from benchtrail.uploads.form import Form, form_body, with_form
 from benchtrail.uploads.schemas import UploadAccepted
 
 router = APIRouter(prefix="/api/v1", tags=["uploads"])
+
 
 @router.post("/projects/{slug}/runs", response_model=UploadAccepted, status_code=202,
              openapi_extra={"requestBody": form_body("UploadMetadata as JSON; files[i] describes the i-th file",
@@ -29,17 +27,12 @@ async def upload_run(request: Request, slug: str, token: str | None = TokenDep,
             service.uploader_project(session, resolve(session, token), slug)
 
     await run_in_threadpool(check)
-    workdir = new_scratch_folder()
-    try:
-        form = await receive_form(request, workdir)
 
-        def accept() -> UploadAccepted:
-            with unit_of_work() as session:
-                return service.accept_upload(session, resolve(session, token), slug,
-                                             form.text("metadata", "UploadMetadata as JSON"),
-                                             form.files.get("files", []), idempotency_key)
+    def accept(form: Form) -> UploadAccepted:
+        with unit_of_work() as session:
+            return service.accept_upload(session, resolve(session, token), slug,
+                                         form.text("metadata", "UploadMetadata as JSON"),
+                                         form.files.get("files", []), idempotency_key)
 
-        result = await run_in_threadpool(accept)
-    finally:   # a refused file can be large: removed off the event loop
-        await run_in_threadpool(shutil.rmtree, workdir, True)
+    result = await with_form(request, accept)
     return JSONResponse(result.model_dump(mode="json"), status_code=200 if result.duplicate else 202)

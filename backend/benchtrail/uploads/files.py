@@ -50,7 +50,7 @@ class RawSink:
         self.sha256 = hashlib.sha256()
         self.size = 0
 
-    def write(self, chunk: bytes) -> None:
+    def write(self, chunk: bytes | memoryview) -> None:
         self.size += len(chunk)
         if self.size > self.limit:
             raise PayloadTooLarge(f"file '{self.filename}' exceeds the upload limit of "

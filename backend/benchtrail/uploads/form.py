@@ -7,9 +7,11 @@ bytes leave the event loop in blocks of 1 MiB (a thread), so a slow disk never s
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import shutil
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
@@ -17,7 +19,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 
 from benchtrail.errors import InvalidBody, InvalidRequest
-from benchtrail.uploads.files import RawSink, ReceivedFile
+from benchtrail.uploads.files import RawSink, ReceivedFile, new_scratch_folder
+
+T = TypeVar("T")
 
 FIELD_LIMIT = 1 << 20
 PARTS_LIMIT = 1000
@@ -25,7 +29,7 @@ BLOCK = 1 << 20
 
 
 def form_body(metadata: str, files: str) -> dict[str, object]:
-    """The OpenAPI request body of an endpoint that reads its form with `receive_form`, declared as the
+    """The OpenAPI request body of an endpoint that reads its form with `with_form`, declared as the
     framework would have: a `metadata` text field and `files`."""
     return {"required": True, "content": {"multipart/form-data": {"schema": {
         "type": "object", "required": ["metadata", "files"], "properties": {
@@ -135,6 +139,18 @@ class _Receiver:
 
     def on_end(self) -> None:
         self.complete = True
+
+
+async def with_form(request: Request, work: Callable[[Form], T]) -> T:
+    """The request's form received into a scratch folder of its own, then `work(form)` in a worker
+    thread (where its transaction runs); the folder is removed afterwards, off the event loop (a refused
+    file can be large)."""
+    workdir = new_scratch_folder()
+    try:
+        form = await receive_form(request, workdir)
+        return await run_in_threadpool(work, form)
+    finally:
+        await run_in_threadpool(shutil.rmtree, workdir, True)
 
 
 async def receive_form(request: Request, workdir: Path) -> Form:
