@@ -37,7 +37,7 @@ def worker_app() -> FastAPI:
     """The app as each worker process builds it. What is built by then (modules, routes, schemas,
     mappers) lives as long as the process: frozen out of the collector's generations, so that the
     full collections requests' allocations set off no longer walk it. Measured on the run document,
-    16 connections: p99 80-112 ms before, 16-31 ms frozen; p95 16-22 ms before, 11-15 ms frozen."""
+    16 connections: p99 80-112 ms before, 16-35 ms frozen; p95 16-22 ms before, 11-15 ms frozen."""
     from benchtrail.app import create_app
 
     app = create_app()
