@@ -120,14 +120,25 @@ def seed(api: str, token: str, workdir: Path) -> list[str]:
     return slugs
 
 
-def wait_analysed(api: str, token: str, total: int) -> None:
-    headers = {"Authorization": f"Bearer {token}"}
+def wait_analysed(db_url: str, total: int) -> None:
+    """Until every run is completed and its analysis has ended (read in the database: the runs list does not
+    carry the analysis status), so that no analysis is left queued when the workers are stopped."""
+    from sqlalchemy import create_engine, text
 
-    def done() -> bool:
-        with httpx.Client(base_url=api, headers=headers, timeout=30) as client:
-            n = client.get(f"/api/v1/projects/{PROJECT}/runs", params={"status": "completed", "per_page": 1}).json()
-            return n["total"] >= total
-    wait_until(done, 3600, f"{total} runs to be completed", interval=2)
+    engine = create_engine(db_url)
+    counts = text("SELECT count(*) FILTER (WHERE analysis_status <> 'pending'), "
+                  "count(*) FILTER (WHERE analysis_status = 'failed') FROM runs WHERE status = 'completed'")
+    try:
+        def done() -> bool:
+            with engine.connect() as conn:
+                return conn.execute(counts).one()[0] >= total
+        wait_until(done, 3600, f"{total} runs to be completed and analysed", interval=2)
+        with engine.connect() as conn:
+            failed = conn.execute(counts).one()[1]
+        if failed:
+            raise SystemExit(f"{failed} of {total} analyses failed")
+    finally:
+        engine.dispose()
 
 
 def analysis_times(worker_logs: list[Path]) -> dict[int, float]:
@@ -173,7 +184,7 @@ def main() -> int:
 
         t0 = time.monotonic()
         slugs = seed(api, token, workdir)
-        wait_analysed(api, token, len(slugs))
+        wait_analysed(pg.url, len(slugs))
         log(f"{len(slugs)} runs ingested and analysed in {time.monotonic() - t0:.0f} s")
         for w in workers:   # the analysis is over: the measurements below get the cores to themselves
             w.stop()
