@@ -4,7 +4,6 @@ refused."""
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import uuid
@@ -14,15 +13,15 @@ import httpx
 import psutil
 
 from infra.localstack import VENV_BIN, Process, free_port, wait_until
+from tests.integration.conftest import _env
 
 CONNECTIONS = 32
 
 
 def _server(infra, logdir, port: int, name: str) -> Process:
-    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")},
-           "BENCHTRAIL_PUBLIC_URL": f"http://127.0.0.1:{port}"}
     return Process(f"{name}-{uuid.uuid4().hex[:6]}", [str(VENV_BIN / "benchtrail-api"), "--port", str(port),
-                                                      "--workers", "2"], env, logdir)
+                                                      "--workers", "2"],
+                   _env(infra, BENCHTRAIL_PUBLIC_URL=f"http://127.0.0.1:{port}"), logdir)
 
 
 def _served_keep_alive(port: int) -> socket.socket:
@@ -72,8 +71,7 @@ def test_keep_alive_connections_are_spread_over_the_worker_processes(infra, logd
 
         # A worker killed: the process manager starts another, which listens on a socket of its own.
         workers[0].kill()
-        wait_until(lambda: len(_listening_workers(proc, port)) == 2
-                   and workers[0].pid not in {w.pid for w in _listening_workers(proc, port)}, 120,
+        wait_until(lambda: len({w.pid for w in _listening_workers(proc, port)} - {workers[0].pid}) == 2, 120,
                    "a replacement worker listening")
         assert all(_up(port) for _ in range(20))
     finally:

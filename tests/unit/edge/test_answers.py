@@ -4,6 +4,7 @@ answer at the same time share one build."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -12,46 +13,50 @@ from benchtrail.http_cache import _Answer, _Answers
 KEY = ("/api/v1/runs/r", "", 1, 7)
 
 
-def test_readers_of_an_answer_being_built_wait_for_it_instead_of_building_it_again():
-    answers = _Answers()
-    entered, release = threading.Event(), threading.Event()
-    calls: list[str] = []
+class _FirstBuildBlocks:
+    """A build whose first call waits for `release` (then raises `error`, if any); later calls answer at once."""
 
-    def build() -> _Answer:
-        calls.append(threading.current_thread().name)
-        if len(calls) == 1:
-            entered.set()
-            release.wait(30)
+    def __init__(self, error: Exception | None = None) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.calls: list[str] = []
+        self.error = error
+
+    def __call__(self) -> _Answer:
+        self.calls.append(threading.current_thread().name)
+        if len(self.calls) == 1:
+            self.entered.set()
+            self.release.wait(30)
+            if self.error is not None:
+                raise self.error
         return _Answer(b"{}", '"e"', True)
 
-    got: dict[str, _Answer] = {}
-    first = threading.Thread(target=lambda: got.update(first=answers.get_or_build(KEY, build)), name="first")
+
+def _second_reader_waits(build: _FirstBuildBlocks, first_reader: Callable[[], None],
+                         second_reader: Callable[[], None]) -> None:
+    """The first reader starts building; the second asks meanwhile and is seen waiting; then the build ends."""
+    first = threading.Thread(target=first_reader, name="first")
     first.start()
-    assert entered.wait(30)
-    second = threading.Thread(target=lambda: got.update(second=answers.get_or_build(KEY, build)), name="second")
+    assert build.entered.wait(30)
+    second = threading.Thread(target=second_reader, name="second")
     second.start()
     second.join(0.5)   # built again, it would be done by now; waiting, it cannot be before the release
-    assert second.is_alive() and calls == ["first"]
-    release.set()
+    assert second.is_alive() and build.calls == ["first"]
+    build.release.set()
     first.join(30)
     second.join(30)
-    assert calls == ["first"] and got["first"] is got["second"]
-    assert answers.get_or_build(KEY, build) is got["first"] and calls == ["first"]   # kept
+
+
+def test_readers_of_an_answer_being_built_wait_for_it_instead_of_building_it_again():
+    answers, build = _Answers(), _FirstBuildBlocks()
+    got: dict[str, _Answer] = {}
+    _second_reader_waits(build, lambda: got.update(first=answers.get_or_build(KEY, build)),
+                         lambda: got.update(second=answers.get_or_build(KEY, build)))
+    assert build.calls == ["first"] and got["first"] is got["second"]
+    assert answers.get_or_build(KEY, build) is got["first"] and build.calls == ["first"]   # kept
 
 
 def test_a_reader_whose_builder_failed_builds_for_itself():
-    answers = _Answers()
-    entered, release = threading.Event(), threading.Event()
-    calls: list[str] = []
-
-    def build() -> _Answer:
-        calls.append(threading.current_thread().name)
-        if len(calls) == 1:
-            entered.set()
-            release.wait(30)
-            raise LookupError("run 'r' not found")
-        return _Answer(b"{}", '"e"', True)
-
+    answers, build = _Answers(), _FirstBuildBlocks(LookupError("run 'r' not found"))
     errors: list[Exception] = []
     got: list[_Answer] = []
 
@@ -61,18 +66,9 @@ def test_a_reader_whose_builder_failed_builds_for_itself():
         except LookupError as exc:
             errors.append(exc)
 
-    first = threading.Thread(target=first_reader, name="first")
-    first.start()
-    assert entered.wait(30)
-    second = threading.Thread(target=lambda: got.append(answers.get_or_build(KEY, build)), name="second")
-    second.start()
-    second.join(0.5)
-    assert second.is_alive() and calls == ["first"]   # waiting for the first build
-    release.set()
-    first.join(30)
-    second.join(30)
+    _second_reader_waits(build, first_reader, lambda: got.append(answers.get_or_build(KEY, build)))
     assert [str(e) for e in errors] == ["run 'r' not found"]
-    assert calls == ["first", "second"] and got[0].body == b"{}"
+    assert build.calls == ["first", "second"] and got[0].body == b"{}"
 
 
 def test_with_nothing_kept_every_reader_builds(monkeypatch: pytest.MonkeyPatch):
