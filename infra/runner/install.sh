@@ -44,7 +44,7 @@ PREFIX="$(cd "$PREFIX" && pwd)"
 # Exactly the locked versions (--frozen), the runner itself installed as a copy (--no-editable).
 log "virtualenv $PREFIX/venv from worker/runner/uv.lock"
 UV_PROJECT_ENVIRONMENT="$PREFIX/venv" uv sync --project "$REPO/worker/runner" --frozen --no-dev \
-    --no-editable --python 3.11 --quiet
+    --no-editable --compile-bytecode --python 3.11 --quiet
 
 if [ ${#TOOLS[@]} -gt 0 ]; then
     BENCHTRAIL_TOOLS_DIR="$PREFIX/tools" "$REPO/infra/tools/install.sh" "${TOOLS[@]}"

@@ -38,7 +38,10 @@ if ! command -v uv >/dev/null; then
   python3 -m pip install -q uv==0.13.8 2>/dev/null || python3 -m pip install -q --user uv==0.13.8
   export PATH="$HOME/.local/bin:$PATH"
 fi
-(cd "$repo" && uv sync --frozen -q)
+# Bytecode compiled once, at install, as pip does by default: without it (uv's default, or with
+# PYTHONDONTWRITEBYTECODE set) every process (the CLI, each API and Celery worker, each tool run)
+# compiles its imports from source again: 0.3 s of the CLI's 0.5 s start.
+(cd "$repo" && uv sync --frozen -q --compile-bytecode && .venv/bin/python -m compileall -q -j 0 backend worker >/dev/null)
 
 if [ "$want_frontend" = 1 ] && [ -f "$repo/frontend/package.json" ]; then
   cd "$repo/frontend"
