@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import time
+from datetime import datetime
 
 import psutil
 import pytest
@@ -137,6 +138,10 @@ def test_plan_runs_only_on_its_pool(client, make_project, start_runner, worker, 
     line = next(x for x in series if x["scenario_id"] == cell["scenario_id"])
     in_series = sum(v * line["interval_ms"] / 1000 for v in line["values"])
     assert in_series > 400 + 10  # ...but it is in the series
+    # Each hey file's offsets count from its own start; the runner says when each step started, so the
+    # warm-up and the measurement sit at their clock times within the run (not both at 0).
+    started, finished = (datetime.fromisoformat(run[k]).timestamp() * 1000 for k in ("started_at", "finished_at"))
+    assert started - 1000 <= min(line["t_ms"]) and max(line["t_ms"]) <= finished + 1000
 
 
 def test_killed_runner_fails_the_run_and_nothing_restarts(client, make_project, start_runner, worker, beat,

@@ -228,6 +228,46 @@ def test_repetitions_of_a_cell_merge_exactly(client, worker, make_project, scrat
         assert len(cell["extra"]["repetitions"]) == 2
 
 
+def _hey_csv(path: Path, offsets_s: list[float]) -> Path:
+    rows = [f"0.0012,0.0001,0.0000,0.0000,0.0011,0.0000,200,{o:.4f}" for o in offsets_s]
+    path.write_text("response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
+                    + "\n".join(rows) + "\n")
+    return path
+
+
+def test_hey_repetitions_are_placed_in_time_by_their_start(client, worker, make_project, scratch):
+    """hey's offsets count from its own start: two repetitions of one load level, each told when it started
+    (`started_ms`, as the runner sends), follow each other on the series' time axis instead of both
+    starting at 0 (which drew them over each other, zigzagging, on the run page)."""
+    import numpy as np
+
+    slug, token = make_project()
+    rng = np.random.default_rng(7)
+    offsets = [sorted(rng.uniform(0, 3, 40).round(4).tolist()), sorted(rng.uniform(0, 2, 25).round(4).tolist())]
+    starts = [1_717_200_000_400, 1_717_200_007_700]
+    files = [_hey_csv(scratch / f"rep{i}.csv", o) for i, o in enumerate(offsets)]
+    meta = {"files": [{"variant": "baseline", "format": "hey-csv", "load": {"kind": "concurrency", "value": 1},
+                       "started_ms": start} for start in starts]}
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
+                    data={"metadata": json.dumps(meta)}, files=[("files", (p.name, p.read_bytes())) for p in files])
+    assert r.status_code == 202, r.text
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    series = client.get(f"/api/v1/runs/{run['slug']}/series", params={"metric": "throughput"}).json()["items"]
+    whole = next(s for s in series if s["scenario_id"] is None)
+    assert whole["interval_ms"] == 1000
+    # Independently: each request in the 1 s interval of its offset, the file moved by its start rounded
+    # to whole seconds (…000_400 -> …000_000, …007_700 -> …008_000).
+    expected: dict[int, int] = {}
+    for start, offs in zip(starts, offsets):
+        base = int(round(start / 1000)) * 1000
+        for o in offs:
+            t = base + int(round(o * 1000)) // 1000 * 1000
+            expected[t] = expected.get(t, 0) + 1
+    assert whole["t_ms"] == sorted(expected)
+    assert whole["values"] == [float(expected[t]) for t in sorted(expected)]
+
+
 def test_upload_while_the_broker_is_down_is_ingested_later(client, worker, make_project, scratch, infra):
     """Nothing accepted is lost: the upload commits, the job cannot be sent, the sweeper queues it."""
     import subprocess

@@ -17,6 +17,10 @@ import polars as pl
 # The load level is shared with the runner, which installs without the server: defined there.
 from benchtrail_runner.plan import NONE_LOAD, LoadKind, LoadSpec  # noqa: F401  (re-exported)
 
+# `ParsedFile.meta["time_base"]` of a file whose sample times count from the tool's own start (hey CSV's
+# offset), not from the epoch: the upload's `started_ms` places its series in time.
+RELATIVE_TIME = "ms since run start"
+
 if TYPE_CHECKING:
     from .cells import SampleCounts
 

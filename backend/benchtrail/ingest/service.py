@@ -24,7 +24,7 @@ from benchtrail.ingest.detect import ingest_file
 from benchtrail.ingest.histogram import merge as merge_histograms
 from benchtrail.ingest.histogram import decode as decode_histogram
 from benchtrail.ingest.histogram import percentile_ms, value_at_percentile_us
-from benchtrail.ingest.model import LoadSpec, ParseError
+from benchtrail.ingest.model import RELATIVE_TIME, LoadSpec, ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.ingest import repository, validity
 from benchtrail.metrics import PERCENTILES
@@ -477,8 +477,24 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
             writer.add_cell(run_file.variant, cell, run_file.position, share)
         for cell in result.reported:
             writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, run_file.position, share)
+    shift = clock_shift_ms(run_file.options, parsed.meta, result.interval_ms)
     for series in result.series:
+        if shift:
+            series.t_ms = [t + shift for t in series.t_ms]
         writer.add_series(getattr(series, "variant", None) or run_file.variant, series, share)
+
+
+def clock_shift_ms(options: dict[str, Any], meta: dict[str, Any], interval_ms: int | None) -> int:
+    """How far to move the series of a file whose times count from its own start: to its upload's
+    `started_ms`, rounded to whole intervals (so each interval still holds the same samples). Without
+    it, the repetitions and the warm-up of a load level would all start at 0 and draw over each other.
+    Not for a share's file: the shares of a run started together and their series add up interval by
+    interval (`RunWriter._points`)."""
+    started = options.get("started_ms")
+    if started is None or not interval_ms or options.get("share") is not None \
+            or meta.get("time_base") != RELATIVE_TIME:
+        return 0
+    return (int(started) + interval_ms // 2) // interval_ms * interval_ms
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ bar's end), and a shields-style badge. Pure: plain dicts in, bytes out."""
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from xml.sax.saxutils import escape
@@ -251,8 +252,8 @@ def series_chart(run: Mapping[str, Any], series: Sequence[Mapping[str, Any]], me
         x = [(t - t0) / 1000 for t in s["t_ms"]]
         y = list(s["values"])
         name = names[s["variant_id"]] + (f" · {s['process']}" if s.get("process") else "")
-        ax.plot(x, y, color=colour[s["variant_id"]], marker="o", markersize=2.5, linewidth=1.2,
-                linestyle="--" if s.get("process") else "-", label=name)
+        ax.plot(*_break_at_gaps(x, y, (s["interval_ms"] or 0) / 1000), color=colour[s["variant_id"]], marker="o",
+                markersize=2.5, linewidth=1.2, linestyle="--" if s.get("process") else "-", label=name)
         note = f"mean {fmt(sum(y) / len(y))}"
         if metric == "throughput" and s["interval_ms"]:
             note += f" · {fmt(sum(y) * s['interval_ms'] / 1000)} requests"
@@ -267,6 +268,21 @@ def series_chart(run: Mapping[str, Any], series: Sequence[Mapping[str, Any]], me
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     return _save(fig, fmt_)
+
+
+def _break_at_gaps(x: list[float], y: list[float], step: float) -> tuple[list[float], list[float]]:
+    """The line broken (a NaN) where the next point comes more than one interval later: the repetitions
+    of a load level are not joined across the other variant's turn (as the run page draws them)."""
+    if not step:
+        return x, y
+    gx, gy = [], []
+    for i, (xi, yi) in enumerate(zip(x, y)):
+        if i and xi - x[i - 1] > step * 1.5:
+            gx.append((xi + x[i - 1]) / 2)
+            gy.append(math.nan)
+        gx.append(xi)
+        gy.append(yi)
+    return gx, gy
 
 
 def badge(label: str, value: str, color: str) -> bytes:

@@ -7,6 +7,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchtrail.validation import SafeModel
 
 
+# The last millisecond of year 9999: a bound that keeps epoch times in range for datetime and JSON.
+MAX_EPOCH_MS = 253_402_300_799_999
+
+
 class EnvironmentIn(SafeModel):
     model_config = ConfigDict(extra="forbid")
     name: str | None = None
@@ -36,6 +40,12 @@ class FileIn(SafeModel):
     load: LoadIn | None = Field(default=None, description="Load level, when the tool output lacks it")
     warmup_s: float = Field(default=0, ge=0, allow_inf_nan=False, description="Leading seconds left out of cells, kept in series")
     series_only: bool = Field(default=False, description="A warm-up output: kept in series, never in cells")
+    started_ms: int | None = Field(
+        default=None, ge=0, le=MAX_EPOCH_MS,
+        description="When the tool started, in ms since the epoch, for a file whose times count from its own "
+                    "start (hey CSV's offset): its series are placed at that time (to the series interval), so "
+                    "the warm-up and the repetitions of a load level follow each other on one time axis instead "
+                    "of all starting at 0. Ignored for files with their own clock times and for a share's files.")
 
 
 CriterionMetric = Literal["latency_mean", "latency_p50", "latency_p75", "latency_p90", "latency_p95", "latency_p99",

@@ -82,21 +82,19 @@ def results_upload(result: PlanResult, workdir: Path, whole: Plan | None = None)
     entries: list[dict[str, Any]] = []
     paths: list[Path] = []
     loads = (whole or result.plan).loads
-    for output, step in result.files():
-        entry: dict[str, Any] = {"variant": output.variant, "format": output.format,
-                                 "load": _load_json(loads[step.load_index].spec)}
-        if output.scenario is not None:
-            entry["scenario"] = output.scenario
-        entries.append(entry)
-        paths.append(output.path)
-    # Warm-up outputs are kept in series (the overlays show the warm-up) but never enter cells.
-    for step in result.steps:
-        if step.step.phase == "warmup" and step.run is not None:
+    # The measured outputs, then the warm-ups': those are kept in series (the overlays show the warm-up)
+    # but never enter cells. Each is filed under the load level it measures or warms up (not the shortened
+    # warm-up load), with the time its step started: a hey CSV counts its times from its own start.
+    for phase in ("measure", "warmup"):
+        for step in result.steps:
+            if step.step.phase != phase or step.run is None:
+                continue
             for output in step.run.outputs:
-                # filed under the load level it warms up, not the shortened warm-up load
-                measured = loads[step.step.load_index].spec
-                entry = {"variant": output.variant, "format": output.format, "load": _load_json(measured),
-                         "series_only": True}
+                entry: dict[str, Any] = {"variant": output.variant, "format": output.format,
+                                         "load": _load_json(loads[step.step.load_index].spec),
+                                         "started_ms": step.run.started_ms}
+                if phase == "warmup":
+                    entry["series_only"] = True
                 if output.scenario is not None:
                     entry["scenario"] = output.scenario
                 entries.append(entry)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..model import NONE_LOAD, SAMPLE_SCHEMA, ParsedFile, ParseError, ParseOptions
+from ..model import NONE_LOAD, RELATIVE_TIME, SAMPLE_SCHEMA, ParsedFile, ParseError, ParseOptions
 from ..textio import read_text
 
 
@@ -56,7 +56,7 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     samples = pl.DataFrame({
         "scenario": [options.scenario or "default"] * len(lat),
         "load_key": [load.key] * len(lat),
-        # offsets are relative to the run start; the uploader's run start is unknown here.
+        # offsets count from hey's start; the upload's `started_ms` places the series in time.
         "start_ms": start,
         "latency_us": lat,
         "success": ok,
@@ -64,4 +64,4 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         "is_transaction": [False] * len(lat),
     }).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
     return ParsedFile(tool="hey", format="hey-csv", samples=samples, loads={load.key: load},
-                      meta={"time_base": "ms since run start"}, warnings=warnings)
+                      meta={"time_base": RELATIVE_TIME}, warnings=warnings)

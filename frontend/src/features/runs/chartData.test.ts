@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SeriesOut } from '@/api/client';
-import { percentileSpectrum, seriesOverlay, tailX, tracesToTable } from './chartData';
+import { breakAtGaps, percentileSpectrum, seriesOverlay, tailX, tracesToTable } from './chartData';
 import { easeagentRun } from '../../../test/testRuns';
 
 const series = (id: number, variant_id: number, t_ms: number[], values: number[]): SeriesOut => ({
@@ -29,6 +29,20 @@ describe('seriesOverlay', () => {
       [5, 360, 290],
       [10, 361, 293],
     ]);
+  });
+});
+
+describe('breakAtGaps', () => {
+  it('breaks the line where the next point is more than one interval later, and only there', () => {
+    // Two repetitions of 3 s at 1 s intervals, the second starting 7 s after the first.
+    const run = easeagentRun();
+    const reps = { ...series(1, 1, [0, 1000, 2000, 7000, 8000, 9000], [10, 11, 12, 20, 21, 22]), interval_ms: 1000 };
+    const [trace] = seriesOverlay(run, [reps], 2, 'throughput', [null]).traces;
+    expect(breakAtGaps(trace)).toEqual({ x: [0, 1, 2, 4.5, 7, 8, 9], y: [10, 11, 12, null, 20, 21, 22] });
+  });
+
+  it('leaves a series without an interval as it is', () => {
+    expect(breakAtGaps({ name: 'a', x: [0, 10], y: [1, 2] })).toEqual({ x: [0, 10], y: [1, 2] });
   });
 });
 

@@ -13,6 +13,28 @@ export interface Trace {
   variant?: string;
   x: number[];
   y: number[];
+  /** Seconds between the points of one stretch of a time series: a longer step is a gap. */
+  step?: number;
+}
+
+/**
+ * The points of a time series for a line chart, with a break (a null) where the next point comes more
+ * than one step later: the repetitions of a load level are not joined across the other variant's turn.
+ */
+export function breakAtGaps(trace: Trace): { x: number[]; y: (number | null)[] } {
+  const { x, y, step } = trace;
+  if (!step) return { x, y };
+  const gx: number[] = [];
+  const gy: (number | null)[] = [];
+  x.forEach((xi, i) => {
+    if (i > 0 && xi - x[i - 1] > step * 1.5) {
+      gx.push((xi + x[i - 1]) / 2);
+      gy.push(null);
+    }
+    gx.push(xi);
+    gy.push(y[i]);
+  });
+  return { x: gx, y: gy };
 }
 
 export interface ChartModel {
@@ -70,6 +92,7 @@ export function seriesOverlay(
     variant: run.variants.find((v) => v.id === s.variant_id)?.name,
     x: s.t_ms.map((t) => (t - t0) / 1000),
     y: s.values,
+    step: s.interval_ms ? s.interval_ms / 1000 : undefined,
   }));
   const info = metricInfo(metric);
   const load = run.loads.find((l) => l.id === loadId);

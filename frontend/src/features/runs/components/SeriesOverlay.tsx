@@ -5,7 +5,7 @@ import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { variantColors } from '@/components/charts/colors';
 import { ErrorState, Loading } from '@/components/StateViews';
-import { seriesOverlay } from '../chartData';
+import { breakAtGaps, seriesOverlay } from '../chartData';
 import { metricInfo } from '@/lib/metrics';
 import { ALL_SCENARIOS } from '@/lib/cells';
 import type { Range } from '@/lib/urlState';
@@ -73,8 +73,7 @@ export function SeriesOverlay({
                     type: 'scatter',
                     mode: 'lines+markers',
                     name: t.name,
-                    x: t.x,
-                    y: t.y,
+                    ...breakAtGaps(t),
                     line: { color: color(t.variant ?? t.name), width: 1.5 },
                     marker: { color: color(t.variant ?? t.name), size: 4 },
                   })),
