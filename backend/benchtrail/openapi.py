@@ -96,12 +96,34 @@ def _uses(route: APIRoute, dependency: Callable[..., Any]) -> bool:
     return False
 
 
+# Models sent as a JSON part of a multipart form (`json_part`): the framework does not see them, so
+# `complete` adds their schemas to the document's components.
+_PART_MODELS: dict[str, type[BaseModel]] = {}
+
+
+def json_part(model: type[BaseModel], description: str) -> dict[str, Any]:
+    """The schema of a multipart form field holding `model` as JSON (declare the part's encoding
+    `application/json`); the model's schema is in the document's components."""
+    _PART_MODELS[model.__name__] = model
+    return {"$ref": REF + model.__name__, "description": description}
+
+
+def _add_schema(components: dict[str, Any], model: type[BaseModel]) -> None:
+    schema = model.model_json_schema(ref_template=REF + "{model}")
+    for name, definition in schema.pop("$defs", {}).items():
+        components.setdefault(name, definition)
+    components.setdefault(model.__name__, schema)
+
+
 def complete(app: FastAPI, schema: dict[str, Any]) -> dict[str, Any]:
-    """Add the statuses every operation has in common, and make every error response ErrorBody."""
+    """Add the statuses every operation has in common, make every error response ErrorBody, and add
+    the schemas of the forms' JSON parts."""
     from benchtrail.auth.principal import get_principal, request_token
 
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     components.setdefault("ErrorBody", ErrorBody.model_json_schema(ref_template=REF + "{model}"))
+    for model in _PART_MODELS.values():
+        _add_schema(components, model)
     for context in iter_route_contexts(app.routes):  # the routes of included routers, with their prefixes
         route = context.original_route
         if not isinstance(route, APIRoute) or not context.include_in_schema:

@@ -70,7 +70,7 @@ def report_progress(slug: str, body: ProgressIn, share: int | None = ShareQuery,
 
 
 @router.post("/{slug}/results", response_model=ResultsAccepted, status_code=202,
-             openapi_extra={"requestBody": form_body("ResultsMetadata as JSON; files[i] describes the i-th file",
+             openapi_extra={"requestBody": form_body(service.ResultsMetadata, "files[i] describes the i-th file",
                                                      "Raw outputs (may be gzip/zstd/zip)")},
              responses={200: {"model": ResultsAccepted,
                               "description": "Same Idempotency-Key: these results were already accepted"},

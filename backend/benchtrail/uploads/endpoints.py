@@ -9,13 +9,13 @@ from benchtrail.db_boundary import unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
 from benchtrail.uploads import service
 from benchtrail.uploads.form import Form, form_body, with_form
-from benchtrail.uploads.schemas import UploadAccepted
+from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
 
 router = APIRouter(prefix="/api/v1", tags=["uploads"])
 
 
 @router.post("/projects/{slug}/runs", response_model=UploadAccepted, status_code=202,
-             openapi_extra={"requestBody": form_body("UploadMetadata as JSON; files[i] describes the i-th file",
+             openapi_extra={"requestBody": form_body(UploadMetadata, "files[i] describes the i-th file",
                                                      "Raw result files (may be gzip/zstd/zip)")},
              responses={200: {"model": UploadAccepted, "description": "Same Idempotency-Key: the existing run"},
                         **errors(400, model=ResultFileError, e400=RESULT_FILE_400), **errors(403),

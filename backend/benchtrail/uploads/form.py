@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from pydantic import BaseModel
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 
 from benchtrail.errors import InvalidBody, InvalidRequest
+from benchtrail.openapi import json_part
 from benchtrail.uploads.files import RawSink, ReceivedFile, new_scratch_folder
 
 T = TypeVar("T")
@@ -28,14 +30,15 @@ PARTS_LIMIT = 1000
 BLOCK = 1 << 20
 
 
-def form_body(metadata: str, files: str) -> dict[str, object]:
-    """The OpenAPI request body of an endpoint that reads its form with `with_form`, declared as the
-    framework would have: a `metadata` text field and `files`."""
-    return {"required": True, "content": {"multipart/form-data": {"schema": {
-        "type": "object", "required": ["metadata", "files"], "properties": {
-            "metadata": {"type": "string", "maxLength": FIELD_LIMIT, "description": metadata},
+def form_body(metadata: type[BaseModel], description: str, files: str) -> dict[str, object]:
+    """The OpenAPI request body of an endpoint that reads its form with `with_form`: a `metadata` part
+    holding `metadata` as JSON (a text field of at most FIELD_LIMIT bytes) and `files`."""
+    return {"required": True, "content": {"multipart/form-data": {
+        "schema": {"type": "object", "required": ["metadata", "files"], "properties": {
+            "metadata": json_part(metadata, f"{description} (JSON, at most {FIELD_LIMIT} bytes)"),
             "files": {"type": "array", "items": {"type": "string", "contentMediaType": "application/octet-stream"},
-                      "description": files}}}}}}
+                      "description": files}}},
+        "encoding": {"metadata": {"contentType": "application/json"}}}}}
 
 
 @dataclass(slots=True)

@@ -1529,6 +1529,45 @@ export interface components {
              */
             metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
         };
+        /**
+         * CriterionIn
+         * @description A pass/fail criterion, as a plan's `criteria` entry (docs/plans/plan-v1.schema.json).
+         */
+        CriterionIn: {
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "latency_mean" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "latency_max" | "error_rate" | "throughput" | "achieved_rate" | "cpu_pct" | "rss_mb" | "heap_mb" | "cpu_s_per_1k";
+            /**
+             * Op
+             * @enum {string}
+             */
+            op: "<" | "<=" | ">" | ">=";
+            /**
+             * Overhead
+             * @description Variant minus reference instead of the variant's own value
+             * @default false
+             */
+            overhead: boolean;
+            /**
+             * Scenario
+             * @description Only this scenario (default: all scenarios)
+             * @default null
+             */
+            scenario: string | null;
+            /**
+             * Value
+             * @description In the metric's unit (ms, %, req/s, MB)
+             */
+            value: number;
+            /**
+             * Variant
+             * @description Only this variant (default: every variant)
+             * @default null
+             */
+            variant: string | null;
+        };
         /** DeliveryList */
         DeliveryList: {
             /** Items */
@@ -1576,6 +1615,43 @@ export interface components {
             /** Window */
             window?: number | null;
         };
+        /** EnvironmentIn */
+        EnvironmentIn: {
+            /** Attributes */
+            attributes?: {
+                [key: string]: string;
+            };
+            /**
+             * Cpus
+             * @default null
+             */
+            cpus: number | null;
+            /**
+             * Instance Type
+             * @default null
+             */
+            instance_type: string | null;
+            /**
+             * Memory Mb
+             * @default null
+             */
+            memory_mb: number | null;
+            /**
+             * Name
+             * @default null
+             */
+            name: string | null;
+            /**
+             * Os
+             * @default null
+             */
+            os: string | null;
+            /**
+             * Runtime
+             * @default null
+             */
+            runtime: string | null;
+        };
         /** EnvironmentOut */
         EnvironmentOut: {
             /** Attributes */
@@ -1619,6 +1695,49 @@ export interface components {
             error: string;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * FileIn
+         * @description How to read one uploaded file; files are matched to parts by position.
+         */
+        FileIn: {
+            /**
+             * Format
+             * @description Overrides auto-detection, e.g. jmeter-csv
+             * @default null
+             */
+            format: string | null;
+            /**
+             * @description Load level, when the tool output lacks it
+             * @default null
+             */
+            load: components["schemas"]["LoadIn"] | null;
+            /**
+             * Scenario
+             * @description Scenario name for single-scenario summaries
+             * @default null
+             */
+            scenario: string | null;
+            /**
+             * Series Only
+             * @description A warm-up output: kept in series, never in cells
+             * @default false
+             */
+            series_only: boolean;
+            /**
+             * Started Ms
+             * @description When the tool started, in ms since the epoch, for a file whose times count from its own start (hey CSV's offset): its series are placed at that time (to the series interval), so the warm-up and the repetitions of a load level follow each other on one time axis instead of all starting at 0. Ignored for files with their own clock times and for a share's files.
+             * @default null
+             */
+            started_ms: number | null;
+            /** Variant */
+            variant: string;
+            /**
+             * Warmup S
+             * @description Leading seconds left out of cells, kept in series
+             * @default 0
+             */
+            warmup_s: number;
         };
         /** FinishIn */
         FinishIn: {
@@ -1714,6 +1833,29 @@ export interface components {
              * @description The trail's id
              */
             trail: number;
+        };
+        /** LoadIn */
+        LoadIn: {
+            /**
+             * Duration S
+             * @default null
+             */
+            duration_s: number | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "threads" | "concurrency" | "rate" | "requests" | "duration" | "none";
+            /**
+             * Requests
+             * @default null
+             */
+            requests: number | null;
+            /**
+             * Value
+             * @default null
+             */
+            value: number | null;
         };
         /** LoadOut */
         LoadOut: {
@@ -2064,6 +2206,76 @@ export interface components {
             run: string;
             /** Status */
             status: string;
+        };
+        /**
+         * ResultsMetadata
+         * @description What a runner sends with its raw outputs: the files and its load generators' CPU per step.
+         *     Criteria and validity are judged by ingest from the files and the run's plan, as for an upload.
+         */
+        ResultsMetadata: {
+            /**
+             * Agent Version
+             * @default null
+             */
+            agent_version: string | null;
+            /**
+             * App Version
+             * @default null
+             */
+            app_version: string | null;
+            /**
+             * Branch
+             * @default null
+             */
+            branch: string | null;
+            /**
+             * Commit
+             * @default null
+             */
+            commit: string | null;
+            /**
+             * Criteria
+             * @description Pass/fail criteria judged on the run's cells, as a plan's (results in the run's `criteria`)
+             */
+            criteria?: components["schemas"]["CriterionIn"][];
+            /** @default null */
+            environment: components["schemas"]["EnvironmentIn"] | null;
+            /**
+             * File Checks
+             * @description Judge each sample file's error rate (and, for a rate load, achieved vs requested rate) as a plan run does; a failed check makes the run invalid
+             * @default false
+             */
+            file_checks: boolean;
+            /** Files */
+            files: components["schemas"]["FileIn"][];
+            /** Labels */
+            labels?: {
+                [key: string]: string;
+            };
+            /** Loadgen */
+            loadgen?: components["schemas"]["LoadgenStep"][];
+            /**
+             * Reference
+             * @description Reference variant; default: the first
+             * @default null
+             */
+            reference: string | null;
+            /**
+             * Source
+             * @default upload
+             * @enum {string}
+             */
+            source: "upload" | "manual" | "schedule";
+            /**
+             * Started At
+             * @default null
+             */
+            started_at: string | null;
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string | null;
         };
         /** ResultsUploadFile */
         ResultsUploadFile: {
@@ -2800,6 +3012,70 @@ export interface components {
             status: string;
             /** Status Url */
             status_url: string;
+        };
+        /** UploadMetadata */
+        UploadMetadata: {
+            /**
+             * Agent Version
+             * @default null
+             */
+            agent_version: string | null;
+            /**
+             * App Version
+             * @default null
+             */
+            app_version: string | null;
+            /**
+             * Branch
+             * @default null
+             */
+            branch: string | null;
+            /**
+             * Commit
+             * @default null
+             */
+            commit: string | null;
+            /**
+             * Criteria
+             * @description Pass/fail criteria judged on the run's cells, as a plan's (results in the run's `criteria`)
+             */
+            criteria?: components["schemas"]["CriterionIn"][];
+            /** @default null */
+            environment: components["schemas"]["EnvironmentIn"] | null;
+            /**
+             * File Checks
+             * @description Judge each sample file's error rate (and, for a rate load, achieved vs requested rate) as a plan run does; a failed check makes the run invalid
+             * @default false
+             */
+            file_checks: boolean;
+            /** Files */
+            files: components["schemas"]["FileIn"][];
+            /** Labels */
+            labels?: {
+                [key: string]: string;
+            };
+            /**
+             * Reference
+             * @description Reference variant; default: the first
+             * @default null
+             */
+            reference: string | null;
+            /**
+             * Source
+             * @default upload
+             * @enum {string}
+             */
+            source: "upload" | "manual" | "schedule";
+            /**
+             * Started At
+             * @default null
+             */
+            started_at: string | null;
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string | null;
         };
         /** VariantOut */
         VariantOut: {
@@ -4448,8 +4724,8 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description Raw result files (may be gzip/zstd/zip) */
                     files: string[];
-                    /** @description UploadMetadata as JSON; files[i] describes the i-th file */
-                    metadata: string;
+                    /** @description files[i] describes the i-th file (JSON, at most 1048576 bytes) */
+                    metadata: components["schemas"]["UploadMetadata"];
                 };
             };
         };
@@ -6549,8 +6825,8 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description Raw outputs (may be gzip/zstd/zip) */
                     files: string[];
-                    /** @description ResultsMetadata as JSON; files[i] describes the i-th file */
-                    metadata: string;
+                    /** @description files[i] describes the i-th file (JSON, at most 1048576 bytes) */
+                    metadata: components["schemas"]["ResultsMetadata"];
                 };
             };
         };

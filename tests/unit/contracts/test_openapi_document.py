@@ -88,6 +88,20 @@ def test_constraints_the_server_enforces_are_declared(doc):
     assert settings["per_metric"]["propertyNames"]["enum"] == trail_metrics
 
 
+def test_the_metadata_part_of_an_upload_is_declared_as_the_json_the_server_reads(doc):
+    """`metadata` is a JSON part of the multipart form, not a free string: its schema is the model the
+    server validates it with, every file option included."""
+    for path, model in (("/api/v1/projects/{slug}/runs", "UploadMetadata"),
+                        ("/api/v1/runs/{slug}/results", "ResultsMetadata")):
+        form = doc["paths"][path]["post"]["requestBody"]["content"]["multipart/form-data"]
+        assert form["schema"]["properties"]["metadata"]["$ref"] == f"#/components/schemas/{model}"
+        assert form["encoding"] == {"metadata": {"contentType": "application/json"}}
+        assert doc["components"]["schemas"][model]["properties"]["files"]["items"]["$ref"].endswith("/FileIn")
+    file_in = doc["components"]["schemas"]["FileIn"]
+    assert file_in["additionalProperties"] is False
+    assert {"variant", "format", "scenario", "load", "warmup_s", "series_only", "started_ms"} == set(file_in["properties"])
+
+
 def test_webhook_url_pattern_takes_what_the_server_can_call(doc):
     pattern = re.compile(doc["components"]["schemas"]["WebhookIn"]["properties"]["url"]["pattern"])
     for url in ("http://127.0.0.1:8080/hook", "https://hooks.slack.com/services/T0/B0/x", "http://[::1]:18081/h",
