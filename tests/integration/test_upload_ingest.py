@@ -228,8 +228,9 @@ def test_repetitions_of_a_cell_merge_exactly(client, worker, make_project, scrat
         assert len(cell["extra"]["repetitions"]) == 2
 
 
-def _hey_csv(path: Path, offsets_s: list[float]) -> Path:
-    rows = [f"0.0012,0.0001,0.0000,0.0000,0.0011,0.0000,200,{o:.4f}" for o in offsets_s]
+def _hey_csv(path: Path, offsets_s: list[float], latencies_s: list[float] | None = None) -> Path:
+    latencies_s = latencies_s or [0.0012] * len(offsets_s)
+    rows = [f"{lat:.4f},0.0001,0.0000,0.0000,0.0011,0.0000,200,{o:.4f}" for o, lat in zip(offsets_s, latencies_s)]
     path.write_text("response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
                     + "\n".join(rows) + "\n")
     return path
@@ -266,6 +267,46 @@ def test_hey_repetitions_are_placed_in_time_by_their_start(client, worker, make_
             expected[t] = expected.get(t, 0) + 1
     assert whole["t_ms"] == sorted(expected)
     assert whole["values"] == [float(expected[t]) for t in sorted(expected)]
+
+
+def test_files_that_ran_at_the_same_time_make_one_series_of_all_their_samples(client, worker, make_project, scratch):
+    """A step of two scenarios runs one hey per scenario at once (the runner's warm-up does): the load
+    level's series counts both files' requests in each interval and takes its percentiles over all of them,
+    as numpy does on the two files' rows together; each scenario's series stays its own file's."""
+    import numpy as np
+
+    slug, token = make_project()
+    rng = np.random.default_rng(11)
+    start = 1_717_200_000_000
+    rows = {name: (sorted(rng.uniform(0, 4, n).round(4).tolist()), rng.lognormal(np.log(0.002), 0.6, n).round(4).tolist())
+            for name, n in (("a", 300), ("b", 200))}
+    files = [_hey_csv(scratch / f"{name}.csv", offs, lats) for name, (offs, lats) in rows.items()]
+    meta = {"files": [{"variant": "baseline", "format": "hey-csv", "scenario": name, "started_ms": start,
+                       "load": {"kind": "concurrency", "value": 2}} for name in rows]}
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
+                    data={"metadata": json.dumps(meta)}, files=[("files", (p.name, p.read_bytes())) for p in files])
+    assert r.status_code == 202, r.text
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+    series = client.get(f"/api/v1/runs/{run['slug']}/series").json()["items"]
+
+    def expected(names):
+        by_t: dict[int, list[float]] = {}
+        for name in names:
+            for o, lat in zip(*rows[name]):
+                by_t.setdefault(start + int(round(o * 1000)) // 1000 * 1000, []).append(lat * 1000)
+        return by_t
+
+    for scenario_id, names in ((None, ("a", "b")), *((i, (n,)) for i, n in scenarios.items() if n in rows)):
+        by_t = expected(names)
+        got = {s["metric"]: s for s in series if s["scenario_id"] == scenario_id}
+        assert got["throughput"]["interval_ms"] == 1000
+        assert got["throughput"]["t_ms"] == sorted(by_t), names
+        assert got["throughput"]["values"] == [float(len(by_t[t])) for t in sorted(by_t)]
+        for metric, p in (("latency_p50", 50), ("latency_p99", 99)):
+            want = [float(np.percentile(by_t[t], p, method="inverted_cdf")) for t in sorted(by_t)]
+            assert got[metric]["values"] == pytest.approx(want, abs=1e-9), (names, metric)
 
 
 def test_upload_while_the_broker_is_down_is_ingested_later(client, worker, make_project, scratch, infra):

@@ -408,6 +408,22 @@ def _fill_histograms(hists: dict[tuple[str | None, str], object], counts: pl.Dat
         hists[(scenario, load_key)] = hist  # type: ignore[assignment]
 
 
+def interval_counts(table: pl.DataFrame, interval_ms: int, shift_ms: int = 0) -> pl.DataFrame:
+    """A file's `SampleCounts.table` reduced to what its series are computed from, per interval (moved
+    by `shift_ms`, a whole number of intervals): the counts of several files that ran at the same time
+    concatenate into the counts of all their samples together (`union_series`)."""
+    t = pl.col("t") - pl.col("t") % interval_ms + shift_ms
+    return table.group_by(pl.col("scenario", "load_key").cast(pl.String), t.alias("t"), "latency_us", "is_tx").agg(
+        pl.col("n").sum(), pl.col("errors").sum())
+
+
+def union_series(counts: list[pl.DataFrame], loads: dict[str, LoadSpec], interval_ms: int) -> list[SeriesData]:
+    """The series of the samples of several files together, from their `interval_counts`: each interval's
+    throughput and errors add up, and its percentiles are those of every sample in it."""
+    table = pl.concat(counts).with_columns(pl.col("scenario", "load_key").cast(pl.Categorical))
+    return _series(table, loads, interval_ms)
+
+
 def _series(counts: pl.DataFrame, loads: dict[str, LoadSpec], interval_ms: int) -> list[SeriesData]:
     """Series from the rows of `SampleCounts` (bucketed by a divisor of `interval_ms`): each exact
     nearest-rank percentile is read off the cumulative counts of an interval's rows in latency order."""

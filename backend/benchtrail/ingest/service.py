@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail import storage
 from benchtrail.ingest import criteria as criteria_judge
-from benchtrail.ingest.cells import SampleCounts, Summariser
+from benchtrail.ingest.cells import SampleCounts, Summariser, interval_counts, union_series
 from benchtrail.ingest.detect import ingest_file
 from benchtrail.ingest.histogram import merge as merge_histograms
 from benchtrail.ingest.histogram import decode as decode_histogram
@@ -239,6 +239,12 @@ class RunWriter:
         self.combined: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         self.generators = run_meta.of(run).generators
         self.shared_series: set[int] = set()    # series from a share's file (merged by time: `_points`)
+        # Per (variant, load key): the interval counts of the files whose series sit at clock times (or a
+        # share's: the shares ran together), with their interval, and those files' series. Files that
+        # covered the same intervals ran at the same time (one per scenario, or the shares): their
+        # series are computed again from all their samples together (`_union_series`).
+        self.counts: dict[tuple[str, str], list[tuple[int, pl.DataFrame]]] = {}
+        self.counted_series: set[int] = set()
         # a share's arrival rate per (variant, scenario, load key) and position: the shares' add up
         self.share_arrivals: dict[tuple[tuple[str, str, str], int], float] = {}
 
@@ -266,6 +272,34 @@ class RunWriter:
         self.series.append((variant, series))
         if share is not None:
             self.shared_series.add(id(series))
+
+    def add_counts(self, variant: str, counts: SampleCounts, interval_ms: int, shift_ms: int,
+                   series: list[Any]) -> None:
+        """A sampled file whose series are at clock times: its counts per interval, kept until `write`."""
+        table = interval_counts(counts.table, interval_ms, shift_ms)
+        for (load_key,), part in table.group_by("load_key"):
+            self.counts.setdefault((variant, str(load_key)), []).append((interval_ms, part))
+        self.counted_series.update(id(s) for s in series)
+
+    def _union_series(self) -> dict[tuple[str, str | None, str, str, str], Any]:
+        """The series of each variant and load level whose files covered some interval together, from
+        the counts of all of them: throughput and errors add up, percentiles are the union's (one file's
+        series cannot give them). Only when those files share one interval."""
+        out: dict[tuple[str, str | None, str, str, str], Any] = {}
+        for (variant, load_key), files in self.counts.items():
+            intervals = {interval for interval, _ in files}
+            if len(files) < 2 or len(intervals) != 1:
+                continue
+            seen: set[int] = set()
+            overlap = False
+            for _, table in files:
+                ts = set(table["t"].unique().to_list())
+                overlap = overlap or bool(seen & ts)
+                seen |= ts
+            if overlap:
+                for s in union_series([t for _, t in files], self.loads, intervals.pop()):
+                    out[(variant, s.scenario, load_key, s.metric, "")] = s
+        return out
 
     def _note(self, variant: str, scenario: str | None, load: LoadSpec) -> None:
         if variant not in self.variant_order:
@@ -303,7 +337,12 @@ class RunWriter:
                              trail_id=trail_ids[(c.scenario, c.load.key, c.variant, c.mode, c.process)],
                              **{"params": {}, "replicates": [], **values}))
         s.add_all(rows)
-        for (variant, scenario, load_key, metric, process), parts in self._series_by_key().items():
+        unions = self._union_series()
+        for key, parts in self._series_by_key().items():
+            variant, scenario, load_key, metric, process = key
+            union = unions.get(key)
+            if union is not None:
+                parts = [p for p in parts if id(p) not in self.counted_series] + [union]
             points = self._points(metric, parts)
             s.add(Series(run_id=run.id, variant_id=variants[variant].id,
                          scenario_id=scenarios[scenario].id if scenario is not None else None,
@@ -314,9 +353,10 @@ class RunWriter:
 
     def _points(self, metric: str, parts: list[Any]) -> list[tuple[int, float]]:
         """A series' points in time order. The shares of a run over several generators report the same
-        intervals: their throughput and errors add up; for a latency percentile the highest share's
-        value of the interval is kept (a percentile of the union cannot be read from the shares' series;
-        the cells' percentiles are exact)."""
+        intervals; sampled shares were combined from their counts (`_union_series`), so this is for
+        series a tool reported (Locust's history): their throughput and errors add up; for a latency
+        percentile the highest share's value of the interval is kept (a percentile of the union cannot be
+        read from the shares' series; the cells' percentiles are exact)."""
         points = sorted((int(t), float(v)) for part in parts for t, v in zip(part.t_ms, part.values))
         if not any(id(p) in self.shared_series for p in parts):
             return points
@@ -478,6 +518,9 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
         for cell in result.reported:
             writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, run_file.position, share)
     shift = clock_shift_ms(run_file.options, parsed.meta, result.interval_ms)
+    clocked = shift or share is not None or parsed.meta.get("time_base") != RELATIVE_TIME
+    if sampled and result.counts is not None and result.interval_ms and clocked:
+        writer.add_counts(run_file.variant, result.counts, result.interval_ms, shift, result.series)
     for series in result.series:
         if shift:
             series.t_ms = [t + shift for t in series.t_ms]
@@ -488,8 +531,8 @@ def clock_shift_ms(options: dict[str, Any], meta: dict[str, Any], interval_ms: i
     """How far to move the series of a file whose times count from its own start: to its upload's
     `started_ms`, rounded to whole intervals (so each interval still holds the same samples). Without
     it, the repetitions and the warm-up of a load level would all start at 0 and draw over each other.
-    Not for a share's file: the shares of a run started together and their series add up interval by
-    interval (`RunWriter._points`)."""
+    Not for a share's file: the shares of a run started together, so their series are combined interval
+    by interval as they are (`RunWriter._union_series`)."""
     started = options.get("started_ms")
     if started is None or not interval_ms or options.get("share") is not None \
             or meta.get("time_base") != RELATIVE_TIME:
