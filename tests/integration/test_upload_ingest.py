@@ -269,6 +269,37 @@ def test_hey_repetitions_are_placed_in_time_by_their_start(client, worker, make_
     assert whole["values"] == [float(expected[t]) for t in sorted(expected)]
 
 
+def test_the_cli_tells_when_each_hey_file_started(live_api, worker, make_project, scratch):
+    """`--variant NAME=FILE;started=…` (ms since the epoch, or ISO 8601 with a zone): the two repetitions'
+    series follow each other; a time without a zone is a usage error naming the option."""
+    import os
+    import subprocess
+
+    from infra.localstack import VENV_BIN
+
+    slug, token = make_project()
+    first, second = _hey_csv(scratch / "r1.csv", [0.1, 0.5, 1.2]), _hey_csv(scratch / "r2.csv", [0.2, 1.4, 1.6])
+    env = {**os.environ, "BENCHTRAIL_URL": live_api, "BENCHTRAIL_TOKEN": token}
+    cli = [str(VENV_BIN / "benchtrail"), "upload", "--project", slug, "--json"]
+    done = subprocess.run([*cli, "--wait", "--variant", f"base={first};format=hey-csv;started=1717200000000",
+                           "--variant", f"base={second};format=hey-csv;started=2024-06-01T00:00:05.000+00:00"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)["run"]
+    import httpx
+
+    series = httpx.get(f"{live_api}/api/v1/runs/{run}/series", params={"metric": "throughput"},
+                       headers={"Authorization": f"Bearer {token}"}).json()["items"]
+    whole = next(s for s in series if s["scenario_id"] is None)
+    # 2024-06-01T00:00:00Z is 1717200000000 ms: the first file at 0 s and 1 s, the second at 5 s and 6 s.
+    assert whole["t_ms"] == [1717200000000, 1717200001000, 1717200005000, 1717200006000]
+    assert whole["values"] == [2.0, 1.0, 1.0, 2.0]
+    bad = subprocess.run([*cli, "--variant", f"base={first};started=2024-06-01T00:00:05"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    said = " ".join(bad.stderr.split())   # the console wraps long lines
+    assert bad.returncode == 2 and "'started=2024-06-01T00:00:05' needs" in said and "zone" in said, said
+
+
 def test_files_that_ran_at_the_same_time_make_one_series_of_all_their_samples(client, worker, make_project, scratch):
     """A step of two scenarios runs one hey per scenario at once (the runner's warm-up does): the load
     level's series counts both files' requests in each interval and takes its percentiles over all of them,

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -69,8 +70,19 @@ def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
 LOAD_KEYS = {"threads", "concurrency", "rate"}
 
 
+def _epoch_ms(value: str) -> int:
+    """`started=`: ms since the epoch (`date +%s%3N`) or an ISO 8601 time with its zone."""
+    if value.isdigit():
+        return int(value)
+    at = datetime.fromisoformat(value)
+    if at.tzinfo is None:
+        raise ValueError(value)
+    return round(at.timestamp() * 1000)
+
+
 def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
-    """NAME=FILE[;key=value...]: keys scenario, format, warmup, threads|concurrency|rate, requests, duration."""
+    """NAME=FILE[;key=value...]: keys scenario, format, warmup, started, threads|concurrency|rate, requests,
+    duration."""
     name, sep, rest = spec.partition("=")
     if not sep or not name or not rest:
         fail(EXIT_USAGE, f"--variant '{spec}' must be NAME=FILE[;key=value...]")
@@ -89,6 +101,8 @@ def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
                 entry[key] = value
             elif key == "warmup":
                 entry["warmup_s"] = float(value)
+            elif key == "started":
+                entry["started_ms"] = _epoch_ms(value)
             elif key in LOAD_KEYS:
                 load.update(kind=key, value=float(value))
             elif key == "requests":
@@ -97,9 +111,10 @@ def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
                 load["duration_s"] = float(value)
             else:
                 fail(EXIT_USAGE, f"--variant {name}: unknown option '{key}' (scenario, format, warmup, "
-                                 "threads, concurrency, rate, requests, duration)")
+                                 "started, threads, concurrency, rate, requests, duration)")
         except ValueError:
-            fail(EXIT_USAGE, f"--variant {name}: '{opt}' needs a number")
+            what = "ms since the epoch or an ISO 8601 time with its zone" if key == "started" else "a number"
+            fail(EXIT_USAGE, f"--variant {name}: '{opt}' needs {what}")
     if load:
         load.setdefault("kind", "requests" if "requests" in load else "duration")
         entry["load"] = load
