@@ -44,21 +44,27 @@ export function LiveProgress({ run, streaming }: { run: RunDetail; streaming: bo
           <dd data-testid="progress-percent">{view.percent === null ? '—' : `${view.percent.toFixed(0)}%`}</dd>
         </div>
         <div>
-          <dt>Step</dt>
+          <dt>{executing ? 'Step' : 'Last step'}</dt>
           <dd>{view.step ?? '—'}</dd>
         </div>
-        <div>
-          <dt>Achieved rate (req/s)</dt>
-          <dd data-testid="progress-rate">{formatNumber(view.achievedRate)}</dd>
-        </div>
-        <div>
-          <dt>Requests</dt>
-          <dd data-testid="progress-requests">{formatNumber(view.requests)}</dd>
-        </div>
-        <div>
-          <dt>Errors</dt>
-          <dd data-testid="progress-errors">{formatNumber(view.errors)}</dd>
-        </div>
+        {/* The runner counts per step: live figures while it runs. Once the run has ended they would be its last
+            step's (an ingest step reports 0 requests); the run's counts are its cells'. */}
+        {executing ? (
+          <>
+            <div>
+              <dt>Achieved rate (req/s, this step)</dt>
+              <dd data-testid="progress-rate">{formatNumber(view.achievedRate)}</dd>
+            </div>
+            <div>
+              <dt>Requests (this step)</dt>
+              <dd data-testid="progress-requests">{formatNumber(view.requests)}</dd>
+            </div>
+            <div>
+              <dt>Errors (this step)</dt>
+              <dd data-testid="progress-errors">{formatNumber(view.errors)}</dd>
+            </div>
+          </>
+        ) : null}
       </dl>
       {view.log.length ? (
         <details open={executing}>
