@@ -13,7 +13,8 @@ from tests.support.jtl import independent_cells, write_jtl
 
 
 def upload(client, slug, token, files, meta_extra=None, key=None):
-    meta = {"files": [{"variant": v} for v, _ in files], **(meta_extra or {})}
+    """`files`: (variant name, or the file's whole FileIn entry, path) pairs."""
+    meta = {"files": [v if isinstance(v, dict) else {"variant": v} for v, _ in files], **(meta_extra or {})}
     headers = {"Authorization": f"Bearer {token}"}
     if key:
         headers["Idempotency-Key"] = key
@@ -246,11 +247,9 @@ def test_hey_repetitions_are_placed_in_time_by_their_start(client, worker, make_
     rng = np.random.default_rng(7)
     offsets = [sorted(rng.uniform(0, 3, 40).round(4).tolist()), sorted(rng.uniform(0, 2, 25).round(4).tolist())]
     starts = [1_717_200_000_400, 1_717_200_007_700]
-    files = [_hey_csv(scratch / f"rep{i}.csv", o) for i, o in enumerate(offsets)]
-    meta = {"files": [{"variant": "baseline", "format": "hey-csv", "load": {"kind": "concurrency", "value": 1},
-                       "started_ms": start} for start in starts]}
-    r = client.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
-                    data={"metadata": json.dumps(meta)}, files=[("files", (p.name, p.read_bytes())) for p in files])
+    r = upload(client, slug, token, [
+        ({"variant": "baseline", "format": "hey-csv", "load": {"kind": "concurrency", "value": 1}, "started_ms": start},
+         _hey_csv(scratch / f"rep{i}.csv", offs)) for i, (start, offs) in enumerate(zip(starts, offsets))])
     assert r.status_code == 202, r.text
     run = wait_run(client, r.json()["run"])
     assert run["status"] == "completed", run["status_detail"]
@@ -311,11 +310,10 @@ def test_files_that_ran_at_the_same_time_make_one_series_of_all_their_samples(cl
     start = 1_717_200_000_000
     rows = {name: (sorted(rng.uniform(0, 4, n).round(4).tolist()), rng.lognormal(np.log(0.002), 0.6, n).round(4).tolist())
             for name, n in (("a", 300), ("b", 200))}
-    files = [_hey_csv(scratch / f"{name}.csv", offs, lats) for name, (offs, lats) in rows.items()]
-    meta = {"files": [{"variant": "baseline", "format": "hey-csv", "scenario": name, "started_ms": start,
-                       "load": {"kind": "concurrency", "value": 2}} for name in rows]}
-    r = client.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
-                    data={"metadata": json.dumps(meta)}, files=[("files", (p.name, p.read_bytes())) for p in files])
+    r = upload(client, slug, token, [
+        ({"variant": "baseline", "format": "hey-csv", "scenario": name, "started_ms": start,
+          "load": {"kind": "concurrency", "value": 2}}, _hey_csv(scratch / f"{name}.csv", offs, lats))
+        for name, (offs, lats) in rows.items()])
     assert r.status_code == 202, r.text
     run = wait_run(client, r.json()["run"])
     assert run["status"] == "completed", run["status_detail"]

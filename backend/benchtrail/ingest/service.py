@@ -239,10 +239,8 @@ class RunWriter:
         self.combined: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         self.generators = run_meta.of(run).generators
         self.shared_series: set[int] = set()    # series from a share's file (merged by time: `_points`)
-        # Per (variant, load key): the interval counts of the files whose series sit at clock times (or a
-        # share's: the shares ran together), with their interval, and those files' series. Files that
-        # covered the same intervals ran at the same time (one per scenario, or the shares): their
-        # series are computed again from all their samples together (`_union_series`).
+        # (variant, load key) -> (interval, interval counts) of each clock-timed file, and those files'
+        # series: see `add_counts` and `_union_series`.
         self.counts: dict[tuple[str, str], list[tuple[int, pl.DataFrame]]] = {}
         self.counted_series: set[int] = set()
         # a share's arrival rate per (variant, scenario, load key) and position: the shares' add up
@@ -275,7 +273,8 @@ class RunWriter:
 
     def add_counts(self, variant: str, counts: SampleCounts, interval_ms: int, shift_ms: int,
                    series: list[Any]) -> None:
-        """A sampled file whose series are at clock times: its counts per interval, kept until `write`."""
+        """A sampled file whose series are at clock times (or a share's: the shares ran together): its counts
+        per interval, kept until `write`, where files that covered the same intervals are combined."""
         table = interval_counts(counts.table, interval_ms, shift_ms)
         for (load_key,), part in table.group_by("load_key"):
             self.counts.setdefault((variant, str(load_key)), []).append((interval_ms, part))
