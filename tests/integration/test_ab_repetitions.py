@@ -99,3 +99,61 @@ def test_a_a_is_not_a_difference_and_8_percent_slower_is_flagged(client, worker,
     row = next(i for i in cmp["items"] if i["cell"]["scenario"] == "GET /api")
     assert row["result"]["repetitions"]["variant"] == pytest.approx([p75(x) for x in raw["slower"]], rel=1e-3)
     assert row["result"]["method"] == "t-repetitions" and row["result"]["ci_low"] > 0
+
+
+def write_counted(path: Path, rng: np.random.Generator, *, start_ms: int, gap_ms: float, error_p: float) -> tuple[float, float]:
+    """One repetition of 4,000 requests started every ~`gap_ms` (so its throughput is ~1000/gap_ms req/s),
+    each failing with probability `error_p`. Returns (throughput, error rate in %) as numpy computes
+    them from the rows: requests / (last end − first start), failures / requests."""
+    n = 4_000
+    starts = start_ms + np.round(np.cumsum(rng.uniform(0.5, 1.5, n) * gap_ms)).astype(int)
+    elapsed = rng.integers(1, 20, n)
+    ok = rng.random(n) >= error_p
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(HEADER)
+        for i, (ts, el, good) in enumerate(zip(starts, elapsed, ok)):
+            w.writerow([int(ts), int(el), "GET /api", "200" if good else "500", "OK" if good else "Server Error",
+                        f"TG 10 1-{i % 10 + 1}", "text", str(bool(good)).lower(), "", 512, 120, 10, 10,
+                        "http://127.0.0.1:8080/api", int(el), 0, 0])
+    duration_s = (np.max(starts + elapsed) - np.min(starts)) / 1000.0
+    return n / duration_s, float((~ok).sum()) * 100.0 / n
+
+
+def test_throughput_and_error_rate_are_compared_over_repetitions(client, worker, make_project, scratch):
+    """Five interleaved repetitions per variant, the agent's ~10% slower to send and failing 3% against
+    1%: each repetition's throughput and error rate is one value, compared paired by position (as
+    scipy's ttest_rel), not one value per side without an interval."""
+    slug, token = make_project()
+    rng = np.random.default_rng(515)
+    files, truth = [], {"baseline": [], "agent": []}
+    for rep in range(5):
+        for i, (variant, gap, error_p) in enumerate((("baseline", 2.0, 0.01), ("agent", 2.2, 0.03))):
+            path = scratch / f"{variant}-{rep + 1}.jtl"
+            truth[variant].append(write_counted(path, rng, start_ms=T0 + (rep * 2 + i) * 60_000,
+                                                gap_ms=gap * (1 + rng.normal(0, 0.02)), error_p=error_p))
+            files.append((variant, path))
+    r = upload(client, slug, token, files, {"agent_version": "1.0.0", "reference": "baseline"})
+    assert r.status_code == 202, r.text
+    run = wait_analysed(client, r.json()["run"], timeout=120)
+
+    for metric, k in (("throughput", 0), ("error_rate", 1)):
+        body = client.get(f"/api/v1/runs/{run['slug']}/overheads", params={"metric": metric})
+        assert body.status_code == 200, body.text
+        res = next(i["result"] for i in body.json()["items"] if i["cell"]["scenario"] == "GET /api")
+        ref, var = [t[k] for t in truth["baseline"]], [t[k] for t in truth["agent"]]
+        assert res["repetitions"]["reference"] == pytest.approx(ref, rel=1e-9)
+        assert res["repetitions"]["variant"] == pytest.approx(var, rel=1e-9)
+        assert res["repetitions"]["reference_positions"] == [0, 2, 4, 6, 8]
+        assert res["method"] == "paired-t-repetitions" and (res["n_ref"], res["n_var"]) == (5, 5)
+        t = stats.ttest_rel(var, ref)
+        ci = t.confidence_interval(0.95)
+        assert (res["ci_low"], res["ci_high"]) == (pytest.approx(ci.low, rel=1e-6), pytest.approx(ci.high, rel=1e-6))
+        assert res["p_value"] == pytest.approx(t.pvalue, rel=1e-6)
+        assert res["worse"] is True, res        # fewer requests per second, more of them failing
+    # The compare view answers the error rate too (it was refused as an unknown metric).
+    cmp = client.get("/api/v1/compare", params={"a": run["slug"], "b": run["slug"], "a_variant": "baseline",
+                                                 "b_variant": "agent", "metric": "error_rate"})
+    assert cmp.status_code == 200, cmp.text
+    row = next(i for i in cmp.json()["items"] if i["cell"]["scenario"] == "GET /api")
+    assert row["result"]["repetitions"]["variant"] == pytest.approx([t[1] for t in truth["agent"]], rel=1e-9)

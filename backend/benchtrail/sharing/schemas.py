@@ -1,23 +1,28 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from benchtrail.openapi import INT4_MAX
-from benchtrail.trails.settings import TRAIL_METRICS
+from benchtrail.trails.settings import AB_METRICS, TRAIL_METRICS
 from benchtrail.validation import SafeModel
 
 SnapshotKind = Literal["run", "compare", "history"]
 METRIC_DESCRIPTION = "A metric of the catalog that trails follow"
 METRIC_ENUM: dict[str, Any] = {"enum": sorted(TRAIL_METRICS)}
+AB_METRIC_DESCRIPTION = "A metric of the catalog that trails follow, or error_rate"
+AB_METRIC_ENUM: dict[str, Any] = {"enum": sorted(AB_METRICS)}
 
 
-def _known_metric(value: str) -> str:
-    if value not in TRAIL_METRICS:
-        raise ValueError(f"unknown metric '{value}'; known: {', '.join(sorted(TRAIL_METRICS))}")
-    return value
+def _metric_of(known: frozenset[str]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in known:
+            raise ValueError(f"unknown metric '{value}'; known: {', '.join(sorted(known))}")
+        return value
+    return check
 
 
 class SnapshotView(SafeModel):
@@ -34,11 +39,11 @@ class CompareSpec(SafeModel):
     model_config = ConfigDict(extra="forbid")
     a: str = Field(min_length=1, max_length=16, description="Slug of run a (the older side)")
     b: str = Field(min_length=1, max_length=16, description="Slug of run b")
-    metric: str = Field(default="latency_p75", description=METRIC_DESCRIPTION, json_schema_extra=METRIC_ENUM)
+    metric: str = Field(default="latency_p75", description=AB_METRIC_DESCRIPTION, json_schema_extra=AB_METRIC_ENUM)
     a_variant: str | None = Field(default=None, min_length=1, max_length=200)
     b_variant: str | None = Field(default=None, min_length=1, max_length=200)
 
-    _metric = field_validator("metric")(_known_metric)
+    _metric = field_validator("metric")(_metric_of(AB_METRICS))
 
 
 class HistorySpec(SafeModel):
@@ -49,7 +54,7 @@ class HistorySpec(SafeModel):
     metric: str = Field(default="latency_p75", description=METRIC_DESCRIPTION, json_schema_extra=METRIC_ENUM)
     kind: Literal["trail", "overhead"] = Field(default="trail", description="The values, or the overhead vs reference")
 
-    _metric = field_validator("metric")(_known_metric)
+    _metric = field_validator("metric")(_metric_of(TRAIL_METRICS))
 
 
 class SnapshotCreate(SafeModel):

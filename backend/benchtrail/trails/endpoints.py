@@ -11,12 +11,15 @@ from benchtrail.projects import service as projects
 from benchtrail.runs import service as runs
 from benchtrail.trails import service, window
 from benchtrail.trails.schemas import CompareOut, OverheadTrail, RunOverheads, SettingsOut, TrailDetail, TrailList
-from benchtrail.trails.settings import TRAIL_METRICS, AnalysisSettings, load
+from benchtrail.trails.settings import AB_METRICS, TRAIL_METRICS, AnalysisSettings, load
 
 _trails = APIRouter(prefix="/api/v1", tags=["trails"])
 # A metric a trail follows (422 for any other); the enum in the document is the server's own list.
 METRIC = {"description": "A metric of the catalog (benchtrail.metrics) that trails follow",
           "json_schema_extra": {"enum": sorted(TRAIL_METRICS)}}
+# A metric an A/B comparison answers: the trail metrics and the error rate (422 for any other).
+AB_METRIC = {"description": "A metric of the catalog that trails follow, or error_rate",
+             "json_schema_extra": {"enum": sorted(AB_METRICS)}}
 SessionDep = Depends(request_session, scope="function")
 
 
@@ -60,7 +63,7 @@ async def get_overhead_trail(trail_id: ID, request: Request, metric: str = Query
 
 
 @_trails.get("/runs/{slug}/overheads", response_model=RunOverheads, responses=NOT_MODIFIED)
-async def get_run_overheads(slug: str, request: Request, metric: str = Query(default="latency_p75", **METRIC),
+async def get_run_overheads(slug: str, request: Request, metric: str = Query(default="latency_p75", **AB_METRIC),
                             token: str | None = TokenDep) -> Response:
     return await remembered_read(request, token, lambda session: runs.head(session, slug),
                                  lambda session, principal: service.run_overheads(session, principal, slug, metric))
@@ -68,7 +71,7 @@ async def get_run_overheads(slug: str, request: Request, metric: str = Query(def
 
 @_trails.get("/compare", response_model=CompareOut, responses=errors(404, e404="Run a or b not found, or it has no such variant"))
 def compare(a: str, b: str, a_variant: str | None = None, b_variant: str | None = None,
-            metric: str | None = Query(default=None, **METRIC),
+            metric: str | None = Query(default=None, **AB_METRIC),
             session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> CompareOut:
     return service.compare_runs(session, principal, a, b, a_variant=a_variant, b_variant=b_variant, metric=metric)
 

@@ -7,6 +7,9 @@ Which evidence is used, best first:
   bootstrap over time for one repetition per side (see `benchtrail.analysis.ab`). Cells ingested
   before repetitions were stored fall back to the per-repetition summaries in `extra`, and a lone
   histogram gives no interval ("too noisy to tell"): requests are never resampled as if independent;
+- throughput, errors and the error rate of sample-based cells: each repetition's own value (its
+  requests over its duration, its errors, its errors over its requests), compared over the
+  repetitions like latency;
 - per-repetition values on both sides (JMH iterations): `compare` over the repetitions;
 - a JMH score ± error on both sides: JMH's error is the half-width of a 99.9% Student-t interval over
   `cnt` measurements, so each side's standard error is error / t(0.9995, cnt-1); the difference gets
@@ -31,6 +34,9 @@ from benchtrail.models import Cell
 
 HISTOGRAM_METRICS = frozenset({"latency_mean", "latency_p50", "latency_p75", "latency_p90", "latency_p95",
                                "latency_p99", "latency_p999"})
+# What every sample-based repetition counts (ingest's `REPETITION_STATS`), and the error rate derived from
+# two of them: compared over the repetitions, one value each.
+COUNTED_METRICS = frozenset({"count", "errors", "duration_s", "throughput", "error_rate"})
 _Z = 1.959963984540054 + 0.8416212335729143  # 95% two-sided, 80% power
 
 
@@ -69,14 +75,40 @@ def repetitions_of(cell: Cell, metric: str) -> tuple[Repetition, ...]:
     return ()
 
 
+def counted_repetitions(cell: Cell, metric: str) -> tuple[Repetition, ...]:
+    """One value per sample-based repetition of a counted metric (`COUNTED_METRICS`), each at its
+    position in the run; none unless every one of 2+ repetitions has it."""
+    out = []
+    for i, rec in enumerate(getattr(cell, "repetitions", None) or []):
+        value = _error_rate(rec.get("errors"), rec.get("count")) if metric == "error_rate" else rec.get(metric)
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            return ()
+        out.append(Repetition(stats={"mean": float(value)}, position=rec.get("position", i)))
+    return tuple(out) if len(out) >= 2 else ()
+
+
+def _error_rate(errors: Any, count: Any) -> float | None:
+    """Failed requests in percent of all, as the run document's `error_rate`."""
+    ok = isinstance(errors, (int, float)) and isinstance(count, (int, float)) and count > 0
+    return errors * 100.0 / count if ok else None
+
+
+def _repetitions(cell: Cell, metric: str) -> tuple[Repetition, ...]:
+    if metric in HISTOGRAM_METRICS:
+        return repetitions_of(cell, metric)
+    if metric in COUNTED_METRICS:
+        return counted_repetitions(cell, metric) or reported_repetitions(cell, metric)
+    return reported_repetitions(cell, metric)
+
+
 def evidence(cell: Cell, metric: str) -> CellEvidence | None:
-    value = getattr(cell, metric)
+    value = _error_rate(cell.errors, cell.count) if metric == "error_rate" else getattr(cell, metric)
     if value is None or not math.isfinite(value):
         return None
     cnt = (cell.params or {}).get("cnt")
     return CellEvidence(
         value=float(value),
-        repetitions=repetitions_of(cell, metric) if metric in HISTOGRAM_METRICS else reported_repetitions(cell, metric),
+        repetitions=_repetitions(cell, metric),
         histogram=cell.histogram if metric in HISTOGRAM_METRICS else None,
         replicates=tuple(cell.replicates or ()) if metric == "score" else (),
         error=cell.score_error if metric == "score" else None,

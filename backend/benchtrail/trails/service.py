@@ -22,12 +22,12 @@ from benchtrail.trails.analysis import overhead_value, series_settings
 from benchtrail.trails.schemas import (AbOut, AlertBrief, AnnotationOut, CellKey, ChangePointOut, CompareOut,
                                        CompareRow, OverheadPoint, OverheadTrail, RunOverhead, RunOverheads,
                                        TrailDetail, TrailOut, TrailPoint)
-from benchtrail.trails.settings import TRAIL_METRICS, AnalysisSettings, load
+from benchtrail.trails.settings import AB_METRICS, TRAIL_METRICS, AnalysisSettings, load
 
 
-def _metric(name: str) -> str:
-    if name not in TRAIL_METRICS:
-        raise InvalidRequest(f"unknown metric '{name}'; known: {', '.join(sorted(TRAIL_METRICS))}")
+def _metric(name: str, known: frozenset[str] = TRAIL_METRICS) -> str:
+    if name not in known:
+        raise InvalidRequest(f"unknown metric '{name}'; known: {', '.join(sorted(known))}")
     return name
 
 
@@ -310,7 +310,7 @@ def _cell_keys(session: Session, run_id: int) -> tuple[dict[int, Variant], dict[
 
 
 def run_overheads(session: Session, principal: Principal, slug: str, metric: str) -> RunOverheads:
-    metric = _metric(metric)
+    metric = _metric(metric, AB_METRICS)
     run, project = runs.get_visible_run(session, principal, slug)
     if metric in load(project.settings).metrics and run.analysis_status == "done":
         # Stored by the analysis: the overheads and the names keying their cells, two queries.
@@ -349,7 +349,7 @@ def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: st
     """Run b minus run a, cell by cell: same scenario, load and mode; the same variant name unless
     a_variant/b_variant pick one variant on each side."""
     if metric is not None:
-        _metric(metric)
+        _metric(metric, AB_METRICS)
     run_a, _ = runs.get_visible_run(session, principal, a_slug)
     run_b, _ = runs.get_visible_run(session, principal, b_slug)
     parts_a, parts_b = _cell_keys(session, run_a.id), _cell_keys(session, run_b.id)

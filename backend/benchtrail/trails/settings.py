@@ -25,6 +25,9 @@ DEFAULT_METRICS = ("latency_p75", "latency_p99", "throughput", "score", "cpu_pct
 DEFAULT_MIN_MAGNITUDE_PCT = 1.0
 # Columns of a cell that a trail can follow (error_rate is derived, not stored).
 TRAIL_METRICS = frozenset(m for m in metrics.CATALOG if m not in ("error_rate",))
+# Metrics an A/B comparison (a run's overheads, GET /compare) answers: those a trail follows and the
+# error rate, derived from each cell's and each repetition's errors and requests.
+AB_METRICS = TRAIL_METRICS | {"error_rate"}
 
 
 class DetectionIn(SafeModel):

@@ -1523,11 +1523,11 @@ export interface components {
             b_variant?: string | null;
             /**
              * Metric
-             * @description A metric of the catalog that trails follow
+             * @description A metric of the catalog that trails follow, or error_rate
              * @default latency_p75
              * @enum {string}
              */
-            metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
+            metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "error_rate" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
         };
         /**
          * CriterionIn
@@ -3393,8 +3393,8 @@ export interface operations {
                 b: string;
                 a_variant?: string | null;
                 b_variant?: string | null;
-                /** @description A metric of the catalog (benchtrail.metrics) that trails follow */
-                metric?: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
+                /** @description A metric of the catalog that trails follow, or error_rate */
+                metric?: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "error_rate" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
             };
             header?: never;
             path?: never;
@@ -6530,8 +6530,8 @@ export interface operations {
     get_run_overheads_api_v1_runs__slug__overheads_get: {
         parameters: {
             query?: {
-                /** @description A metric of the catalog (benchtrail.metrics) that trails follow */
-                metric?: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
+                /** @description A metric of the catalog that trails follow, or error_rate */
+                metric?: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "error_rate" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
             };
             header?: never;
             path: {

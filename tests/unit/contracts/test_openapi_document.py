@@ -74,9 +74,12 @@ def _param(doc: dict, method: str, path: str, name: str) -> dict:
 
 def test_constraints_the_server_enforces_are_declared(doc):
     trail_metrics = sorted(m for m in metrics.CATALOG if m != "error_rate")
-    for path in ("/api/v1/trails/{trail_id}", "/api/v1/trails/{trail_id}/overhead", "/api/v1/runs/{slug}/overheads",
-                 "/api/v1/compare"):
+    for path in ("/api/v1/trails/{trail_id}", "/api/v1/trails/{trail_id}/overhead"):
         assert _param(doc, "get", path, "metric")["enum"] == trail_metrics, path
+    # A/B answers also take the error rate (derived from errors and requests, so no trail follows it).
+    for path in ("/api/v1/runs/{slug}/overheads", "/api/v1/compare"):
+        assert _param(doc, "get", path, "metric")["enum"] == sorted(metrics.CATALOG), path
+    assert doc["components"]["schemas"]["CompareSpec"]["properties"]["metric"]["enum"] == sorted(metrics.CATALOG)
     p = _param(doc, "get", "/api/v1/runs/{slug}/percentiles", "p")["items"]
     assert (p["minimum"], p["maximum"]) == (0, 100)
     label = re.compile(_param(doc, "get", "/api/v1/projects/{slug}/runs", "label")["items"]["pattern"])
