@@ -81,3 +81,29 @@ def test_an_invalid_run_never_raises_an_alert(client, worker, make_project, scra
 
     runs, alerted = trail(stalled_at=None)
     assert alerted == [(runs[8]["slug"], "regression")]
+
+
+def test_a_percentile_of_a_few_recording_steps_is_a_warning_and_the_run_stays_valid(client, worker, make_project,
+                                                                                    scratch):
+    """hey writes latency in 0.1 ms steps: P75s of 0.3–0.4 ms are 3–4 steps (jumps of 25–33%), which the run
+    says; JMeter's whole ms on a 40 ms service are 40 steps, which it does not."""
+    import numpy as np
+
+    from tests.integration.test_upload_ingest import _hey_csv
+
+    slug, token = make_project()
+    rng = np.random.default_rng(31)
+    fast = rng.choice([0.0002, 0.0003, 0.0004, 0.0005, 0.0009], size=2000, p=[0.2, 0.5, 0.2, 0.08, 0.02])
+    hey = _hey_csv(scratch / "hey.csv", list(np.arange(2000) * 0.0005), list(fast))
+    r = upload(client, slug, token, [("baseline", hey)])
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    p75 = float(np.percentile(fast * 1000, 75, method="inverted_cdf"))
+    [row] = [v for v in run["validity"] if v["check"] == "resolution of latency_p75"]
+    assert row["severity"] == "warning" and row["ok"] is False and run["is_valid"] is True
+    assert "steps of 0.1 ms" in row["detail"] and f"at {p75:g} ms ({p75 / 0.1:.0f} steps)" in row["detail"]
+
+    r = upload(client, slug, token, [("baseline", plateau_jtl(scratch / "plateau.jtl"))])
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    assert not [v for v in run["validity"] if v["check"].startswith("resolution of")], run["validity"]

@@ -486,7 +486,13 @@ def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expe
         found = validity.delayed_ack(values, variant=v, scenario=s, load=load)
         if found is not None:
             findings.append(found)
-    findings += validity.too_few_samples(named or cells, requested_percentiles(session, run))
+    percentiles = requested_percentiles(session, run)
+    findings += validity.too_few_samples(named or cells, percentiles)
+    steps: dict[tuple[str, str | None], int] = {}
+    for f, _ in writer.facts:
+        if f.latency_step_us:
+            steps[(f.variant, f.load)] = max(steps.get((f.variant, f.load), 0), f.latency_step_us)
+    findings += validity.coarse_latency(named or cells, percentiles, steps)
     rows = [f.row() for f in findings]
     run.validity = rows
     run.is_valid = validity.is_valid(rows)
@@ -578,6 +584,7 @@ def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, 
         r = rate(row["n"], row["lo"], row["hi"])
         if r is not None:
             out.arrivals[(variant, row["scenario"], row["load_key"])] = r
+    steps = {key: validity.latency_step_us(part["latency_us"].unique().to_numpy()) for (key,), part in df.group_by("load_key")}
     for row in df.group_by("load_key").agg(aggs).iter_rows(named=True):
         load = parsed.loads.get(row["load_key"]) or LoadSpec()
         unanswered = 0
@@ -593,7 +600,7 @@ def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, 
         out.facts.append((validity.FileFacts(
             variant=variant, scenario=scenario, load=load.label, count=int(row["n"]), errors=int(row["errors"]),
             unanswered=unanswered, arrival_rate=r, scenarios=int(row["scenarios"]),
-            dropped=int(parsed.meta.get("dropped_iterations") or 0),
+            dropped=int(parsed.meta.get("dropped_iterations") or 0), latency_step_us=steps[row["load_key"]],
             share=share[0] if share is not None else None), row["load_key"]))
     return out
 

@@ -12,6 +12,9 @@ leave trails and never alert); a "warning" is shown with its reason and leaves t
   measures TCP timers, not the service.
 - **samples for pXX** (warning): fewer than `TAIL_SAMPLES` samples above a requested percentile
   (the project's analysed metrics and the run's criteria); per repetition when a cell has several.
+- **resolution of pXX** (warning): a requested percentile under `COARSE_STEPS` of the steps in which
+  the cell's files record latency (JMeter whole ms, hey CSV 0.1 ms): it moves in jumps of more than
+  5 %, so its differences are rounded to whole steps.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from benchtrail.ingest import histogram as hdr
 
@@ -33,6 +37,7 @@ PLATEAU_SHARE = 0.5            # at least half of the samples on the plateau
 PLATEAU_MIN_MS = 10.0          # ... while the fastest took under 10 ms
 PLATEAU_MIN_COUNT = 20
 TAIL_SAMPLES = 10              # a percentile needs this many samples above it
+COARSE_STEPS = 20              # a percentile under 20 recording steps moves in jumps of over 5 %
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +177,40 @@ def too_few_samples(cells: Sequence[tuple[str, str, str | None, dict[str, Any]]]
     return out
 
 
+# ---------------------------------------------------------------------------- coarse latency
+
+def latency_step_us(latencies_us: Sequence[int] | NDArray[np.int64]) -> int | None:
+    """The step in which a file records latency (µs): the greatest common divisor of its latencies, when
+    two of them are that step apart (a few scattered values, say 3 and 12 ms, do not show the step)."""
+    values = np.unique(np.asarray(latencies_us, dtype=np.int64))
+    if values.size < 2:
+        return None
+    step = int(np.gcd.reduce(values))
+    return step if step and int(np.diff(values).min()) == step else None
+
+
+def coarse_latency(cells: Sequence[tuple[str, str, str | None, dict[str, Any]]],
+                   percentiles: Sequence[tuple[str, float]],
+                   steps: dict[tuple[str, str | None], int]) -> list[Finding]:
+    """One warning per requested percentile that some cells hold in fewer than `COARSE_STEPS` steps.
+    `cells` as `too_few_samples`; `steps`: (variant, load label) -> the coarsest step (µs) of its files."""
+    out = []
+    for metric, _ in percentiles:
+        coarse = [(c[metric] * 1000.0 / step, c[metric], step, v, s, ld) for v, s, ld, c in cells
+                  if (step := steps.get((v, ld))) and isinstance(c.get(metric), (int, float))
+                  and 0 < c[metric] * 1000.0 < COARSE_STEPS * step]
+        if not coarse:
+            continue
+        n_steps, value, step, v, s, ld = min(coarse)
+        detail = (f"latencies were recorded in steps of {step / 1000:g} ms, and {len(coarse)} of {len(cells)} "
+                  f"cells have a {metric} under {COARSE_STEPS} steps, the smallest {v} / {s}{f' / {ld}' if ld else ''} "
+                  f"at {value:g} ms ({n_steps:.0f} steps): there it moves in jumps of {100 / n_steps:.0f}%, so its "
+                  f"differences are rounded to whole steps. The mean is not rounded this way; a tool that records "
+                  f"finer times resolves the percentile")
+        out.append(Finding(f"resolution of {metric}", False, detail, severity="warning"))
+    return out
+
+
 # ------------------------------------------------------------- per file: rate, errors, dropped
 
 RATE_TOLERANCE = 0.01          # ±1 % of a requested rate
@@ -194,6 +233,7 @@ class FileFacts:
     arrival_rate: float | None = None   # (n - 1) / (last start - first start), req/s
     scenarios: int = 1
     dropped: int = 0            # k6 arrivals the executor could not start (dropped_iterations)
+    latency_step_us: int | None = None  # the step its latencies are recorded in (`latency_step_us`)
     share: int | None = None    # the load generator (0-based) of a run over several (plan `generators`)
 
     @property

@@ -101,3 +101,29 @@ def test_too_few_samples_counts_the_smallest_repetition() -> None:
             "extra": {"repetitions": [{"count": 1500}, {"count": 900}, {"count": 600}]}}
     [f] = validity.too_few_samples([("agent", "vets", None, cell)], [("latency_p99", 99.0)])
     assert "fewer per repetition" in f.detail and "with 600" in f.detail
+
+
+def test_the_recording_step_is_the_greatest_common_divisor_of_the_latencies() -> None:
+    assert validity.latency_step_us([0, 1000, 3000, 12000, 45000]) == 1000   # JMeter: whole ms, 0 included
+    assert validity.latency_step_us([200, 300, 1100, 300]) == 100            # hey CSV: 0.1 ms
+    assert validity.latency_step_us([1000, 1001]) == 1                       # µs times
+    # No two values one step apart: the step is not seen (3 and 12 ms are not "steps of 3 ms").
+    assert validity.latency_step_us([3000, 12000, 45000]) is None
+    assert validity.latency_step_us([0, 0]) is None and validity.latency_step_us([]) is None
+
+
+def test_a_percentile_of_few_recording_steps_is_a_resolution_warning() -> None:
+    cells = [("agent", "vets", "1 connection", {"latency_p75": 0.4, "latency_p99": 1.7}),
+             ("baseline", "vets", "1 connection", {"latency_p75": 0.3, "latency_p99": 0.6}),
+             ("baseline", "vets", "50 threads", {"latency_p75": 25.0, "latency_p99": 60.0})]
+    steps = {("agent", "1 connection"): 100, ("baseline", "1 connection"): 100, ("baseline", "50 threads"): 1000}
+    found = validity.coarse_latency(cells, [("latency_p75", 75.0), ("latency_p99", 99.0)], steps)
+    # p75: 4 and 3 steps of 0.1 ms are under 20; 25 steps of 1 ms are not. p99: 17 and 6 steps.
+    assert [f.check for f in found] == ["resolution of latency_p75", "resolution of latency_p99"]
+    p75, p99 = found
+    assert p75.severity == "warning" and not p75.ok
+    assert "steps of 0.1 ms" in p75.detail and "2 of 3 cells" in p75.detail
+    assert "baseline / vets / 1 connection at 0.3 ms (3 steps)" in p75.detail and "jumps of 33%" in p75.detail
+    assert "2 of 3 cells" in p99.detail and "at 0.6 ms (6 steps)" in p99.detail
+    # Without a known step (µs-precise tools, reported results) nothing is said.
+    assert validity.coarse_latency(cells, [("latency_p75", 75.0)], {}) == []
