@@ -120,10 +120,9 @@ def write_counted(path: Path, rng: np.random.Generator, *, start_ms: int, gap_ms
     return n / duration_s, float((~ok).sum()) * 100.0 / n
 
 
-def test_throughput_and_error_rate_are_compared_over_repetitions(client, worker, make_project, scratch):
+def counted_run(client, make_project, scratch) -> tuple[dict, dict[str, list[tuple[float, float]]], str]:
     """Five interleaved repetitions per variant, the agent's ~10% slower to send and failing 3% against
-    1%: each repetition's throughput and error rate is one value, compared paired by position (as
-    scipy's ttest_rel), not one value per side without an interval."""
+    1%: (the analysed run, per variant each repetition's (throughput, error rate) from numpy, token)."""
     slug, token = make_project()
     rng = np.random.default_rng(515)
     files, truth = [], {"baseline": [], "agent": []}
@@ -135,7 +134,13 @@ def test_throughput_and_error_rate_are_compared_over_repetitions(client, worker,
             files.append((variant, path))
     r = upload(client, slug, token, files, {"agent_version": "1.0.0", "reference": "baseline"})
     assert r.status_code == 202, r.text
-    run = wait_analysed(client, r.json()["run"], timeout=120)
+    return wait_analysed(client, r.json()["run"], timeout=120), truth, token
+
+
+def test_throughput_and_error_rate_are_compared_over_repetitions(client, worker, make_project, scratch):
+    """Each repetition's throughput and error rate is one value, compared paired by position (as scipy's
+    ttest_rel), not one value per side without an interval."""
+    run, truth, _ = counted_run(client, make_project, scratch)
 
     for metric, k in (("throughput", 0), ("error_rate", 1)):
         body = client.get(f"/api/v1/runs/{run['slug']}/overheads", params={"metric": metric})
@@ -157,3 +162,38 @@ def test_throughput_and_error_rate_are_compared_over_repetitions(client, worker,
     assert cmp.status_code == 200, cmp.text
     row = next(i for i in cmp.json()["items"] if i["cell"]["scenario"] == "GET /api")
     assert row["result"]["repetitions"]["variant"] == pytest.approx([t[1] for t in truth["agent"]], rel=1e-9)
+
+
+def test_the_cli_compares_with_the_servers_intervals_and_fails_on_worse(client, live_api, worker, make_project,
+                                                                       scratch):
+    """`benchtrail compare` prints the API's comparison (interval and verdict per cell, not bare
+    differences) and, with --fail-on-worse, exits 5 naming the worse cells; an A/A comparison exits 0."""
+    import json
+    import os
+    import subprocess
+
+    from infra.localstack import VENV_BIN
+
+    run, truth, token = counted_run(client, make_project, scratch)
+    env = {**os.environ, "BENCHTRAIL_URL": live_api, "BENCHTRAIL_TOKEN": token}
+    cli = [str(VENV_BIN / "benchtrail"), "compare", run["slug"], run["slug"], "--a-variant", "baseline"]
+
+    done = subprocess.run([*cli, "--b-variant", "agent", "--metric", "throughput", "--metric", "error_rate", "--json"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = {(i["metric"], i["cell"]["scenario"]): i["result"] for i in json.loads(done.stdout)["items"]}
+    for metric, k in (("throughput", 0), ("error_rate", 1)):
+        ci = stats.ttest_rel([t[k] for t in truth["agent"]], [t[k] for t in truth["baseline"]]).confidence_interval()
+        res = rows[(metric, "GET /api")]
+        assert (res["ci_low"], res["ci_high"]) == (pytest.approx(ci.low, rel=1e-6), pytest.approx(ci.high, rel=1e-6))
+
+    text = subprocess.run([*cli, "--b-variant", "agent", "--metric", "throughput", "--fail-on-worse"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert text.returncode == 5, text.stderr
+    ci = stats.ttest_rel([t[0] for t in truth["agent"]], [t[0] for t in truth["baseline"]]).confidence_interval()
+    assert f"[{ci.low:.4g}, {ci.high:.4g}]" in text.stdout and "(worse)" in text.stdout, text.stdout
+    assert "worse: agent / GET /api / " in " ".join(text.stderr.split()), text.stderr
+
+    same = subprocess.run([*cli, "--b-variant", "baseline", "--metric", "throughput", "--fail-on-worse"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert same.returncode == 0 and "no difference" in same.stdout, same.stdout + same.stderr

@@ -46,15 +46,29 @@ def print_run(run: dict[str, Any], console: Console) -> None:
     console.print(table)
 
 
-def compare_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
-    """Cells present in both runs, matched by variant, scenario, load and mode."""
-    ca, cb = cell_index(a), cell_index(b)
-    rows = []
-    for key in [k for k in ca if k in cb]:
-        for metric, _, _ in COLUMNS:
-            va, vb = ca[key].get(metric), cb[key].get(metric)
-            if va is None or vb is None:
-                continue
-            rows.append({"variant": key[0], "scenario": key[1], "load": key[2], "mode": key[3], "metric": metric,
-                         "a": va, "b": vb, "diff": vb - va, "rel_pct": (100.0 * (vb - va) / va) if va else None})
-    return rows
+def print_comparison(rows: list[dict[str, Any]], console: Console) -> None:
+    """`GET /compare` items as a table: a / b / b − a, Δ%, the 95% interval of the difference, the verdict
+    and how it was reached (method, repetitions per side)."""
+    table = Table(show_lines=False)
+    for name in ("variant", "scenario", "load", "metric"):
+        table.add_column(name)
+    for name in ("a", "b", "b − a", "Δ%", "95% interval"):
+        table.add_column(name, justify="right")
+    table.add_column("verdict")
+    table.add_column("method (n a+b)")
+    for r in rows:
+        res = r["result"]
+        variant = r["a_variant"] if r["a_variant"] == r["b_variant"] else f"{r['a_variant']} → {r['b_variant']}"
+        interval = ("" if res["ci_low"] is None or res["ci_high"] is None
+                    else f"[{_num(res['ci_low'])}, {_num(res['ci_high'])}]")
+        verdict = res["verdict"] + {True: " (worse)", False: " (better)"}.get(res["worse"], "")
+        table.add_row(variant, r["cell"]["scenario"], r["cell"]["load_label"], r["metric"], _num(res["reference"]),
+                      _num(res["variant"]), _num(res["abs_diff"], signed=True),
+                      "" if res["rel_diff"] is None else f"{res['rel_diff'] * 100:+.1f}%", interval, verdict,
+                      f"{res['method']} ({res['n_ref']}+{res['n_var']})")
+    console.print(table)
+
+
+def _num(value: float | None, signed: bool = False) -> str:
+    """Four significant digits (a latency of 0.3012 ms and a throughput of 3412 req/s alike)."""
+    return "" if value is None else f"{value:+.4g}" if signed else f"{value:.4g}"

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
 from benchtrail_runner.client import ApiError, Client, new_idempotency_key
-from benchtrail.cli.format import compare_rows, print_run
+from benchtrail.cli.format import print_comparison, print_run
 from benchtrail.runs import lifecycle
 
 EXIT_USAGE, EXIT_REJECTED, EXIT_INGEST_FAILED, EXIT_ALERT, EXIT_SERVER = 2, 3, 4, 5, 6
@@ -306,21 +306,39 @@ def runs_list(project: Annotated[str, typer.Option(help="Project slug")], url: U
 
 
 @app.command()
-def compare(run_a: str, run_b: str, url: UrlOpt = "http://127.0.0.1:8400", token: TokenOpt = None,
-            json_out: JsonOpt = False) -> None:
-    """Compare two runs cell by cell (b − a)."""
+def compare(
+    run_a: Annotated[str, typer.Argument(help="The earlier run (slug)")],
+    run_b: Annotated[str, typer.Argument(help="The run compared with it (slug)")],
+    metric: Annotated[list[str] | None, typer.Option(
+        help="Metric to compare (repeat for several), e.g. latency_p99, throughput, error_rate; "
+             "default: per cell the first of latency_p75, score, throughput it has")] = None,
+    a_variant: Annotated[str | None, typer.Option(help="Compare this variant of run a ...")] = None,
+    b_variant: Annotated[str | None, typer.Option(help="... with this variant of run b (default: same names)")] = None,
+    fail_on_worse: Annotated[bool, typer.Option(
+        help="Exit 5 when a cell of run b is worse: its 95% interval lies on the worse side of zero and the "
+             "change is 1% or more")] = False,
+    url: UrlOpt = "http://127.0.0.1:8400", token: TokenOpt = None, json_out: JsonOpt = False,
+) -> None:
+    """Compare two runs cell by cell (b − a) with the server's statistics: per cell the difference, its
+    95% interval over the repetitions and the verdict."""
     client = Client(url, token)
-    a, b = call(client.get, f"/api/v1/runs/{run_a}"), call(client.get, f"/api/v1/runs/{run_b}")
-    rows = compare_rows(a, b)
+    asked: list[str | None] = list(metric) if metric else [None]   # None: the server's default per cell
+    rows = [row for m in asked for row in call(
+        client.get, "/api/v1/compare", a=run_a, b=run_b, metric=m, a_variant=a_variant, b_variant=b_variant)["items"]]
+    worse = [r for r in rows if r["result"]["worse"]]
     if json_out:
-        console.print_json(json.dumps({"a": run_a, "b": run_b, "rows": rows}))
-        return
-    if not rows:
-        console.print("no cells in common (same variant, scenario, load and mode)")
-    for r in rows:
-        rel = "" if r["rel_pct"] is None else f" ({r['rel_pct']:+.1f}%)"
-        console.print(f"{r['variant']:<12} {r['scenario']:<30} {r['load']:<18} {r['metric']:<13} "
-                      f"{r['a']:>12.3f} → {r['b']:>12.3f}  {r['diff']:+.3f}{rel}")
+        console.print_json(json.dumps({"a": run_a, "b": run_b, "items": rows}))
+    elif not rows:
+        console.print("no cells in common (same variant, scenario, load and mode, and a value of the metric)")
+    else:
+        print_comparison(rows, console)
+    if fail_on_worse and worse:
+        for r in worse:
+            res = r["result"]
+            rel = "" if res["rel_diff"] is None else f" ({res['rel_diff'] * 100:+.1f}%)"
+            err.print(f"worse: {r['b_variant']} / {r['cell']['scenario']} / {r['cell']['load_label']}: "
+                      f"{r['metric']} {res['verdict']}{rel}", highlight=False)
+        raise typer.Exit(EXIT_ALERT)
 
 
 @admin_app.command("create-project")
