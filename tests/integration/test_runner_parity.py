@@ -136,3 +136,38 @@ def test_upload_criteria_are_judged_and_a_bad_one_is_refused(client, worker, mak
     assert lat["criterion"] == "latency_p75 < 5" and lat["scenario"] is None and lat["load"] == "10 threads"
     assert lat["observed"] == pytest.approx(p75, rel=1e-3) and lat["ok"] is (p75 < 5) is False
     assert err["observed"] == pytest.approx(100 * failed / len(rows)) and err["ok"] is True
+
+
+def test_the_cli_uploads_criteria_and_exits_7_when_one_fails(live_api, worker, make_project, scratch):
+    """`--criterion` sends a pass/fail criterion; with --wait the run's criteria are printed and a failed one
+    exits 7 naming it (CI gates on it); criteria that pass exit 0. A malformed one is a usage error."""
+    import os
+    import subprocess
+
+    from infra.localstack import VENV_BIN
+    from tests.support.jtl import write_jtl
+
+    slug, token = make_project()
+    jtl = write_jtl(scratch / "cli-criteria.jtl", seed=3, groups=(10,))
+    with jtl.open() as f:
+        p75 = float(np.percentile([float(r["elapsed"]) for r in csv.DictReader(f)], 75, method="inverted_cdf"))
+    env = {**os.environ, "BENCHTRAIL_URL": live_api, "BENCHTRAIL_TOKEN": token}
+    cli = [str(VENV_BIN / "benchtrail"), "upload", "--project", slug, "--variant", f"baseline={jtl}", "--wait"]
+
+    failing = subprocess.run([*cli, "--criterion", f"latency_p75 < {p75 / 2:g}", "--criterion", "error_rate<5"],
+                             env=env, capture_output=True, text=True, timeout=120)
+    assert failing.returncode == 7, failing.stdout + failing.stderr
+    said = " ".join(failing.stderr.split())
+    assert f"criterion failed: latency_p75 < {p75 / 2:g} (baseline / 10 threads): observed" in said, said
+    assert "error_rate < 5" not in said
+    out = " ".join(failing.stdout.split())
+    assert "pass/fail criteria" in out and "FAIL" in out and "pass" in out, out
+
+    passing = subprocess.run([*cli, "--criterion", f"latency_p75 < {p75 * 2:g};variant=baseline", "--json"],
+                             env=env, capture_output=True, text=True, timeout=120)
+    assert passing.returncode == 0, passing.stderr
+    [judged] = json.loads(passing.stdout)["criteria"]
+    assert judged["ok"] is True and judged["observed"] == pytest.approx(p75, rel=1e-3)
+
+    bad = subprocess.run([*cli, "--criterion", "latency_p75 ~ 3"], env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "must be METRIC OP VALUE" in " ".join(bad.stderr.split()), bad.stderr

@@ -44,6 +44,20 @@ def print_run(run: dict[str, Any], console: Console) -> None:
     for (variant, scenario, load, mode), cell in cells.items():
         table.add_row(variant, scenario, load, mode, *(fmt(cell.get(k), p) for k, _, p in used))
     console.print(table)
+    criteria = run.get("criteria") or []
+    if criteria:
+        judged = Table(title="pass/fail criteria", title_justify="left")
+        for name in ("criterion", "variant", "scenario", "load", "observed", "result"):
+            judged.add_column(name, justify="right" if name == "observed" else "left")
+        for c in criteria:
+            result = {True: "pass", False: "FAIL"}.get(c.get("ok"), "-")
+            judged.add_row(str(c.get("criterion")), c.get("variant") or "all", c.get("scenario") or "all",
+                           c.get("load") or "-", fmt(c.get("observed"), "{:.4g}"), result)
+        console.print(judged)
+    for v in run.get("validity") or []:
+        if v.get("ok") is False:
+            what = "warning" if v.get("severity") == "warning" else "INVALID"
+            console.print(f"validity {what}: {v.get('check')}: {v.get('detail')}", highlight=False)
 
 
 def print_comparison(rows: list[dict[str, Any]], console: Console) -> None:

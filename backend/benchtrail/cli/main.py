@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from datetime import datetime
@@ -25,7 +26,7 @@ from benchtrail_runner.client import ApiError, Client, new_idempotency_key
 from benchtrail.cli.format import print_comparison, print_run
 from benchtrail.runs import lifecycle
 
-EXIT_USAGE, EXIT_REJECTED, EXIT_INGEST_FAILED, EXIT_ALERT, EXIT_SERVER = 2, 3, 4, 5, 6
+EXIT_USAGE, EXIT_REJECTED, EXIT_INGEST_FAILED, EXIT_ALERT, EXIT_SERVER, EXIT_CRITERIA = 2, 3, 4, 5, 6, 7
 
 app = typer.Typer(help="Benchtrail: benchmark history for agents, gateways and services.",
                   no_args_is_help=True, add_completion=False)
@@ -121,6 +122,29 @@ def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
     return name, path, entry
 
 
+CRITERION = re.compile(r"\s*([a-z0-9_]+)\s*(<=|>=|<|>)\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*")
+
+
+def parse_criterion(spec: str) -> dict[str, Any]:
+    """METRIC OP VALUE[;variant=V][;scenario=S][;overhead], e.g. 'latency_p99 < 250;variant=agent': a plan's
+    pass/fail criterion (the server checks the metric)."""
+    head, *options = spec.split(";")
+    m = CRITERION.fullmatch(head)
+    if m is None:
+        fail(EXIT_USAGE, f"--criterion '{spec}' must be METRIC OP VALUE (op <, <=, > or >=), "
+                         "then ;variant=V ;scenario=S ;overhead")
+    out: dict[str, Any] = {"metric": m[1], "op": m[2], "value": float(m[3])}
+    for opt in options:
+        key, sep, value = opt.strip().partition("=")
+        if key == "overhead" and not sep:
+            out["overhead"] = True
+        elif key in ("variant", "scenario") and sep and value:
+            out[key] = value
+        else:
+            fail(EXIT_USAGE, f"--criterion '{spec}': unknown option '{opt}' (variant=V, scenario=S, overhead)")
+    return out
+
+
 @app.command()
 def upload(
     project: Annotated[str, typer.Option(help="Project slug")],
@@ -144,11 +168,15 @@ def upload(
         help="Same key twice makes one run; default: a new key, reused by this command's retries")] = None,
     wait: Annotated[bool, typer.Option(help="Wait for ingestion and print the run")] = False,
     wait_timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait")] = 600,
+    criterion: Annotated[list[str], typer.Option(help=(
+        "Pass/fail criterion 'METRIC OP VALUE[;variant=V][;scenario=S][;overhead]', e.g. 'latency_p99 < 250' or "
+        "'latency_p75 < 0.1;overhead' (variant minus reference); repeat. With --wait a failed one exits 7"))] = [],  # noqa: B006
     fail_on_alert: Annotated[bool, typer.Option(help="With --wait: exit 5 when the run raised an alert")] = False,
     retry_timeout: RetryOpt = 300,
     json_out: JsonOpt = False,
 ) -> None:
     """Upload result files as one run (one file or more per variant)."""
+    criteria = [parse_criterion(c) for c in criterion]
     entries, paths = [], []
     for spec in variant:
         _, path, entry = parse_variant(spec)
@@ -165,7 +193,8 @@ def upload(
     env = {k: v for k, v in dict(name=environment, cpus=cpus, memory_mb=memory_mb, instance_type=instance_type,
                                    os=os_name, runtime=runtime).items() if v is not None}
     metadata = {"files": entries, "labels": labels, "agent_version": agent_version, "app_version": app_version,
-                "commit": commit, "branch": branch, "reference": reference, "environment": env or None}
+                "commit": commit, "branch": branch, "reference": reference, "environment": env or None,
+                **({"criteria": criteria} if criteria else {})}
     client = retrying_client(url, token, retry_timeout)
     idempotency_key = idempotency_key or new_idempotency_key()
     total = sum(p.stat().st_size for p in paths)
@@ -190,6 +219,7 @@ def upload(
     if json_out:
         console.print_json(json.dumps({"run": run["slug"], "id": run["id"], "permalink": run["permalink"],
                                        "status": run["status"], "status_detail": run.get("status_detail"),
+                                       "is_valid": run["is_valid"], "criteria": run.get("criteria"),
                                        "alerts": alerts}))
     else:
         print_run(run, console)
@@ -201,6 +231,18 @@ def upload(
         for a in alerts:
             err.print(f"alert: {a.get('summary', a)}  {a.get('permalink', run['permalink'])}", highlight=False)
         raise typer.Exit(EXIT_ALERT)
+    _exit_on_failed_criteria(run)
+
+
+def _exit_on_failed_criteria(run: dict[str, Any]) -> None:
+    failed = [c for c in run.get("criteria") or [] if c.get("ok") is False]
+    for c in failed:
+        where = " / ".join(str(x) for x in (c.get("variant"), c.get("scenario"), c.get("load")) if x)
+        observed = c.get("observed")
+        seen = f"{observed:.4g}" if isinstance(observed, (int, float)) else "nothing"
+        err.print(f"criterion failed: {c['criterion']} ({where}): observed {seen}", highlight=False)
+    if failed:
+        raise typer.Exit(EXIT_CRITERIA)
 
 
 @app.command("run")
@@ -246,6 +288,7 @@ def run_plan(
         print_run(run, console)
     if run["status"] != "completed":
         fail(EXIT_INGEST_FAILED, f"run {slug} {run['status']}: {run.get('status_detail')}")
+    _exit_on_failed_criteria(run)
 
 
 def _settled(run: dict[str, Any]) -> bool:
