@@ -198,6 +198,14 @@ def test_the_cli_compares_with_the_servers_intervals_and_fails_on_worse(client, 
                           capture_output=True, text=True, timeout=60)
     assert same.returncode == 0 and "no difference" in same.stdout, same.stdout + same.stderr
 
+    # `show` (and upload/run --wait) print each variant against the reference for the analysed metrics.
+    shown = subprocess.run([str(VENV_BIN / "benchtrail"), "show", run["slug"]], env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "overhead against the reference" in shown.stdout
+    lines = [ln for ln in shown.stdout.splitlines() if "baseline → agent" in ln and "throughput" in ln]
+    assert len(lines) == 2 and all(f"[{ci.low:.4g}, {ci.high:.4g}]" in ln for ln in lines), shown.stdout
+
 
 def test_repetitions_of_two_runs_are_not_paired(client, worker, make_project, scratch):
     """Run b against run a: the i-th repetitions of two runs ran at unrelated times, so they are compared

@@ -60,10 +60,10 @@ def print_run(run: dict[str, Any], console: Console) -> None:
             console.print(f"validity {what}: {v.get('check')}: {v.get('detail')}", highlight=False)
 
 
-def print_comparison(rows: list[dict[str, Any]], console: Console) -> None:
-    """`GET /compare` items as a table: a / b / b − a, Δ%, the 95% interval of the difference, the verdict
-    and how it was reached (method, repetitions per side)."""
-    table = Table(show_lines=False)
+def print_comparison(rows: list[dict[str, Any]], console: Console, title: str | None = None) -> None:
+    """`GET /compare` items (or a run's overheads shaped alike) as a table: a / b / b − a, Δ%, the 95%
+    interval of the difference, the verdict and how it was reached (method, repetitions per side)."""
+    table = Table(show_lines=False, title=title, title_justify="left")
     for name in ("variant", "scenario", "load", "metric"):
         table.add_column(name)
     for name in ("a", "b", "b − a", "Δ%", "95% interval"):

@@ -223,6 +223,7 @@ def upload(
                                        "alerts": alerts}))
     else:
         print_run(run, console)
+        print_overheads(client, run)
     if run["status"] != "completed":
         fail(EXIT_INGEST_FAILED, f"run {run['slug']} {run['status']}: {run.get('status_detail')}")
     if fail_on_alert and run.get("analysis_status") == "failed":
@@ -286,6 +287,7 @@ def run_plan(
                                        "is_valid": run["is_valid"], "criteria": run.get("criteria")}))
     else:
         print_run(run, console)
+        print_overheads(client, run)
     if run["status"] != "completed":
         fail(EXIT_INGEST_FAILED, f"run {slug} {run['status']}: {run.get('status_detail')}")
     _exit_on_failed_criteria(run)
@@ -325,11 +327,27 @@ def _follow(client: Client, slug: str, timeout: float, show_progress: bool) -> d
 def show(run: Annotated[str, typer.Argument(help="Run slug")], url: UrlOpt = "http://127.0.0.1:8400",
          token: TokenOpt = None, json_out: JsonOpt = False) -> None:
     """Show a run with every cell."""
-    data = call(Client(url, token).get, f"/api/v1/runs/{run}")
+    client = Client(url, token)
+    data = call(client.get, f"/api/v1/runs/{run}")
     if json_out:
         console.print_json(json.dumps(data))
     else:
         print_run(data, console)
+        print_overheads(client, data)
+
+
+def print_overheads(client: Client, run: dict[str, Any]) -> None:
+    """Each variant against the run's reference for the metrics its project analyses (as the run page's
+    lead table): the difference, its 95% interval and the verdict."""
+    if run["status"] != "completed" or len(run["variants"]) < 2:
+        return
+    analysed = call(client.get, f"/api/v1/projects/{run['project']}/settings")["analysis"]["metrics"]
+    present = [m for m in analysed if any(c.get(m) is not None for c in run["cells"])]
+    rows = [{"a_variant": o["reference_variant"], "b_variant": o["variant"], "cell": o["cell"], "metric": m,
+             "result": o["result"]}
+            for m in present for o in call(client.get, f"/api/v1/runs/{run['slug']}/overheads", metric=m)["items"]]
+    if rows:
+        print_comparison(rows, console, title="overhead against the reference (variant − reference)")
 
 
 @runs_app.command("list")
