@@ -169,5 +169,6 @@ def test_the_cli_uploads_criteria_and_exits_7_when_one_fails(live_api, worker, m
     [judged] = json.loads(passing.stdout)["criteria"]
     assert judged["ok"] is True and judged["observed"] == pytest.approx(p75, rel=1e-3)
 
-    bad = subprocess.run([*cli, "--criterion", "latency_p75 ~ 3"], env=env, capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 2 and "must be METRIC OP VALUE" in " ".join(bad.stderr.split()), bad.stderr
+    for wrong in ("latency_p75 ~ 3", "latency_p75 < 1.2.3"):
+        bad = subprocess.run([*cli, "--criterion", wrong], env=env, capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 2 and "must be METRIC OP VALUE" in " ".join(bad.stderr.split()), bad.stderr

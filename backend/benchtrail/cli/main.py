@@ -122,7 +122,7 @@ def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
     return name, path, entry
 
 
-CRITERION = re.compile(r"\s*([a-z0-9_]+)\s*(<=|>=|<|>)\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*")
+CRITERION = re.compile(r"\s*([a-z0-9_]+)\s*(<=|>=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*")
 
 
 def parse_criterion(spec: str) -> dict[str, Any]:
