@@ -18,9 +18,8 @@ Methods (`AbResult.method`), chosen by the evidence, never by the outcome:
   a Student t interval and p-value (Welch's when the arms have different numbers of repetitions;
   the pooled variance when they are equal, where it is exact under equal variances and robust
   otherwise, while Welch's is conservative with 3 + 3);
-- ``paired-t-repetitions`` (interleaved repetitions with `PAIRED_MIN_PAIRS` or more pairs, both arms
-  from one run): the i-th variant repetition is paired with the i-th reference repetition by position
-  (two runs' repetitions ran at unrelated times, so `pair=False` compares them unpaired). With fewer
+- ``paired-t-repetitions`` (interleaved repetitions with `PAIRED_MIN_PAIRS` or more pairs): the
+  i-th variant repetition is paired with the i-th reference repetition by position. With fewer
   pairs the paired test loses more degrees of freedom than pairing gains unless consecutive
   repetitions correlate strongly (ρ > 0.58 for 3 pairs), so they are compared unpaired;
 - ``block-bootstrap-time`` (one repetition on each side): a stationary block bootstrap (Politis and
@@ -297,11 +296,10 @@ class _Estimate:
 
 
 def compare(reference: ArmInput, variant: ArmInput, *, direction: Direction = "lower", kind: str = "mean",
-            scale: float = 1.0, n_boot: int = N_BOOT, seed: int = SEED, pair: bool = True) -> AbResult:
+            scale: float = 1.0, n_boot: int = N_BOOT, seed: int = SEED) -> AbResult:
     """Compare a variant with its reference. `kind` names the statistic ('mean', 'p75', or a metric
     name such as 'latency_p99'); `scale` multiplies the inputs (e.g. 1e-3 turns HDR microseconds
-    into milliseconds); `pair=False` never pairs repetitions by position (the arms come from different
-    runs). Deterministic for a given seed."""
+    into milliseconds). Deterministic for a given seed."""
     statistic, q = parse_kind(kind)
     ref, var = _arm(reference, scale), _arm(variant, scale)
     rng = np.random.default_rng(seed)
@@ -310,7 +308,7 @@ def compare(reference: ArmInput, variant: ArmInput, *, direction: Direction = "l
             raise ValueError("Replicates can only be compared with Replicates")
         est = _by_replicates(ref, var, rng, n_boot)
     elif max(len(ref), len(var)) >= 2:
-        est = _by_repetitions(_ordered(ref), _ordered(var), q, pair)
+        est = _by_repetitions(_ordered(ref), _ordered(var), q)
     else:
         est = _by_time_blocks(ref[0], var[0], q, rng, n_boot)
     return _result(statistic, est, direction)
@@ -341,10 +339,10 @@ def _result(statistic: str, e: _Estimate, direction: Direction) -> AbResult:
 
 # --- over repetitions -------------------------------------------------------------------------------
 
-def _by_repetitions(ref: list[_Rep], var: list[_Rep], q: float | None, pair: bool = True) -> _Estimate:
+def _by_repetitions(ref: list[_Rep], var: list[_Rep], q: float | None) -> _Estimate:
     a = np.array([_value(r, q) for r in ref])
     b = np.array([_value(r, q) for r in var])
-    paired = (pair and a.size == b.size >= PAIRED_MIN_PAIRS
+    paired = (a.size == b.size >= PAIRED_MIN_PAIRS
               and all(r.position is not None for r in ref + var))
     diff = float(b.mean() - a.mean())
     if paired:

@@ -129,13 +129,11 @@ def direction_of(metric: str, unit: str | None) -> metrics.Direction:
     return metrics.score_direction(unit) if metric == "score" else metrics.get(metric).direction
 
 
-def ab(ref: CellEvidence, var: CellEvidence, metric: str, *, same_run: bool = True) -> AbResult:
-    """`same_run=False`: the cells are of two runs, whose repetitions are never paired by position."""
+def ab(ref: CellEvidence, var: CellEvidence, metric: str) -> AbResult:
     direction = direction_of(metric, var.unit or ref.unit)
     if ref.repetitions and var.repetitions:
         scale = 1e-3 if metric in HISTOGRAM_METRICS else 1.0   # histograms and their statistics are in µs
-        return compare(list(ref.repetitions), list(var.repetitions), direction=direction, kind=metric, scale=scale,
-                       pair=same_run)
+        return compare(list(ref.repetitions), list(var.repetitions), direction=direction, kind=metric, scale=scale)
     if ref.histogram and var.histogram:
         return compare(ref.histogram, var.histogram, direction=direction, kind=metric, scale=1e-3)
     if len(ref.replicates) >= 2 and len(var.replicates) >= 2:

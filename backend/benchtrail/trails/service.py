@@ -377,7 +377,7 @@ def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: st
             ea, eb = overhead.evidence(ca, m), overhead.evidence(cb, m)
             if ea is None or eb is None:
                 continue
-            result = overhead.to_dict(overhead.ab(ea, eb, m, same_run=run_a.id == run_b.id))
+            result = overhead.to_dict(overhead.ab(ea, eb, m))
             items.append(CompareRow(cell=_key(ca, parts_a[1], parts_a[2]), metric=m,
                                     a_variant=parts_a[0][ca.variant_id].name, b_variant=parts_b[0][cb.variant_id].name,
                                     a_cell_id=ca.id, b_cell_id=cb.id, result=AbOut(**result)))
