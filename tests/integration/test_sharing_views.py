@@ -23,6 +23,7 @@ from tests.integration.test_sharing import ab_run
 from tests.integration.test_trails_xray import (VARIANTS, VERSIONS, jmh_rows, original, scaled, set_settings,
                                                 upload_version)
 from tests.support.jtl import LABELS, thread_group_size
+from tests.support.series import throughput
 
 NUMBER = r"[+-]?[\d,]+(?:\.\d+)?"
 SERVLET = ("ServletBenchmark.serviceRequest", "sample")
@@ -243,22 +244,30 @@ def test_the_run_pages_percentile_spectrum_as_an_image(client, worker, make_proj
     assert client.get(f"/api/v1/runs/{run['slug']}/charts/percentiles.svg", params={"load": 2**31 - 1}).status_code == 404
 
 
-def raw_rows(path, threads: int) -> int:  # type: ignore[no-untyped-def]
+def raw_throughput_mean(path, threads: int, interval_ms: int) -> float:  # type: ignore[no-untyped-def]
+    """The mean of the thread group's throughput over time, computed here from the raw file's rows."""
     with path.open(newline="") as f:
-        return sum(1 for row in csv.DictReader(f) if thread_group_size(row["threadName"]) == threads)
+        rows = [r for r in csv.DictReader(f) if thread_group_size(r["threadName"]) == threads]
+    starts = np.array([float(r["timeStamp"]) for r in rows])
+    _, rates = throughput([(starts, starts + np.array([float(r["elapsed"]) for r in rows]))], interval_ms)
+    return float(np.mean(rates))
 
 
 def test_the_run_pages_series_over_time_as_an_image(client, worker, make_project, scratch):
-    """Throughput over time at one load level: each variant's line counts every request of that thread
-    group in the raw file (sum of the per-interval rates x the interval)."""
+    """Throughput over time at one load level: each variant's line ends with the mean of its points, as
+    computed here from that thread group's rows in the raw file."""
     _, _, run = ab_run(client, make_project, scratch)
     load = next(ld for ld in run["loads"] if ld["label"] == "50 threads")
     url = f"/api/v1/runs/{run['slug']}/charts/series.svg"
     svg = client.get(url, params={"metric": "throughput", "load": load["id"]})
     assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml", svg.text
     words = texts(svg.content)
-    counted = sorted(num(m[1]) for w in words if (m := re.search(rf"· ({NUMBER}) requests$", w)))
-    assert counted == sorted([raw_rows(scratch / "b.jtl", 50), raw_rows(scratch / "a.jtl", 50)])
+    means = sorted(num(m[1]) for w in words if (m := re.fullmatch(rf"mean ({NUMBER})", w)))
+    interval = next(s["interval_ms"] for s in client.get(f"/api/v1/runs/{run['slug']}/series",
+                                                         params={"metric": "throughput"}).json()["items"])
+    expected = sorted(raw_throughput_mean(scratch / f, 50, interval) for f in ("a.jtl", "b.jtl"))
+    assert len(means) == 2 and all(got == pytest.approx(want, rel=1e-3, abs=three_digits(want))
+                                   for got, want in zip(means, expected)), (means, expected)
     assert "baseline" in words and "agent" in words
     assert client.get(url, params={"metric": "throughput", "load": load["id"]},
                       headers={"If-None-Match": svg.headers["etag"]}).status_code == 304

@@ -10,6 +10,7 @@ import pytest
 
 from infra.localstack import wait_until
 from tests.support.jtl import independent_cells, write_jtl
+from tests.support.series import throughput
 
 
 def upload(client, slug, token, files, meta_extra=None, key=None):
@@ -256,16 +257,15 @@ def test_hey_repetitions_are_placed_in_time_by_their_start(client, worker, make_
     series = client.get(f"/api/v1/runs/{run['slug']}/series", params={"metric": "throughput"}).json()["items"]
     whole = next(s for s in series if s["scenario_id"] is None)
     assert whole["interval_ms"] == 1000
-    # Independently: each request in the 1 s interval of its offset, the file moved by its start rounded
-    # to whole seconds (…000_400 -> …000_000, …007_700 -> …008_000).
-    expected: dict[int, int] = {}
+    # Independently: each request at its offset, the file moved by its start rounded to whole seconds
+    # (…000_400 -> …000_000, …007_700 -> …008_000); the rate over the part of each second the file ran.
+    files = []
     for start, offs in zip(starts, offsets):
-        base = int(round(start / 1000)) * 1000
-        for o in offs:
-            t = base + int(round(o * 1000)) // 1000 * 1000
-            expected[t] = expected.get(t, 0) + 1
-    assert whole["t_ms"] == sorted(expected)
-    assert whole["values"] == [float(expected[t]) for t in sorted(expected)]
+        at = int(round(start / 1000)) * 1000 + np.round(np.array(offs) * 1000)
+        files.append((at, at + 1.2))                    # every request took 1.2 ms
+    expected_t, expected = throughput(files, 1000)
+    assert whole["t_ms"] == expected_t
+    assert whole["values"] == pytest.approx(expected, rel=1e-6)   # hey times are rounded to 0.1 ms
 
 
 def test_the_cli_tells_when_each_hey_file_started(live_api, worker, make_project, scratch):
@@ -292,7 +292,8 @@ def test_the_cli_tells_when_each_hey_file_started(live_api, worker, make_project
     whole = next(s for s in series if s["scenario_id"] is None)
     # 2024-06-01T00:00:00Z is 1717200000000 ms: the first file at 0 s and 1 s, the second at 5 s and 6 s.
     assert whole["t_ms"] == [1717200000000, 1717200001000, 1717200005000, 1717200006000]
-    assert whole["values"] == [2.0, 1.0, 1.0, 2.0]
+    # Requests per second of the part of each second a file ran: 2 over 0.1–1 s, 1 over 1–1.2012 s, ...
+    assert whole["values"] == pytest.approx([2 / 0.9, 1 / 0.2012, 1 / 0.8, 2 / 0.6012], rel=1e-9)
     bad = subprocess.run([*cli, "--variant", f"base={first};started=2024-06-01T00:00:05"], env=env,
                          capture_output=True, text=True, timeout=60)
     said = " ".join(bad.stderr.split())   # the console wraps long lines
@@ -327,12 +328,20 @@ def test_files_that_ran_at_the_same_time_make_one_series_of_all_their_samples(cl
                 by_t.setdefault(start + int(round(o * 1000)) // 1000 * 1000, []).append(lat * 1000)
         return by_t
 
+    def started_ended(name):
+        offs, lats = rows[name]
+        at = start + np.round(np.array(offs) * 1000)
+        return at, at + np.round(np.array(lats) * 1e6) / 1000
+
     for scenario_id, names in ((None, ("a", "b")), *((i, (n,)) for i, n in scenarios.items() if n in rows)):
         by_t = expected(names)
         got = {s["metric"]: s for s in series if s["scenario_id"] == scenario_id}
         assert got["throughput"]["interval_ms"] == 1000
-        assert got["throughput"]["t_ms"] == sorted(by_t), names
-        assert got["throughput"]["values"] == [float(len(by_t[t])) for t in sorted(by_t)]
+        # Both files' requests per second of the time either ran (the union of their spans).
+        expected_t, rates = throughput([started_ended(n) for n in names], 1000)
+        assert got["throughput"]["t_ms"] == expected_t, names
+        assert got["throughput"]["values"] == pytest.approx(rates, rel=1e-12)
+        assert got["latency_p50"]["t_ms"] == sorted(by_t)
         for metric, p in (("latency_p50", 50), ("latency_p99", 99)):
             want = [float(np.percentile(by_t[t], p, method="inverted_cdf")) for t in sorted(by_t)]
             assert got[metric]["values"] == pytest.approx(want, abs=1e-9), (names, metric)

@@ -11,7 +11,11 @@ Definitions (stated once, used by every sample-based format):
 - warm-up: samples starting in the first `warmup_s` seconds of their load level are left out of
   cells but kept in series.
 - series: per interval (epoch-aligned, by start time): throughput (samples starting in the
-  interval / interval length), errors (count), and exact nearest-rank latency p50/p75/p95/p99.
+  interval / the part of the interval the load ran: from the first start to the last end of the
+  file, or of the files together, so a test that starts or stops inside an interval shows no dip
+  there; an interval the load covered for under `MIN_COVER` of it, or of the whole load when that
+  is shorter, has no throughput point: a few requests over a sliver of time are no rate), errors
+  (count), and exact nearest-rank latency p50/p75/p95/p99.
 - timeline (per cell, what the A/B analysis of a single repetition resamples): per interval of the
   measured samples (epoch-aligned by start time, at most 200 per load level, from 0.1 s), the sample
   count, the sum of latencies (µs) and, for each reported percentile, how many samples were at or
@@ -34,6 +38,7 @@ TIMELINE_CHOICES_S = (0.1, 0.2, 0.5) + INTERVAL_CHOICES_S
 MAX_POINTS = 200
 SERIES_PERCENTILES = (("latency_p50", 50), ("latency_p75", 75), ("latency_p95", 95),
                       ("latency_p99", 99))
+MIN_COVER = 0.1     # an interval the load covered for less than this share has no throughput point
 
 
 @dataclass(slots=True)
@@ -107,7 +112,7 @@ def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
     result.cells = _cells(by_value, loads)
     _add_timelines(result.cells, measured)
     if with_series:
-        result.series.extend(_series(table, loads, result.interval_ms))
+        result.series.extend(_series(table, loads, result.interval_ms, load_spans(table)))
     return result
 
 
@@ -417,16 +422,54 @@ def interval_counts(table: pl.DataFrame, interval_ms: int, shift_ms: int = 0) ->
         pl.col("n").sum(), pl.col("errors").sum())
 
 
-def union_series(counts: list[pl.DataFrame], loads: dict[str, LoadSpec], interval_ms: int) -> list[SeriesData]:
-    """The series of the samples of several files together, from their `interval_counts`: each interval's
-    throughput and errors add up, and its percentiles are those of every sample in it."""
+def load_spans(table: pl.DataFrame, shift_ms: int = 0) -> pl.DataFrame:
+    """When a file's load ran, from its `SampleCounts.table`: per scenario and per load level (scenario
+    null, Transaction Controller rows left out) the first start and the last end (ms), moved by `shift_ms`."""
+    span = [(pl.col("first_start").min() + shift_ms).cast(pl.Float64).alias("start"),
+            (pl.col("last_end").max() + shift_ms).cast(pl.Float64).alias("end")]
+    keys = pl.col("scenario", "load_key").cast(pl.String)
+    return pl.concat([
+        table.group_by(keys).agg(span),
+        table.filter(~pl.col("is_tx")).group_by(pl.col("load_key").cast(pl.String)).agg(span).select(
+            pl.lit(None, dtype=pl.String).alias("scenario"), "load_key", "start", "end"),
+    ])
+
+
+def union_series(counts: list[pl.DataFrame], spans: list[pl.DataFrame], loads: dict[str, LoadSpec],
+                 interval_ms: int) -> list[SeriesData]:
+    """The series of the samples of several files together, from their `interval_counts` and `load_spans`:
+    each interval's throughput and errors add up over the time any of them ran, and its percentiles are
+    those of every sample in it."""
     table = pl.concat(counts).with_columns(pl.col("scenario", "load_key").cast(pl.Categorical))
-    return _series(table, loads, interval_ms)
+    return _series(table, loads, interval_ms, pl.concat(spans))
 
 
-def _series(counts: pl.DataFrame, loads: dict[str, LoadSpec], interval_ms: int) -> list[SeriesData]:
+def covered_ms(t_ms: list[int], interval_ms: int, spans: list[tuple[float, float]]) -> list[float]:
+    """How long, in each interval starting at `t_ms`, some of the `spans` (start, end in ms) ran."""
+    merged: list[list[float]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [sum(max(0.0, min(t + interval_ms, end) - max(t, start)) for start, end in merged) for t in t_ms]
+
+
+def _throughput(t_ms: list[int], n: list[int], interval_ms: int,
+                spans: list[tuple[float, float]]) -> tuple[list[int], list[float]]:
+    """(t, requests started per second the load ran) of each interval it covered enough (`MIN_COVER`)."""
+    covered = covered_ms(t_ms, interval_ms, spans)
+    whole = sum(covered_ms([min(t_ms)], max(t_ms) + interval_ms - min(t_ms), spans)) if t_ms else 0.0
+    least = MIN_COVER * min(interval_ms, whole)
+    kept = [(t, count * 1000.0 / c) for t, count, c in zip(t_ms, n, covered) if c > 0 and c >= least]
+    return [t for t, _ in kept], [v for _, v in kept]
+
+
+def _series(counts: pl.DataFrame, loads: dict[str, LoadSpec], interval_ms: int,
+            spans: pl.DataFrame) -> list[SeriesData]:
     """Series from the rows of `SampleCounts` (bucketed by a divisor of `interval_ms`): each exact
-    nearest-rank percentile is read off the cumulative counts of an interval's rows in latency order."""
+    nearest-rank percentile is read off the cumulative counts of an interval's rows in latency order;
+    throughput over the part of each interval the load ran (`spans`, as `load_spans`)."""
     keys = ["scenario", "load_key", "t"]
     counts = counts.select("scenario", "load_key", (pl.col("t") - pl.col("t") % interval_ms).alias("t"),
                            "latency_us", "n", "errors", "is_tx")
@@ -440,17 +483,19 @@ def _series(counts: pl.DataFrame, loads: dict[str, LoadSpec], interval_ms: int) 
         aggs.append(pl.col("latency_us").gather(cum.search_sorted(rank)).first().alias(name))
     table = pl.concat([counts, every]).sort("latency_us").group_by(keys).agg(aggs).with_columns(
         pl.col("scenario", "load_key").cast(pl.String)).sort("load_key", "scenario", "t", nulls_last=True)
+    ran: dict[tuple[str | None, str], list[tuple[float, float]]] = {}
+    for scenario, load_key, start, end in spans.iter_rows():
+        ran.setdefault((scenario, load_key), []).append((start, end))
     out: list[SeriesData] = []
-    step_s = interval_ms / 1000.0
     for (scenario, load_key), part in table.group_by("scenario", "load_key", maintain_order=True):
         t = part["t"].to_list()
         load = loads[load_key]  # type: ignore[index]
         columns = {
-            "throughput": [n / step_s for n in part["n"].to_list()],
-            "errors": part["errors"].cast(pl.Float64).to_list(),
-            **{name: (part[name] / 1000.0).to_list() for name, _ in SERIES_PERCENTILES},
+            "throughput": _throughput(t, part["n"].to_list(), interval_ms, ran[(scenario, load_key)]),  # type: ignore[index]
+            "errors": (t, part["errors"].cast(pl.Float64).to_list()),
+            **{name: (t, (part[name] / 1000.0).to_list()) for name, _ in SERIES_PERCENTILES},
         }
-        for metric, values in columns.items():
+        for metric, (times, values) in columns.items():
             out.append(SeriesData(metric=metric, scenario=scenario, load=load,  # type: ignore[arg-type]
-                                  t_ms=t, values=values, interval_ms=interval_ms))
+                                  t_ms=times, values=values, interval_ms=interval_ms))
     return out

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail import storage
 from benchtrail.ingest import criteria as criteria_judge
-from benchtrail.ingest.cells import SampleCounts, Summariser, interval_counts, union_series
+from benchtrail.ingest.cells import SampleCounts, Summariser, interval_counts, load_spans, union_series
 from benchtrail.ingest.detect import ingest_file
 from benchtrail.ingest.histogram import merge as merge_histograms
 from benchtrail.ingest.histogram import decode as decode_histogram
@@ -241,7 +241,7 @@ class RunWriter:
         self.shared_series: set[int] = set()    # series from a share's file (merged by time: `_points`)
         # (variant, load key) -> (interval, interval counts) of each clock-timed file, and those files'
         # series: see `add_counts` and `_union_series`.
-        self.counts: dict[tuple[str, str], list[tuple[int, pl.DataFrame]]] = {}
+        self.counts: dict[tuple[str, str], list[tuple[int, pl.DataFrame, pl.DataFrame]]] = {}
         self.counted_series: set[int] = set()
         # a share's arrival rate per (variant, scenario, load key) and position: the shares' add up
         self.share_arrivals: dict[tuple[tuple[str, str, str], int], float] = {}
@@ -276,8 +276,10 @@ class RunWriter:
         """A sampled file whose series are at clock times (or a share's: the shares ran together): its counts
         per interval, kept until `write`, where files that covered the same intervals are combined."""
         table = interval_counts(counts.table, interval_ms, shift_ms)
+        spans = load_spans(counts.table, shift_ms)
         for (load_key,), part in table.group_by("load_key"):
-            self.counts.setdefault((variant, str(load_key)), []).append((interval_ms, part))
+            self.counts.setdefault((variant, str(load_key)), []).append(
+                (interval_ms, part, spans.filter(pl.col("load_key") == str(load_key))))
         self.counted_series.update(id(s) for s in series)
 
     def _union_series(self) -> dict[tuple[str, str | None, str, str, str], Any]:
@@ -286,17 +288,18 @@ class RunWriter:
         series cannot give them). Only when those files share one interval."""
         out: dict[tuple[str, str | None, str, str, str], Any] = {}
         for (variant, load_key), files in self.counts.items():
-            intervals = {interval for interval, _ in files}
+            intervals = {interval for interval, _, _ in files}
             if len(files) < 2 or len(intervals) != 1:
                 continue
             seen: set[int] = set()
             overlap = False
-            for _, table in files:
+            for _, table, _ in files:
                 ts = set(table["t"].unique().to_list())
                 overlap = overlap or bool(seen & ts)
                 seen |= ts
             if overlap:
-                for s in union_series([t for _, t in files], self.loads, intervals.pop()):
+                for s in union_series([t for _, t, _ in files], [sp for _, _, sp in files], self.loads,
+                                      intervals.pop()):
                     out[(variant, s.scenario, load_key, s.metric, "")] = s
         return out
 

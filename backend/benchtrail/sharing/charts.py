@@ -232,8 +232,7 @@ def series_chart(run: Mapping[str, Any], series: Sequence[Mapping[str, Any]], me
                  fmt_: Format) -> bytes:
     """One series metric over time at one load level, every variant (and named process) on one chart,
     as the run page's "Over time" section draws it: the series of the whole load level (no scenario),
-    x in seconds since the load level's first point. Each line ends with its mean, and a throughput
-    line also with the requests it counts (sum of the values x the interval)."""
+    x in seconds since the load level's first point. Each line ends with the mean of its points."""
     chosen = [s for s in series if s["load_id"] == load_id and s["metric"] == metric and s["scenario_id"] is None
               and s["t_ms"]]
     loads = {ld["id"]: ld["label"] for ld in run["loads"]}
@@ -255,8 +254,6 @@ def series_chart(run: Mapping[str, Any], series: Sequence[Mapping[str, Any]], me
         ax.plot(*_break_at_gaps(x, y, (s["interval_ms"] or 0) / 1000), color=colour[s["variant_id"]], marker="o",
                 markersize=2.5, linewidth=1.2, linestyle="--" if s.get("process") else "-", label=name)
         note = f"mean {fmt(sum(y) / len(y))}"
-        if metric == "throughput" and s["interval_ms"]:
-            note += f" · {fmt(sum(y) * s['interval_ms'] / 1000)} requests"
         ax.annotate(note, (x[-1], y[-1]), textcoords="offset points", xytext=(4, 0), fontsize=7,
                     color=colour[s["variant_id"]])
     unit = catalog.CATALOG[metric].unit if metric in catalog.CATALOG else ""

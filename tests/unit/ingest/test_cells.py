@@ -9,6 +9,7 @@ import pytest
 from benchtrail.ingest import histogram
 from benchtrail.ingest.cells import build_cells, choose_interval_s
 from benchtrail.ingest.model import SAMPLE_SCHEMA, LoadSpec, ParsedFile, ReportedCell
+from tests.support.series import throughput
 
 from .oracle import nearest_rank
 
@@ -78,7 +79,10 @@ def test_warmup_excluded_from_cells_but_kept_in_series() -> None:
     p50 = next(s for s in result.series if s.metric == "latency_p50" and s.scenario is None)
     assert p50.values[0] == 50.0 and p50.values[-1] == 10.0
     tput = next(s for s in result.series if s.metric == "throughput" and s.scenario is None)
-    assert sum(v * 5 for v in tput.values) == 600
+    # 10 req/s in every interval, the last one too: it holds 50 requests over the 4.91 s the load ran in it
+    # (to the last end, 59.9 s + 10 ms), not 50 over 5 s.
+    assert tput.values == pytest.approx([10.0] * 11 + [50 / 4.91], rel=1e-12)
+    assert tput.values == pytest.approx(throughput([(np.array(start), np.array(start) + 10)], 5_000)[1], rel=1e-12)
 
 
 def test_series_buckets_are_epoch_aligned_and_exact() -> None:
@@ -88,13 +92,16 @@ def test_series_buckets_are_epoch_aligned_and_exact() -> None:
     ok = rng.random(3000) > 0.1
     result = build_cells(_parsed(start.tolist(), lat.tolist(), ok.tolist()), interval_s=10)
     series = {s.metric: s for s in result.series if s.scenario is None}
-    t = series["throughput"].t_ms
+    t = series["errors"].t_ms
     assert all(x % 10_000 == 0 for x in t)
     for i, bucket in enumerate(t):
         mask = (start >= bucket) & (start < bucket + 10_000)
-        assert series["throughput"].values[i] == mask.sum() / 10.0
         assert series["errors"].values[i] == (~ok[mask]).sum()
         assert series["latency_p95"].values[i] == nearest_rank(lat[mask], 95) / 1000.0
+    # Throughput: the first and last interval over the part of them the load ran (it starts at 3.x s).
+    expected_t, expected = throughput([(start, start + lat / 1000.0)], 10_000)
+    assert series["throughput"].t_ms == expected_t and series["throughput"].values == pytest.approx(expected, rel=1e-12)
+    assert expected[0] > (start < t[0] + 10_000).sum() / 10.0       # no dip where the load started
 
 
 def test_transactions_have_own_cells_and_never_enter_totals() -> None:
@@ -119,15 +126,17 @@ def test_series_and_timelines_of_all_scenarios_leave_transactions_out() -> None:
     result = build_cells(_parsed(start.tolist(), lat.tolist(), scenario=scenario.tolist(), tx=tx.tolist()),
                          interval_s=5)
     series = {(s.scenario, s.metric): s for s in result.series}
-    t = series[(None, "throughput")].t_ms
+    t = series[(None, "latency_p50")].t_ms
+    expected_t, expected = throughput([(start[~tx], start[~tx] + lat[~tx] / 1000.0)], 5_000)
+    assert series[(None, "throughput")].t_ms == expected_t
+    assert series[(None, "throughput")].values == pytest.approx(expected, rel=1e-12)
     for i, bucket in enumerate(t):
         mask = (start >= bucket) & (start < bucket + 5_000)
-        assert series[(None, "throughput")].values[i] == (mask & ~tx).sum() / 5.0
         for p in (50, 99):
             assert series[(None, f"latency_p{p}")].values[i] == pytest.approx(
                 nearest_rank(lat[mask & ~tx], p) / 1000.0, rel=1e-12), (bucket, p)
     checkout = series[("checkout", "throughput")]
-    assert round(sum(checkout.values) * 5) == tx.sum()
+    assert checkout.values == pytest.approx(throughput([(start[tx], start[tx] + lat[tx] / 1000.0)], 5_000)[1], rel=1e-12)
     total = next(c for c in result.cells if c.scenario is None)
     assert total.stats["count"] == (~tx).sum() and sum(total.timeline["count"]) == (~tx).sum()  # type: ignore[index]
     assert sum(total.timeline["sum"]) == lat[~tx].sum()  # type: ignore[index]
