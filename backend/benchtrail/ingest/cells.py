@@ -444,7 +444,7 @@ def union_series(counts: list[pl.DataFrame], spans: list[pl.DataFrame], loads: d
     return _series(table, loads, interval_ms, pl.concat(spans))
 
 
-def covered_ms(t_ms: list[int], interval_ms: int, spans: list[tuple[float, float]]) -> list[float]:
+def _covered_ms(t_ms: list[int], interval_ms: int, spans: list[tuple[float, float]]) -> list[float]:
     """How long, in each interval starting at `t_ms`, some of the `spans` (start, end in ms) ran."""
     merged: list[list[float]] = []
     for start, end in sorted(spans):
@@ -458,8 +458,8 @@ def covered_ms(t_ms: list[int], interval_ms: int, spans: list[tuple[float, float
 def _throughput(t_ms: list[int], n: list[int], interval_ms: int,
                 spans: list[tuple[float, float]]) -> tuple[list[int], list[float]]:
     """(t, requests started per second the load ran) of each interval it covered enough (`MIN_COVER`)."""
-    covered = covered_ms(t_ms, interval_ms, spans)
-    whole = sum(covered_ms([min(t_ms)], max(t_ms) + interval_ms - min(t_ms), spans)) if t_ms else 0.0
+    covered = _covered_ms(t_ms, interval_ms, spans)
+    whole = _covered_ms([t_ms[0]], t_ms[-1] + interval_ms - t_ms[0], spans)[0]   # t_ms ascending, not empty
     least = MIN_COVER * min(interval_ms, whole)
     kept = [(t, count * 1000.0 / c) for t, count, c in zip(t_ms, n, covered) if c > 0 and c >= least]
     return [t for t, _ in kept], [v for _, v in kept]
