@@ -63,6 +63,7 @@ class CellsResult:
     reported: list[ReportedCell] = field(default_factory=list)
     interval_ms: int | None = None
     counts: SampleCounts | None = None     # the samples, summarised (None for summary formats)
+    spans: pl.DataFrame | None = None      # when the load ran (`load_spans` of `counts`)
     warmup_excluded: int = 0
     warnings: list[str] = field(default_factory=list)
 
@@ -111,8 +112,9 @@ def build_cells(parsed: ParsedFile, *, warmup_s: float = 0,
         pl.col("last_end").max(), pl.col("is_tx").any())
     result.cells = _cells(by_value, loads)
     _add_timelines(result.cells, measured)
+    result.spans = load_spans(table)
     if with_series:
-        result.series.extend(_series(table, loads, result.interval_ms, load_spans(table)))
+        result.series.extend(_series(table, loads, result.interval_ms, result.spans))
     return result
 
 
@@ -422,17 +424,16 @@ def interval_counts(table: pl.DataFrame, interval_ms: int, shift_ms: int = 0) ->
         pl.col("n").sum(), pl.col("errors").sum())
 
 
-def load_spans(table: pl.DataFrame, shift_ms: int = 0) -> pl.DataFrame:
+def load_spans(table: pl.DataFrame) -> pl.DataFrame:
     """When a file's load ran, from its `SampleCounts.table`: per scenario and per load level (scenario
-    null, Transaction Controller rows left out) the first start and the last end (ms), moved by `shift_ms`."""
-    span = [(pl.col("first_start").min() + shift_ms).cast(pl.Float64).alias("start"),
-            (pl.col("last_end").max() + shift_ms).cast(pl.Float64).alias("end")]
-    keys = pl.col("scenario", "load_key").cast(pl.String)
-    return pl.concat([
-        table.group_by(keys).agg(span),
-        table.filter(~pl.col("is_tx")).group_by(pl.col("load_key").cast(pl.String)).agg(span).select(
-            pl.lit(None, dtype=pl.String).alias("scenario"), "load_key", "start", "end"),
-    ])
+    null, Transaction Controller scenarios left out) the first start and the last end (ms)."""
+    per_scenario = table.group_by(pl.col("scenario", "load_key").cast(pl.String)).agg(
+        pl.col("first_start").min().cast(pl.Float64).alias("start"), pl.col("last_end").max().alias("end"),
+        pl.col("is_tx").any())
+    per_load = per_scenario.filter(~pl.col("is_tx")).group_by("load_key").agg(
+        pl.col("start").min(), pl.col("end").max()).select(
+        pl.lit(None, dtype=pl.String).alias("scenario"), "load_key", "start", "end")
+    return pl.concat([per_scenario.drop("is_tx"), per_load])
 
 
 def union_series(counts: list[pl.DataFrame], spans: list[pl.DataFrame], loads: dict[str, LoadSpec],

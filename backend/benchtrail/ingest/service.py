@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail import storage
 from benchtrail.ingest import criteria as criteria_judge
-from benchtrail.ingest.cells import SampleCounts, Summariser, interval_counts, load_spans, union_series
+from benchtrail.ingest.cells import CellsResult, SampleCounts, Summariser, interval_counts, union_series
 from benchtrail.ingest.detect import ingest_file
 from benchtrail.ingest.histogram import merge as merge_histograms
 from benchtrail.ingest.histogram import decode as decode_histogram
@@ -271,12 +271,14 @@ class RunWriter:
         if share is not None:
             self.shared_series.add(id(series))
 
-    def add_counts(self, variant: str, counts: SampleCounts, interval_ms: int, shift_ms: int,
-                   series: list[Any]) -> None:
+    def add_counts(self, variant: str, result: CellsResult, shift_ms: int) -> None:
         """A sampled file whose series are at clock times (or a share's: the shares ran together): its counts
-        per interval, kept until `write`, where files that covered the same intervals are combined."""
-        table = interval_counts(counts.table, interval_ms, shift_ms)
-        spans = load_spans(counts.table, shift_ms)
+        per interval and when it ran, kept until `write`, where files that covered the same intervals are
+        combined."""
+        assert result.counts is not None and result.spans is not None and result.interval_ms
+        interval_ms, series = result.interval_ms, result.series
+        table = interval_counts(result.counts.table, interval_ms, shift_ms)
+        spans = result.spans.with_columns(pl.col("start", "end") + shift_ms)
         for (load_key,), part in table.group_by("load_key"):
             self.counts.setdefault((variant, str(load_key)), []).append(
                 (interval_ms, part, spans.filter(pl.col("load_key") == str(load_key))))
@@ -528,7 +530,7 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
     shift = clock_shift_ms(run_file.options, parsed.meta, result.interval_ms)
     clocked = shift or share is not None or parsed.meta.get("time_base") != RELATIVE_TIME
     if sampled and result.counts is not None and result.interval_ms and clocked:
-        writer.add_counts(run_file.variant, result.counts, result.interval_ms, shift, result.series)
+        writer.add_counts(run_file.variant, result, shift)
     for series in result.series:
         if shift:
             series.t_ms = [t + shift for t in series.t_ms]
