@@ -239,8 +239,8 @@ class RunWriter:
         self.combined: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         self.generators = run_meta.of(run).generators
         self.shared_series: set[int] = set()    # series from a share's file (merged by time: `_points`)
-        # (variant, load key) -> (interval, interval counts) of each clock-timed file, and those files'
-        # series: see `add_counts` and `_union_series`.
+        # (variant, load key) -> (interval, interval counts, load spans) of each clock-timed file, and those
+        # files' series: see `add_counts` and `_union_series`.
         self.counts: dict[tuple[str, str], list[tuple[int, pl.DataFrame, pl.DataFrame]]] = {}
         self.counted_series: set[int] = set()
         # a share's arrival rate per (variant, scenario, load key) and position: the shares' add up
