@@ -445,24 +445,27 @@ def union_series(counts: list[pl.DataFrame], spans: list[pl.DataFrame], loads: d
     return _series(table, loads, interval_ms, pl.concat(spans))
 
 
-def _covered_ms(t_ms: list[int], interval_ms: int, spans: list[tuple[float, float]]) -> list[float]:
-    """How long, in each interval starting at `t_ms`, some of the `spans` (start, end in ms) ran."""
-    merged: list[list[float]] = []
+def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The time some of `spans` (start, end in ms) ran, as disjoint spans in time order."""
+    out: list[tuple[float, float]] = []
     for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
         else:
-            merged.append([start, end])
-    return [sum(max(0.0, min(t + interval_ms, end) - max(t, start)) for start, end in merged) for t in t_ms]
+            out.append((start, end))
+    return out
 
 
 def _throughput(t_ms: list[int], n: list[int], interval_ms: int,
                 spans: list[tuple[float, float]]) -> tuple[list[int], list[float]]:
     """(t, requests started per second the load ran) of each interval it covered enough (`MIN_COVER`)."""
-    covered = _covered_ms(t_ms, interval_ms, spans)
-    whole = _covered_ms([t_ms[0]], t_ms[-1] + interval_ms - t_ms[0], spans)[0]   # t_ms ascending, not empty
-    least = MIN_COVER * min(interval_ms, whole)
-    kept = [(t, count * 1000.0 / c) for t, count, c in zip(t_ms, n, covered) if c > 0 and c >= least]
+    ran = _merged(spans)
+    least = MIN_COVER * min(interval_ms, sum(end - start for start, end in ran))
+    kept = []
+    for t, count in zip(t_ms, n):
+        covered = sum(max(0.0, min(t + interval_ms, end) - max(t, start)) for start, end in ran)
+        if covered > 0 and covered >= least:
+            kept.append((t, count * 1000.0 / covered))
     return [t for t, _ in kept], [v for _, v in kept]
 
 

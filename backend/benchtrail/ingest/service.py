@@ -589,8 +589,7 @@ def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, 
         r = rate(row["n"], row["lo"], row["hi"])
         if r is not None:
             out.arrivals[(variant, row["scenario"], row["load_key"])] = r
-    steps = {key: validity.latency_step_us(part["latency_us"].unique().to_numpy()) for (key,), part in df.group_by("load_key")}
-    for row in df.group_by("load_key").agg(aggs).iter_rows(named=True):
+    for row in df.group_by("load_key").agg(*aggs, pl.col("latency_us").unique().alias("latencies")).iter_rows(named=True):
         load = parsed.loads.get(row["load_key"]) or LoadSpec()
         unanswered = 0
         if fmt == "hey-csv" and load.requests:
@@ -605,7 +604,7 @@ def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, 
         out.facts.append((validity.FileFacts(
             variant=variant, scenario=scenario, load=load.label, count=int(row["n"]), errors=int(row["errors"]),
             unanswered=unanswered, arrival_rate=r, scenarios=int(row["scenarios"]),
-            dropped=int(parsed.meta.get("dropped_iterations") or 0), latency_step_us=steps[row["load_key"]],
+            dropped=int(parsed.meta.get("dropped_iterations") or 0), latency_step_us=validity.latency_step_us(row["latencies"]),
             share=share[0] if share is not None else None), row["load_key"]))
     return out
 

@@ -170,11 +170,16 @@ def too_few_samples(cells: Sequence[tuple[str, str, str | None, dict[str, Any]]]
         detail = (f"{metric} needs at least {need:,} samples (so that {TAIL_SAMPLES} lie above the "
                   f"{p:g}th percentile); {len(short)} of {len(cells)} cells have fewer"
                   f"{' per repetition' if any('repetitions' in (c.get('extra') or {}) for *_, c in cells) else ''}, "
-                  f"the smallest {v} / {s}{f' / {ld}' if ld else ''} with {n:,}: there only "
+                  f"the smallest {_where(v, s, ld)} with {n:,}: there only "
                   f"{math.floor(round(n * (1 - p / 100), 6))} samples lie above {metric}, so it is an extreme "
                   f"value, not a stable percentile")
         out.append(Finding(f"samples for {metric}", False, detail, severity="warning"))
     return out
+
+
+def _where(variant: str, scenario: str, load: str | None) -> str:
+    """A cell in a message: variant / scenario / load label."""
+    return f"{variant} / {scenario}" + (f" / {load}" if load else "")
 
 
 # ---------------------------------------------------------------------------- coarse latency
@@ -203,7 +208,7 @@ def coarse_latency(cells: Sequence[tuple[str, str, str | None, dict[str, Any]]],
             continue
         n_steps, value, step, v, s, ld = min(coarse)
         detail = (f"latencies were recorded in steps of {step / 1000:g} ms, and {len(coarse)} of {len(cells)} "
-                  f"cells have a {metric} under {COARSE_STEPS} steps, the smallest {v} / {s}{f' / {ld}' if ld else ''} "
+                  f"cells have a {metric} under {COARSE_STEPS} steps, the smallest {_where(v, s, ld)} "
                   f"at {value:g} ms ({n_steps:.0f} steps): there it moves in jumps of {100 / n_steps:.0f}%, so its "
                   f"differences are rounded to whole steps. The mean is not rounded this way; a tool that records "
                   f"finer times resolves the percentile")
