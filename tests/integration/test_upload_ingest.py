@@ -268,6 +268,43 @@ def test_hey_repetitions_are_placed_in_time_by_their_start(client, worker, make_
     assert whole["values"] == pytest.approx(expected, rel=1e-6)   # hey times are rounded to 0.1 ms
 
 
+def test_hey_repetitions_without_their_start_follow_each_other_in_upload_order(client, worker, make_project, scratch):
+    """Uploaded without `started_ms`, a variant's hey files are laid end to end in upload order, each
+    from the first whole interval after the one before (both at 0 drew over each other: every t twice,
+    the line zigzagging between the repetitions); each variant begins at 0."""
+    import numpy as np
+
+    slug, token = make_project()
+    rng = np.random.default_rng(5)
+    offsets = [sorted(rng.uniform(0, 2.5, 60).round(4).tolist()), sorted(rng.uniform(0, 3.2, 80).round(4).tolist()),
+               sorted(rng.uniform(0, 2.0, 50).round(4).tolist())]
+    latencies = [rng.uniform(0.001, 0.3, len(o)).round(4).tolist() for o in offsets]
+    hey = {"format": "hey-csv", "load": {"kind": "concurrency", "value": 1}}
+    files = [_hey_csv(scratch / f"h{i}.csv", offs, lats) for i, (offs, lats) in enumerate(zip(offsets, latencies))]
+    r = upload(client, slug, token, [({"variant": "baseline", **hey}, files[0]), ({"variant": "agent", **hey}, files[2]),
+                                     ({"variant": "baseline", **hey}, files[1])])
+    assert r.status_code == 202, r.text
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    variants = {v["id"]: v["name"] for v in run["variants"]}
+    series = {variants[s["variant_id"]]: s for s in client.get(
+        f"/api/v1/runs/{run['slug']}/series", params={"metric": "throughput"}).json()["items"] if s["scenario_id"] is None}
+    assert series["baseline"]["interval_ms"] == series["agent"]["interval_ms"] == 1000
+    # Independently: each file's requests from its offsets (in whole ms, as ingest keeps start times) and
+    # its rate per second of the part it ran; the second baseline file moved to the whole second after the
+    # first one's last end.
+    start = [np.round(np.array(o) * 1000) for o in offsets]
+    end = [s + np.array(lat) * 1000 for s, lat in zip(start, latencies)]
+    shift = -(-float(end[0].max()) // 1000) * 1000
+    first_t, first = throughput([(start[0], end[0])], 1000)
+    second_t, second = throughput([(start[1] + shift, end[1] + shift)], 1000)
+    assert shift == 3000 and series["baseline"]["t_ms"] == first_t + second_t
+    assert series["baseline"]["values"] == pytest.approx(first + second, rel=1e-6)
+    agent_t, agent = throughput([(start[2], end[2])], 1000)
+    assert series["agent"]["t_ms"] == agent_t and agent_t[0] == 0
+    assert series["agent"]["values"] == pytest.approx(agent, rel=1e-6)
+
+
 def test_the_cli_tells_when_each_hey_file_started(live_api, worker, make_project, scratch):
     """`--variant NAME=FILE;started=…` (ms since the epoch, or ISO 8601 with a zone): the two repetitions'
     series follow each other; a time without a zone is a usage error naming the option."""

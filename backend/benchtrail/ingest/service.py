@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -243,6 +244,7 @@ class RunWriter:
         # files' series: see `add_counts` and `_union_series`.
         self.counts: dict[tuple[str, str], list[tuple[int, pl.DataFrame, pl.DataFrame]]] = {}
         self.counted_series: set[int] = set()
+        self.laid_end: dict[str, int] = {}      # variant -> end of its files laid end to end (`lay_out`)
         # a share's arrival rate per (variant, scenario, load key) and position: the shares' add up
         self.share_arrivals: dict[tuple[tuple[str, str, str], int], float] = {}
 
@@ -283,6 +285,18 @@ class RunWriter:
             self.counts.setdefault((variant, str(load_key)), []).append(
                 (interval_ms, part, spans.filter(pl.col("load_key") == str(load_key))))
         self.counted_series.update(id(s) for s in series)
+
+    def lay_out(self, variant: str, result: CellsResult) -> int:
+        """Where a file whose times count from its own start, uploaded without that start (`started_ms`),
+        begins on the run's time axis: at the first whole interval after the previous such file of its
+        variant. Such files are laid end to end in upload order, as if they ran one after another (two
+        repetitions both at 0 drew over each other, zigzagging); each variant begins at 0, so the variants'
+        lines overlay."""
+        interval = result.interval_ms or 1
+        shift = -(-self.laid_end.get(variant, 0) // interval) * interval
+        if result.spans is not None and result.spans.height:
+            self.laid_end[variant] = shift + math.ceil(result.spans["end"].max())
+        return shift
 
     def _union_series(self) -> dict[tuple[str, str | None, str, str, str], Any]:
         """The series of each variant and load level whose files covered some interval together, from
@@ -527,8 +541,10 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
             writer.add_cell(run_file.variant, cell, run_file.position, share)
         for cell in result.reported:
             writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, run_file.position, share)
-    shift = clock_shift_ms(run_file.options, parsed.meta, result.interval_ms)
-    clocked = shift or share is not None or parsed.meta.get("time_base") != RELATIVE_TIME
+    if parsed.meta.get("time_base") == RELATIVE_TIME and share is None and run_file.options.get("started_ms") is None:
+        shift, clocked = writer.lay_out(run_file.variant, result), False
+    else:
+        shift, clocked = clock_shift_ms(run_file.options, parsed.meta, result.interval_ms), True
     if sampled and result.counts is not None and result.interval_ms and clocked:
         writer.add_counts(run_file.variant, result, shift)
     for series in result.series:
@@ -539,10 +555,9 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
 
 def clock_shift_ms(options: dict[str, Any], meta: dict[str, Any], interval_ms: int | None) -> int:
     """How far to move the series of a file whose times count from its own start: to its upload's
-    `started_ms`, rounded to whole intervals (so each interval still holds the same samples). Without
-    it, the repetitions and the warm-up of a load level would all start at 0 and draw over each other.
-    Not for a share's file: the shares of a run started together, so their series are combined interval
-    by interval as they are (`RunWriter._union_series`)."""
+    `started_ms`, rounded to whole intervals (so each interval still holds the same samples); without it,
+    `RunWriter.lay_out` places the file. Not for a share's file: the shares of a run started together, so
+    their series are combined interval by interval as they are (`RunWriter._union_series`)."""
     started = options.get("started_ms")
     if started is None or not interval_ms or options.get("share") is not None \
             or meta.get("time_base") != RELATIVE_TIME:

@@ -44,8 +44,10 @@ class FileIn(SafeModel):
         default=None, ge=0, le=MAX_EPOCH_MS,
         description="When the tool started, in ms since the epoch, for a file whose times count from its own "
                     "start (hey CSV's offset): its series are placed at that time (to the series interval), so "
-                    "the warm-up and the repetitions of a load level follow each other on one time axis instead "
-                    "of all starting at 0. Ignored for files with their own clock times and for a share's files.")
+                    "the warm-up and the repetitions of a load level follow each other on one time axis as they "
+                    "ran. Without it, such a file is laid after the previous one of its variant (from the first "
+                    "whole interval after its last end), in upload order, each variant beginning at 0. Ignored "
+                    "for files with their own clock times and for a share's files.")
 
 
 CriterionMetric = Literal["latency_mean", "latency_p50", "latency_p75", "latency_p90", "latency_p95", "latency_p99",

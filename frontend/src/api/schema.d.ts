@@ -1726,7 +1726,7 @@ export interface components {
             series_only: boolean;
             /**
              * Started Ms
-             * @description When the tool started, in ms since the epoch, for a file whose times count from its own start (hey CSV's offset): its series are placed at that time (to the series interval), so the warm-up and the repetitions of a load level follow each other on one time axis instead of all starting at 0. Ignored for files with their own clock times and for a share's files.
+             * @description When the tool started, in ms since the epoch, for a file whose times count from its own start (hey CSV's offset): its series are placed at that time (to the series interval), so the warm-up and the repetitions of a load level follow each other on one time axis as they ran. Without it, such a file is laid after the previous one of its variant (from the first whole interval after its last end), in upload order, each variant beginning at 0. Ignored for files with their own clock times and for a share's files.
              * @default null
              */
             started_ms: number | null;
