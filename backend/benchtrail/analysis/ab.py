@@ -34,6 +34,14 @@ Methods (`AbResult.method`), chosen by the evidence, never by the outcome:
   by Hesterberg's small-sample correction (the "expanded percentile" bootstrap);
 - ``no-time-order``: a single repetition without its time order (a histogram alone): no interval.
 
+Values recorded in steps: a tool that writes latency in steps of h (JMeter whole ms, hey 0.1 ms) makes
+every percentile a whole number of steps, so repetitions whose true values differ by less than a step
+show the same value and no variance (an interval of zero width, p = 0, from two repetitions a side).
+When the repetitions say their step (`Repetition.step`), each arm's percentile is taken as known to
+within its rounding, uniform over one step (variance h²/12), added to the variance of the difference
+for every method; it does not shrink with more repetitions, since repetitions closer than a step round
+alike. The mean of many samples is not rounded this way and gets nothing added.
+
 `p_value` is the p-value of the test the interval comes from. Cliff's delta and the Mann-Whitney p
 are over the per-repetition values (with one repetition per side Cliff's delta describes the
 samples and there is no Mann-Whitney p). The minimum detectable effect is the smallest |difference|
@@ -106,13 +114,15 @@ class Repetition:
     """One repetition of a cell. Give a histogram (base64 HDR, in the input unit) or raw samples
     (time-ordered); `stats` are exact statistics already computed from the samples by name ('mean',
     'p75', ...; in the input unit), preferred to the histogram's; `position` is the repetition's place
-    in the run's execution order; `timeline` its time-ordered summary."""
+    in the run's execution order; `timeline` its time-ordered summary; `step` the step its latencies
+    were recorded in (input unit), when known."""
 
     histogram: str | bytes | None = None
     samples: Sequence[float] | NDArray[np.float64] | None = None
     stats: Mapping[str, float] = field(default_factory=dict)
     position: int | None = None
     timeline: Timeline | None = None
+    step: float | None = None
 
 
 ArmInput = Union[str, bytes, Replicates, Sequence[Repetition], Sequence[float], NDArray[np.float64],
@@ -175,6 +185,7 @@ class _Rep:
     histogram: str | bytes | None = None
     scale: float = 1.0
     _dist: Distribution | None = None
+    step: float | None = None
 
     @property
     def dist(self) -> Distribution | None:
@@ -197,7 +208,8 @@ def _rep(r: Repetition, scale: float) -> _Rep:
         timeline = Timeline(counts=timeline.counts, sums=[float(v) * scale for v in timeline.sums],
                             at_or_below=timeline.at_or_below,
                             thresholds={k: float(v) * scale for k, v in timeline.thresholds.items()})
-    return _Rep(stats, r.position, timeline, r.histogram if dist is None else None, scale, dist)
+    return _Rep(stats, r.position, timeline, r.histogram if dist is None else None, scale, dist,
+                r.step * scale if r.step else None)
 
 
 def timeline_from_samples(samples: NDArray[np.float64], chunks: int = SAMPLE_CHUNKS) -> Timeline:
@@ -308,10 +320,18 @@ def compare(reference: ArmInput, variant: ArmInput, *, direction: Direction = "l
             raise ValueError("Replicates can only be compared with Replicates")
         est = _by_replicates(ref, var, rng, n_boot)
     elif max(len(ref), len(var)) >= 2:
-        est = _by_repetitions(_ordered(ref), _ordered(var), q)
+        est = _by_repetitions(_ordered(ref), _ordered(var), _rounding_var(ref, var, q), q)
     else:
-        est = _by_time_blocks(ref[0], var[0], q, rng, n_boot)
+        est = _by_time_blocks(ref[0], var[0], _rounding_var(ref, var, q), q, rng, n_boot)
     return _result(statistic, est, direction)
+
+
+def _rounding_var(ref: list[_Rep], var: list[_Rep], q: float | None) -> float:
+    """What recording in steps adds to the variance of the difference of a percentile: h²/12 per arm,
+    h the coarsest step of its repetitions (see the module docstring)."""
+    if q is None:
+        return 0.0
+    return sum(max((r.step or 0.0 for r in arm), default=0.0) ** 2 / 12.0 for arm in (ref, var))
 
 
 def _result(statistic: str, e: _Estimate, direction: Direction) -> AbResult:
@@ -339,7 +359,7 @@ def _result(statistic: str, e: _Estimate, direction: Direction) -> AbResult:
 
 # --- over repetitions -------------------------------------------------------------------------------
 
-def _by_repetitions(ref: list[_Rep], var: list[_Rep], q: float | None) -> _Estimate:
+def _by_repetitions(ref: list[_Rep], var: list[_Rep], rounding_var: float, q: float | None) -> _Estimate:
     a = np.array([_value(r, q) for r in ref])
     b = np.array([_value(r, q) for r in var])
     paired = (a.size == b.size >= PAIRED_MIN_PAIRS
@@ -361,6 +381,7 @@ def _by_repetitions(ref: list[_Rep], var: list[_Rep], q: float | None) -> _Estim
         se = math.sqrt(va + vb)
         df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else float(a.size + b.size - 2)
         method = "welch-t-repetitions"
+    se = math.sqrt(se ** 2 + rounding_var)
     t975 = float(sps.t.ppf(0.975, df))
     half = t975 * se
     p = float(2 * sps.t.sf(abs(diff) / se, df)) if se > 0 else (1.0 if diff == 0 else 0.0)
@@ -497,7 +518,8 @@ def _time_boot(rep: _Rep, q: float | None, rng: np.random.Generator, n_boot: int
     return _TimeBoot(point, np.asarray(draws, dtype=np.float64), block, n.size / block, int(n.size))
 
 
-def _by_time_blocks(ref: _Rep, var: _Rep, q: float | None, rng: np.random.Generator, n_boot: int) -> _Estimate:
+def _by_time_blocks(ref: _Rep, var: _Rep, rounding_var: float, q: float | None, rng: np.random.Generator,
+                    n_boot: int) -> _Estimate:
     a = _time_boot(ref, q, rng, n_boot)
     b = _time_boot(var, q, rng, n_boot)
     delta = None
@@ -512,8 +534,12 @@ def _by_time_blocks(ref: _Rep, var: _Rep, q: float | None, rng: np.random.Genera
                          **common)  # type: ignore[arg-type]
     diffs = b.draws - a.draws
     lo, hi = (float(v) for v in np.quantile(diffs, [0.025, 0.975]))
-    sd = float(np.std(diffs, ddof=1))
     diff = b.point - a.point
+    sd = math.sqrt(float(np.var(diffs, ddof=1)) + rounding_var)
+    if rounding_var:   # each side of the bootstrap interval moved out by the rounding, added in quadrature
+        widen = _Z975 ** 2 * rounding_var
+        lo -= math.sqrt((diff - lo) ** 2 + widen) - abs(diff - lo)
+        hi += math.sqrt((hi - diff) ** 2 + widen) - abs(hi - diff)
     p = float(2 * sps.norm.sf(abs(diff) / sd)) if sd > 0 else (1.0 if diff == 0 else 0.0)
     eff = min(a.effective_n or 0.0, b.effective_n or 0.0)
     return _Estimate(lo=lo, hi=hi, mde=(_Z975 + _Z80) * sd, p_value=p, method="block-bootstrap-time",

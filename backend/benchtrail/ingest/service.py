@@ -116,7 +116,7 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"source": "samples" if sampled else "reported", "extra": {},
                            "repetitions": [repetition_record(p, with_timeline=len(sampled) == 1) for p in sampled]}
     if len(sampled) == 1:
-        out.update({k: v for k, v in sampled[0].items() if k not in ("extra", "timeline", "position")})
+        out.update({k: v for k, v in sampled[0].items() if k not in ("extra", "timeline", "position", "latency_step_us")})
         out["extra"].update(sampled[0]["extra"])
     elif sampled:
         out.update(_merge_repetitions(sampled))
@@ -140,11 +140,14 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 def repetition_record(part: dict[str, Any], *, with_timeline: bool) -> dict[str, Any]:
     """One repetition as `Cell.repetitions` stores it: `position` (execution order in the run),
-    its exact statistics (ms, as a cell of that repetition alone would have them) and `histogram`
-    (HDR, µs); the cell's only repetition has its `timeline` (see `ingest.cells`) instead of a
-    histogram, which would repeat the cell's."""
+    its exact statistics (ms, as a cell of that repetition alone would have them), `histogram`
+    (HDR, µs) and the step its file recorded latency in (`latency_step_us`, when it shows one); the
+    cell's only repetition has its `timeline` (see `ingest.cells`) instead of a histogram, which would
+    repeat the cell's."""
     record: dict[str, Any] = {"position": part.get("position", 0)}
     record.update({k: part[k] for k in REPETITION_STATS if part.get(k) is not None})
+    if part.get("latency_step_us"):
+        record["latency_step_us"] = part["latency_step_us"]   # for the A/B interval (`analysis.ab`)
     if with_timeline:
         # The cell's only repetition: its histogram is the cell's own (`Cell.histogram`), not stored twice.
         if part.get("timeline") is not None:
@@ -211,6 +214,9 @@ def merge_shares(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "is_transaction": group[0]["is_transaction"], "position": position,
             "extra": {"error_rate": errors * 100.0 / count if count else None, "generators": len(group)},
         }
+        steps = [p.get("latency_step_us") for p in group]
+        if all(steps):
+            part["latency_step_us"] = math.gcd(*steps)   # the step of the union's latencies
         for name, pct in PERCENTILES:
             part[f"latency_{name}"] = value_at_percentile_us(hist, pct, exact_min=float(round(lo * 1000.0)),
                                                              exact_max=float(round(hi * 1000.0))) / 1000.0
@@ -248,10 +254,12 @@ class RunWriter:
         # a share's arrival rate per (variant, scenario, load key) and position: the shares' add up
         self.share_arrivals: dict[tuple[tuple[str, str, str], int], float] = {}
 
-    def add_cell(self, variant: str, cell: Any, position: int | None = None, share: int | None = None) -> None:
+    def add_cell(self, variant: str, cell: Any, position: int | None = None, share: int | None = None,
+                 latency_step_us: int | None = None) -> None:
         """`position`: where the cell's file ran in the run (its file position); by default the order
         of the calls. `share`: the load generator whose file it is, in a run over several generators
-        (the shares' parts of one position ran at the same time: `merge_shares`)."""
+        (the shares' parts of one position ran at the same time: `merge_shares`). `latency_step_us`: the
+        step its file recorded latency in (`validity.latency_step_us`), kept with the repetition."""
         scenario = cell.scenario if cell.scenario is not None else ALL_SCENARIOS
         load, mode = cell.load, (getattr(cell, "mode", None) or "")
         process = getattr(cell, "process", None) or ""
@@ -261,6 +269,8 @@ class RunWriter:
         values = _values_of(cell)
         values["position"] = position if position is not None else self._calls
         self._calls += 1
+        if latency_step_us:
+            values["latency_step_us"] = latency_step_us
         if share is not None:
             values["share"] = share
             if getattr(cell, "first_start_ms", None) is not None and getattr(cell, "last_end_ms", None):
@@ -535,10 +545,9 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
                 if found is not None and not found.ok:
                     writer.findings.append(found)
     if not run_file.options.get("series_only"):
-        if sampled:
-            _note_file(writer, run_file, parsed, warmup_s, result.counts)
+        steps = _note_file(writer, run_file, parsed, warmup_s, result.counts) if sampled else {}
         for cell in result.cells:
-            writer.add_cell(run_file.variant, cell, run_file.position, share)
+            writer.add_cell(run_file.variant, cell, run_file.position, share, steps.get(cell.load.key))
         for cell in result.reported:
             writer.add_cell(getattr(cell, "variant", None) or run_file.variant, cell, run_file.position, share)
     if parsed.meta.get("time_base") == RELATIVE_TIME and share is None and run_file.options.get("started_ms") is None:
@@ -625,7 +634,9 @@ def measured_file(parsed: Any, *, variant: str, scenario: str | None, fmt: str, 
 
 
 def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: float,
-               counts: SampleCounts | None) -> None:
+               counts: SampleCounts | None) -> dict[str, int]:
+    """The measured file's facts and rates into `writer`; returns the step each load level's latencies
+    were recorded in, by load key (those that show one)."""
     share = run_file.options.get("share")
     found = measured_file(parsed, variant=run_file.variant, scenario=run_file.options.get("scenario"),
                           fmt=run_file.format, warmup_s=warmup_s, counts=counts,
@@ -639,6 +650,7 @@ def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: floa
             writer.arrivals.setdefault(key, []).append(r)
     for key, n in found.unanswered.items():
         writer.unanswered[key] = writer.unanswered.get(key, 0) + n
+    return {load_key: f.latency_step_us for f, load_key in found.facts if f.latency_step_us}
 
 
 def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:

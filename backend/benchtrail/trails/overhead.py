@@ -65,7 +65,8 @@ def repetitions_of(cell: Cell, metric: str) -> tuple[Repetition, ...]:
         hist = rec.get("histogram") or (cell.histogram if len(records) == 1 else None)
         out.append(Repetition(
             histogram=hist, stats={stat: value * 1000.0} if value is not None else {},
-            position=rec.get("position", i), timeline=Timeline.from_json(timeline) if timeline else None))
+            position=rec.get("position", i), timeline=Timeline.from_json(timeline) if timeline else None,
+            step=rec.get("latency_step_us")))
     if out:
         return tuple(out)
     # Cells ingested before `repetitions` existed: the per-repetition summaries in `extra` (no p99.9).

@@ -129,7 +129,9 @@ class AbOut(BaseModel):
         "pairs); block-bootstrap-time: one repetition a side, stationary block bootstrap over its "
         "time-ordered intervals (within-run noise only; 'too noisy to tell' when effective_n < 10); "
         "no-time-order: one histogram a side, no interval; bootstrap-replicates: bootstrap over JMH "
-        "iterations; welch-score-error: from JMH score errors; point: values only"))
+        "iterations; welch-score-error: from JMH score errors; point: values only. For a latency "
+        "percentile of files that record latency in steps (JMeter whole ms, hey 0.1 ms), each side's rounding, "
+        "uniform over one step (variance step²/12), is added to the variance of the difference"))
     p_value: float | None = Field(default=None, description="p-value of the test the interval comes from")
     paired: bool = Field(default=False, description="Repetitions were paired by execution order")
     repetitions: RepetitionValues = Field(default_factory=RepetitionValues,

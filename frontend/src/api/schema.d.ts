@@ -932,7 +932,7 @@ export interface components {
             mde_rel: number | null;
             /**
              * Method
-             * @description How the interval was computed. t-repetitions: Student t over the per-repetition values (pooled variance, equal repetitions a side); welch-t-repetitions: Welch t (unequal repetitions); paired-t-repetitions: paired t over repetitions matched by execution order (interleaved, 5+ pairs); block-bootstrap-time: one repetition a side, stationary block bootstrap over its time-ordered intervals (within-run noise only; 'too noisy to tell' when effective_n < 10); no-time-order: one histogram a side, no interval; bootstrap-replicates: bootstrap over JMH iterations; welch-score-error: from JMH score errors; point: values only
+             * @description How the interval was computed. t-repetitions: Student t over the per-repetition values (pooled variance, equal repetitions a side); welch-t-repetitions: Welch t (unequal repetitions); paired-t-repetitions: paired t over repetitions matched by execution order (interleaved, 5+ pairs); block-bootstrap-time: one repetition a side, stationary block bootstrap over its time-ordered intervals (within-run noise only; 'too noisy to tell' when effective_n < 10); no-time-order: one histogram a side, no interval; bootstrap-replicates: bootstrap over JMH iterations; welch-score-error: from JMH score errors; point: values only. For a latency percentile of files that record latency in steps (JMeter whole ms, hey 0.1 ms), each side's rounding, uniform over one step (variance step²/12), is added to the variance of the difference
              */
             method: string;
             /**

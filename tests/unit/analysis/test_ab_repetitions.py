@@ -227,3 +227,59 @@ def test_one_repetition_against_two_uses_both_with_the_pooled_t() -> None:
     ci = stats.ttest_ind([10.6, 11.0], [10.0]).confidence_interval()
     assert r.method == "t-repetitions" and (r.n_ref, r.n_var) == (1, 2)
     assert (r.ci_low, r.ci_high) == (pytest.approx(ci.low), pytest.approx(ci.high))
+
+
+def test_a_percentile_recorded_in_steps_is_known_only_to_its_rounding() -> None:
+    """hey's 0.1 ms steps: eight interleaved repetitions a side whose P75 is exactly 0.3 and 0.4 ms. Without
+    the step the paired t has no variance (an interval of zero width, p = 0); with it each arm adds the
+    variance of a rounding uniform over one step, (0.1 ms)²/12, whatever the number of repetitions."""
+    h = 100.0                                          # µs
+    ref = [Repetition(stats={"p75": 300.0}, position=2 * i, step=h) for i in range(8)]
+    var = [Repetition(stats={"p75": 400.0}, position=2 * i + 1, step=h) for i in range(8)]
+    r = compare(ref, var, kind="latency_p75", scale=1e-3)
+    se = math.sqrt(2 * (h * 1e-3) ** 2 / 12)
+    half = stats.t.ppf(0.975, 7) * se
+    assert r.method == "paired-t-repetitions"
+    assert (r.ci_low, r.ci_high) == (pytest.approx(0.1 - half), pytest.approx(0.1 + half))
+    assert r.p_value == pytest.approx(2 * stats.t.sf(0.1 / se, 7))
+    assert r.ci_low > 0 and r.worse is True
+
+    # Two repetitions a side, Student t with 2 degrees of freedom: a step apart is not enough to tell.
+    two = compare(ref[:2], var[:2], kind="latency_p75", scale=1e-3)
+    half = stats.t.ppf(0.975, 2) * se
+    assert two.method == "t-repetitions"
+    assert (two.ci_low, two.ci_high) == (pytest.approx(0.1 - half), pytest.approx(0.1 + half))
+    assert two.verdict == "too noisy to tell"
+
+    # Each arm its own step (JMeter's 1 ms against a µs tool), and values that vary: the variance of the
+    # values (scipy's Welch) plus both roundings.
+    a, b = [2.0, 3.0, 2.0], [3.0, 3.0, 4.0, 3.0]
+    mixed = compare([Repetition(stats={"p99": v * 1000}, position=i, step=1000.0) for i, v in enumerate(a)],
+                    [Repetition(stats={"p99": v * 1000}, position=10 + i, step=1.0) for i, v in enumerate(b)],
+                    kind="latency_p99", scale=1e-3)
+    va, vb = np.var(a, ddof=1) / 3, np.var(b, ddof=1) / 4
+    df = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 3)
+    se = math.sqrt(va + vb + 1.0 / 12 + 1e-6 / 12)
+    diff = np.mean(b) - np.mean(a)
+    assert mixed.method == "welch-t-repetitions"
+    assert mixed.ci_low == pytest.approx(diff - stats.t.ppf(0.975, df) * se)
+
+    # The mean of many samples is not rounded that way: nothing added.
+    means = compare([Repetition(stats={"mean": v}, step=100.0) for v in (300.0, 310.0)],
+                    [Repetition(stats={"mean": v}, step=100.0) for v in (400.0, 390.0)], kind="mean")
+    ci = stats.ttest_ind([400.0, 390.0], [300.0, 310.0]).confidence_interval()
+    assert (means.ci_low, means.ci_high) == (pytest.approx(ci.low), pytest.approx(ci.high))
+
+
+def test_a_single_repetition_percentile_in_steps_widens_the_bootstrap_interval_by_its_rounding() -> None:
+    """One repetition a side: the block bootstrap's interval, each side moved out by the rounding
+    (1.96 · √(2 h²/12)) added in quadrature to its distance from the difference."""
+    rng = np.random.default_rng(21)
+    a, b = ar1_lognormal(rng, 30_000), ar1_lognormal(rng, 30_000, offset=0.05)
+    plain = compare(a, b, kind="p90", n_boot=2000)
+    h = 1000.0
+    steps = compare([Repetition(samples=a, step=h)], [Repetition(samples=b, step=h)], kind="p90", n_boot=2000)
+    diff, w = plain.abs_diff, 1.959963984540054 ** 2 * 2 * h ** 2 / 12
+    assert steps.method == plain.method == "block-bootstrap-time" and steps.abs_diff == plain.abs_diff
+    assert steps.ci_low == pytest.approx(diff - math.sqrt((diff - plain.ci_low) ** 2 + w))
+    assert steps.ci_high == pytest.approx(diff + math.sqrt((plain.ci_high - diff) ** 2 + w))
