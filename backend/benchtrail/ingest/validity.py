@@ -14,7 +14,8 @@ leave trails and never alert); a "warning" is shown with its reason and leaves t
   (the project's analysed metrics and the run's criteria); per repetition when a cell has several.
 - **resolution of pXX** (warning): a requested percentile under `COARSE_STEPS` of the steps in which
   the cell's files record latency (JMeter whole ms, hey CSV 0.1 ms): it moves in jumps of more than
-  5 %, so its differences are rounded to whole steps.
+  5 %, so its differences are rounded to whole steps (the A/B intervals allow for that rounding:
+  `analysis.ab`).
 """
 
 from __future__ import annotations
@@ -210,8 +211,9 @@ def coarse_latency(cells: Sequence[tuple[str, str, str | None, dict[str, Any]]],
         detail = (f"latencies were recorded in steps of {step / 1000:g} ms, and {len(coarse)} of {len(cells)} "
                   f"cells have a {metric} under {COARSE_STEPS} steps, the smallest {_where(v, s, ld)} "
                   f"at {value:g} ms ({n_steps:.0f} steps): there it moves in jumps of {100 / n_steps:.0f}%, so its "
-                  f"differences are rounded to whole steps. The mean is not rounded this way; a tool that records "
-                  f"finer times resolves the percentile")
+                  f"differences are rounded to whole steps (its overhead intervals allow for that rounding, so a "
+                  f"difference of a step can be too noisy to tell). The mean is not rounded this way; a tool that "
+                  f"records finer times resolves the percentile")
         out.append(Finding(f"resolution of {metric}", False, detail, severity="warning"))
     return out
 
