@@ -33,15 +33,17 @@ function num(c: Cell, metric: string): number {
   return v;
 }
 
-/** The shown "[low, high]" interval of a cell's detail line equals the API's, within its rounding. */
+/** The shown "estimate [low, high]" of a cell's detail line equals the API's, within its rounding. */
 async function expectInterval(detail: Locator, result: AbResult | undefined): Promise<void> {
   const text = (await detail.innerText()).trim();
   if (!result || result.ci_low === null || result.ci_high === null) return;
-  const m = /\[([^,\]]+), ([^\]]+)\]/.exec(text);
-  expect(m, `interval in '${text}'`).not.toBeNull();
-  for (const [shown, api] of [[m![1], result.ci_low], [m![2], result.ci_high]] as const) {
+  const m = /(\S+) \[([^,\]]+), ([^\]]+)\]/.exec(text);
+  expect(m, `estimate and interval in '${text}'`).not.toBeNull();
+  const pairs = [[m![1], result.abs_diff], [m![2], result.ci_low], [m![3], result.ci_high]] as const;
+  for (const [shown, api] of pairs) {
     const decimals = (shown.replace(/[+]/g, '').split('.')[1] ?? '').length;
-    expect(Math.abs(Number(shown.replace('+', '')) - api)).toBeLessThanOrEqual(0.5 * 10 ** -decimals + 1e-9);
+    const value = Number(shown.replace('+', ''));
+    expect(Math.abs(value - api), `${shown} in "${text}"`).toBeLessThanOrEqual(0.5 * 10 ** -decimals + 1e-9);
   }
   expect(text).toContain(result.verdict);
   if (result.verdict === 'too noisy to tell' && result.mde !== null) expect(text).toMatch(/MDE ±/);

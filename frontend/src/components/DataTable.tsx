@@ -39,7 +39,10 @@ function comparisonTitle(c: Column, v: ComparisonValue): string {
   ];
   if (v.processWide) lines.push('process-wide: measured once for all scenarios of this load level');
   if (v.stats) {
-    lines.push(`95% interval of the diff ${intervalText(v.stats, c.unit)}`, `verdict: ${verdictText(v.stats, c.unit)}`);
+    lines.push(
+      `diff over repetitions and its 95% interval ${intervalText(v.stats, c.unit)}`,
+      `verdict: ${verdictText(v.stats, c.unit)}`,
+    );
     if (v.stats.pValue !== null) lines.push(`Mann-Whitney p = ${v.stats.pValue.toPrecision(2)}`);
     lines.push(`method: ${v.stats.method}`);
     if (v.stats.repetitions) {

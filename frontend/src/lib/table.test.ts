@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toCsv, toJson, toMarkdown, type ComparisonValue, type TableModel } from './table';
+import { comparisonDetail, comparisonTone, toCsv, toJson, toMarkdown, type Column, type ComparisonValue, type TableModel } from './table';
 
 function c(reference: number | null, variant: number | null, extra: Partial<ComparisonValue> = {}): ComparisonValue {
   const diff = reference !== null && variant !== null ? variant - reference : null;
@@ -86,5 +86,23 @@ describe('toJson', () => {
     expect(doc.rows[0]['Scenario']).toBe('API-URI-owner-3spans');
     expect(doc.rows[0]['Throughput (req/s)']).toMatchObject({ reference: 361, variant: 293, diff: -68 });
     expect(doc.rows).toHaveLength(3);
+  });
+});
+
+describe('comparisonDetail', () => {
+  const p75: Column = { key: 'latency_p75', label: 'P75 latency', role: 'comparison', unit: 'ms', direction: 'lower' };
+  const stats = { low: -0.0885, high: 0.1135, verdict: 'too noisy to tell', mde: 0.139, worse: null, pValue: null, method: 'paired-t-repetitions' };
+
+  it('shows the difference over repetitions the interval is of, beside the cells\' difference', () => {
+    // The cells' P75 over all samples are equal; the repetitions' P75s differ by 0.0125 ms on average.
+    const text = comparisonDetail(p75, c(0.3, 0.3, { stats: { ...stats, estimate: 0.0125 } }));
+    expect(text).toBe('0% · +0.013 [-0.088, +0.114] · too noisy to tell (MDE ±0.139)');
+    expect(comparisonDetail(p75, c(0.3, 0.3, { stats }))).toBe('0% · [-0.088, +0.114] · too noisy to tell (MDE ±0.139)');
+  });
+
+  it('marks a difference the interval shows although the cells\' values are equal', () => {
+    const worse = { ...stats, low: 0.0035, high: 0.1965, verdict: 'large', worse: true, estimate: 0.1 };
+    expect(comparisonTone(c(0.3, 0.3, { stats: worse }), 'lower')).toBe('worse');
+    expect(comparisonTone(c(0.3, 0.3, { stats: { ...stats, estimate: 0.0125 } }), 'lower')).toBeUndefined();
   });
 });

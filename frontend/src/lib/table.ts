@@ -6,6 +6,11 @@ import { formatNumber, formatPercent, formatRatio, formatSigned } from './format
 
 /** The API's interval and verdict of one difference (variant − reference, or run b − run a). */
 export interface DiffStats {
+  /**
+   * The difference the interval is of: the mean of the variant's per-repetition values minus the
+   * reference's, which can differ from the difference of the cells' values over all samples.
+   */
+  estimate?: number | null;
   low: number | null;
   high: number | null;
   verdict: string;
@@ -83,10 +88,10 @@ export function isSignificant(stats: DiffStats | null | undefined): boolean {
 
 /** Better or worse by the metric's direction, only when the interval excludes 0; else undefined. */
 export function comparisonTone(c: ComparisonValue, direction: Column['direction']): 'better' | 'worse' | undefined {
-  if (!isSignificant(c.stats) || c.diff === null || c.diff === 0) return undefined;
+  if (!isSignificant(c.stats)) return undefined;
   if (c.stats?.worse === true) return 'worse';
   if (c.stats?.worse === false) return 'better';
-  if (!direction) return undefined;
+  if (!direction || c.diff === null || c.diff === 0) return undefined;
   return (direction === 'lower' ? c.diff < 0 : c.diff > 0) ? 'better' : 'worse';
 }
 
@@ -97,9 +102,11 @@ export function verdictText(stats: DiffStats, unit?: string): string {
   return stats.verdict;
 }
 
+/** "estimate [low, high]": the difference over repetitions and its 95% interval. */
 export function intervalText(stats: DiffStats, unit?: string): string {
   if (stats.low === null || stats.high === null) return 'no interval (one value per side)';
-  return `[${formatSigned(stats.low, unit)}, ${formatSigned(stats.high, unit)}]`;
+  const interval = `[${formatSigned(stats.low, unit)}, ${formatSigned(stats.high, unit)}]`;
+  return stats.estimate == null ? interval : `${formatSigned(stats.estimate, unit)} ${interval}`;
 }
 
 /** The first line of a comparison cell, "baseline / agent / diff" (or "… / ratio"). */

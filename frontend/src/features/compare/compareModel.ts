@@ -14,6 +14,7 @@ export function compareStats(out: CompareOut | undefined): Map<string, DiffStats
   for (const item of out?.items ?? []) {
     const r = item.result;
     byKey.set(key(item.a_variant, item.cell.scenario, item.cell.load_key, item.cell.mode), {
+      estimate: r.abs_diff,
       low: r.ci_low,
       high: r.ci_high,
       verdict: r.verdict,

@@ -38,6 +38,7 @@ function repetitionsOf(raw: unknown): DiffStats['repetitions'] {
 export function statsFromAb(result: AbOut, extra?: unknown): DiffStats {
   const loose = result as AbOut & { repetitions?: unknown };
   return {
+    estimate: result.abs_diff,
     low: result.ci_low,
     high: result.ci_high,
     verdict: result.verdict,

@@ -56,8 +56,8 @@ export function CompareView(): ReactElement {
       <CopyLinkButton />{' '}
       <FreezeButton target={{ compare: { a: state.a, b: state.b, metric: trailMetric(state.metric) } }} />
       <p className="muted">
-        Each cell: run {a.data.slug} / run {b.data.slug} / diff (b − a); below it Δ%, the API's 95% interval of the diff
-        and its verdict; ● when the interval excludes 0. Agent {a.data.agent_version ?? '—'} → {b.data.agent_version ?? '—'};
+        Each cell: run {a.data.slug} / run {b.data.slug} / diff (b − a); below it Δ%, the diff over repetitions with
+        the API&apos;s 95% interval and its verdict; ● when the interval excludes 0. Agent {a.data.agent_version ?? '—'} → {b.data.agent_version ?? '—'};
         environment {a.data.environment ?? '—'} → {b.data.environment ?? '—'}
         {a.data.environment !== b.data.environment ? ' (different environments: compare with care)' : ''}.
       </p>

@@ -38,7 +38,7 @@ export function LeadTables({
       </h2>
       <p className="muted legend">
         Each cell: {reference.name} / {variant.name} / diff ({variant.name} − {reference.name}); below it Δ%, the
-        95% interval of the diff and the verdict. <span className="sig">●</span> and colour only when the interval
+        diff over repetitions (the mean of each repetition&apos;s value) with its 95% interval, and the verdict. <span className="sig">●</span> and colour only when the interval
         excludes 0: red worse, green better for the metric. Process metrics (CPU, heap, RSS) are measured once per load
         level and span its scenarios.
       </p>
