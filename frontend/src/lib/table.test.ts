@@ -62,6 +62,7 @@ describe('toCsv', () => {
     const header = csv[0].split(',');
     expect(header.slice(0, 5)).toEqual(['Scenario', 'CPU reference (%)', 'CPU variant (%)', 'CPU diff (%)', 'CPU pct']);
     expect(header).toContain('P75 latency ci_low (ms)');
+    expect(header.indexOf('P75 latency diff_repetitions (ms)')).toBe(header.indexOf('P75 latency ci_low (ms)') - 1);
     const owner = csv[1].split(',');
     expect(owner[0]).toBe('API-URI-owner-3spans');
     expect(Number(owner[3])).toBeCloseTo(13.3 - 10.7, 12);

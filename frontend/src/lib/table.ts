@@ -150,11 +150,14 @@ function csvField(text: string): string {
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-const COMPARISON_PARTS = ['reference', 'variant', 'diff', 'pct', 'ratio', 'ci_low', 'ci_high', 'verdict', 'mde'] as const;
+/** `diff_repetitions`: the diff over repetitions that `ci_low`/`ci_high` are the interval of (`DiffStats.estimate`). */
+const COMPARISON_PARTS = ['reference', 'variant', 'diff', 'pct', 'ratio', 'diff_repetitions', 'ci_low', 'ci_high', 'verdict', 'mde'] as const;
 
 function comparisonPart(c: ComparisonValue | undefined, part: (typeof COMPARISON_PARTS)[number]): number | string | null {
   if (!c) return null;
   switch (part) {
+    case 'diff_repetitions':
+      return c.stats?.estimate ?? null;
     case 'ci_low':
       return c.stats?.low ?? null;
     case 'ci_high':
