@@ -9,6 +9,7 @@ Exit codes (stable, documented in README.md):
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -376,8 +377,9 @@ def compare(
     a_variant: Annotated[str | None, typer.Option(help="Compare this variant of run a ...")] = None,
     b_variant: Annotated[str | None, typer.Option(help="... with this variant of run b (default: same names)")] = None,
     fail_on_worse: Annotated[bool, typer.Option(
-        help="Exit 5 when a cell of run b is worse: its 95% interval lies on the worse side of zero and the "
-             "change is 1% or more")] = False,
+        help="Exit 5 when a cell of run b is worse: its 95% interval lies on the worse side of zero, the change "
+             "is 1% or more, and it stays significant with the false discovery rate over every compared cell and "
+             "metric held at 5% (Benjamini-Hochberg adjusted p < 0.05)")] = False,
     url: UrlOpt = "http://127.0.0.1:8400", token: TokenOpt = None, json_out: JsonOpt = False,
 ) -> None:
     """Compare two runs cell by cell (b − a) with the server's statistics: per cell the difference, its
@@ -386,20 +388,53 @@ def compare(
     asked: list[str | None] = list(metric) if metric else [None]   # None: the server's default per cell
     rows = [row for m in asked for row in call(
         client.get, "/api/v1/compare", a=run_a, b=run_b, metric=m, a_variant=a_variant, b_variant=b_variant)["items"]]
-    worse = [r for r in rows if r["result"]["worse"]]
+    if fail_on_worse:
+        for r, p in zip(rows, adjusted_p_values(rows)):
+            r["p_adjusted"] = p
     if json_out:
         console.print_json(json.dumps({"a": run_a, "b": run_b, "items": rows}))
     elif not rows:
         console.print("no cells in common (same variant, scenario, load and mode, and a value of the metric)")
     else:
         print_comparison(rows, console)
-    if fail_on_worse and worse:
+    if fail_on_worse:
+        worse = [r for r in rows if r["result"]["worse"]]
+        failing = failing_rows(rows)
         for r in worse:
             res = r["result"]
             rel = "" if res["rel_diff"] is None else f" ({res['rel_diff'] * 100:+.1f}%)"
-            err.print(f"worse: {r['b_variant']} / {r['cell']['scenario']} / {r['cell']['load_label']}: "
-                      f"{r['metric']} {res['verdict']}{rel}", highlight=False)
-        raise typer.Exit(EXIT_ALERT)
+            adjusted = "" if r["p_adjusted"] is None else f", adjusted p {r['p_adjusted']:.2g} over {len(rows)} comparisons"
+            what = "worse" if r in failing else "not significant once every comparison is counted"
+            err.print(f"{what}: {r['b_variant']} / {r['cell']['scenario']} / {r['cell']['load_label']}: "
+                      f"{r['metric']} {res['verdict']}{rel}{adjusted}", highlight=False)
+        if failing:
+            raise typer.Exit(EXIT_ALERT)
+
+
+FALSE_DISCOVERY_RATE = 0.05
+
+
+def failing_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The worse rows that fail `compare --fail-on-worse`: those whose adjusted p (`p_adjusted`, set from
+    `adjusted_p_values`) is under `FALSE_DISCOVERY_RATE`, or that have none."""
+    return [r for r in rows if r["result"]["worse"]
+            and (r["p_adjusted"] is None or r["p_adjusted"] < FALSE_DISCOVERY_RATE)]
+
+
+def adjusted_p_values(rows: list[dict[str, Any]]) -> list[float | None]:
+    """Each row's p-value adjusted for every row compared at once (Benjamini-Hochberg, which holds the
+    expected share of false "worse" cells among those flagged at `FALSE_DISCOVERY_RATE`): one unchanged
+    cell in 40 lies on the worse side at 95% by chance, so a gate on unadjusted verdicts over 30 cells
+    would fail about half of the unchanged runs. None for a row without a p-value (it keeps its verdict)."""
+    from scipy.stats import false_discovery_control
+
+    ps = [r["result"].get("p_value") for r in rows]
+    known = [i for i, p in enumerate(ps) if isinstance(p, (int, float)) and math.isfinite(p)]
+    out: list[float | None] = [None] * len(rows)
+    if known:
+        for i, p in zip(known, false_discovery_control([ps[i] for i in known], method="bh")):
+            out[i] = float(p)
+    return out
 
 
 @admin_app.command("create-project")
