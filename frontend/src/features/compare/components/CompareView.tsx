@@ -57,7 +57,9 @@ export function CompareView(): ReactElement {
       <FreezeButton target={{ compare: { a: state.a, b: state.b, metric: trailMetric(state.metric) } }} />
       <p className="muted">
         Each cell: run {a.data.slug} / run {b.data.slug} / diff (b − a); below it Δ%, the diff over repetitions with
-        the API&apos;s 95% interval and its verdict; ● when the interval excludes 0. Agent {a.data.agent_version ?? '—'} → {b.data.agent_version ?? '—'};
+        the API&apos;s 95% interval and its verdict; ● when the interval excludes 0. Each verdict is its own cell&apos;s: of
+        many unchanged cells about 1 in 40 lies on the worse side by chance (<code>benchtrail compare
+        --fail-on-worse</code> counts every cell). Agent {a.data.agent_version ?? '—'} → {b.data.agent_version ?? '—'};
         environment {a.data.environment ?? '—'} → {b.data.environment ?? '—'}
         {a.data.environment !== b.data.environment ? ' (different environments: compare with care)' : ''}.
       </p>
