@@ -2,8 +2,10 @@
 
 Exit codes (stable, documented in README.md):
   0 success · 2 usage error · 3 upload rejected (bad file, auth, limits) · 4 ingestion failed ·
-  5 an alert was raised (with --fail-on-alert) · 6 server unreachable, server error or timeout
-  (after retrying 503/429/502/504, connection errors and timeouts for --retry-timeout seconds)
+  5 an alert was raised (with --fail-on-alert), or compare --fail-on-worse found a cell worse after
+  adjusting for every comparison · 6 server unreachable, server error or timeout (after retrying
+  503/429/502/504, connection errors and timeouts for --retry-timeout seconds) · 7 a pass/fail
+  criterion failed (with --wait)
 """
 
 from __future__ import annotations
