@@ -21,7 +21,7 @@ leave trails and never alert); a "warning" is shown with its reason and leaves t
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,22 +160,28 @@ def too_few_samples(cells: Sequence[tuple[str, str, str | None, dict[str, Any]]]
                     percentiles: Sequence[tuple[str, float]]) -> list[Finding]:
     """One warning per requested percentile that some cells cannot support. `cells` holds
     (variant, scenario, load label, combined cell values)."""
-    out = []
-    for metric, p in percentiles:
+    def detail(metric: str, p: float) -> str | None:
         need = needed_samples(p)
         short = [(samples_per_repetition(c), v, s, ld) for v, s, ld, c in cells
                  if c.get("histogram") and samples_per_repetition(c) < need]
         if not short:
-            continue
+            return None
         n, v, s, ld = min(short, key=lambda x: x[0])
-        detail = (f"{metric} needs at least {need:,} samples (so that {TAIL_SAMPLES} lie above the "
-                  f"{p:g}th percentile); {len(short)} of {len(cells)} cells have fewer"
-                  f"{' per repetition' if any('repetitions' in (c.get('extra') or {}) for *_, c in cells) else ''}, "
-                  f"the smallest {_where(v, s, ld)} with {n:,}: there only "
-                  f"{math.floor(round(n * (1 - p / 100), 6))} samples lie above {metric}, so it is an extreme "
-                  f"value, not a stable percentile")
-        out.append(Finding(f"samples for {metric}", False, detail, severity="warning"))
-    return out
+        return (f"{metric} needs at least {need:,} samples (so that {TAIL_SAMPLES} lie above the "
+                f"{p:g}th percentile); {len(short)} of {len(cells)} cells have fewer"
+                f"{' per repetition' if any('repetitions' in (c.get('extra') or {}) for *_, c in cells) else ''}, "
+                f"the smallest {_where(v, s, ld)} with {n:,}: there only "
+                f"{math.floor(round(n * (1 - p / 100), 6))} samples lie above {metric}, so it is an extreme "
+                f"value, not a stable percentile")
+
+    return _per_percentile("samples for", percentiles, detail)
+
+
+def _per_percentile(check: str, percentiles: Sequence[tuple[str, float]],
+                    detail: Callable[[str, float], str | None]) -> list[Finding]:
+    """A warning "<check> <metric>" for each requested percentile whose `detail(metric, p)` names cells."""
+    return [Finding(f"{check} {metric}", False, text, severity="warning")
+            for metric, p in percentiles if (text := detail(metric, p)) is not None]
 
 
 def _where(variant: str, scenario: str, load: str | None) -> str:
@@ -200,22 +206,21 @@ def coarse_latency(cells: Sequence[tuple[str, str, str | None, dict[str, Any]]],
                    steps: dict[tuple[str, str | None], int]) -> list[Finding]:
     """One warning per requested percentile that some cells hold in fewer than `COARSE_STEPS` steps.
     `cells` as `too_few_samples`; `steps`: (variant, load label) -> the coarsest step (µs) of its files."""
-    out = []
-    for metric, _ in percentiles:
+    def detail(metric: str, _: float) -> str | None:
         coarse = [(c[metric] * 1000.0 / step, c[metric], step, v, s, ld) for v, s, ld, c in cells
                   if (step := steps.get((v, ld))) and isinstance(c.get(metric), (int, float))
                   and 0 < c[metric] * 1000.0 < COARSE_STEPS * step]
         if not coarse:
-            continue
+            return None
         n_steps, value, step, v, s, ld = min(coarse)
-        detail = (f"latencies were recorded in steps of {step / 1000:g} ms, and {len(coarse)} of {len(cells)} "
-                  f"cells have a {metric} under {COARSE_STEPS} steps, the smallest {_where(v, s, ld)} "
-                  f"at {value:g} ms ({n_steps:.0f} steps): there it moves in jumps of {100 / n_steps:.0f}%, so its "
-                  f"differences are rounded to whole steps (its overhead intervals allow for that rounding, so a "
-                  f"difference of a step can be too noisy to tell). The mean is not rounded this way; a tool that "
-                  f"records finer times resolves the percentile")
-        out.append(Finding(f"resolution of {metric}", False, detail, severity="warning"))
-    return out
+        return (f"latencies were recorded in steps of {step / 1000:g} ms, and {len(coarse)} of {len(cells)} "
+                f"cells have a {metric} under {COARSE_STEPS} steps, the smallest {_where(v, s, ld)} "
+                f"at {value:g} ms ({n_steps:.0f} steps): there it moves in jumps of {100 / n_steps:.0f}%, so its "
+                f"differences are rounded to whole steps (its overhead intervals allow for that rounding, so a "
+                f"difference of a step can be too noisy to tell). The mean is not rounded this way; a tool that "
+                f"records finer times resolves the percentile")
+
+    return _per_percentile("resolution of", percentiles, detail)
 
 
 # ------------------------------------------------------------- per file: rate, errors, dropped

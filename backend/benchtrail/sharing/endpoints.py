@@ -7,7 +7,6 @@ from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal, get_principal
 from benchtrail.db_boundary import request_session
-from benchtrail.errors import InvalidRequest
 from benchtrail.http_cache import cached_bytes, cached_json
 from benchtrail.models import Project
 from benchtrail.openapi import ID, INT4_MAX, errors
@@ -15,7 +14,7 @@ from benchtrail.sharing import charts, service
 from benchtrail.sharing.schemas import CompareSpec, HistorySpec, SnapshotCreate, SnapshotOut
 from benchtrail.trails import service as trails
 from benchtrail.trails.endpoints import trail_page
-from benchtrail.trails.settings import TRAIL_METRICS
+from benchtrail.trails.settings import METRIC_DESCRIPTION, TRAIL_METRICS
 
 router = APIRouter(prefix="/api/v1", tags=["sharing"])
 SessionDep = Depends(request_session, scope="function")
@@ -24,17 +23,10 @@ IMAGE: dict[int | str, dict[str, Any]] = {200: {"content": {"image/svg+xml": {"s
                "description": "The image (svg or png as the path's extension says), with an ETag; Cache-Control "
                               "public, max-age=300 for a public project, private, no-cache otherwise"},
          304: {"description": "Not modified: the ETag sent in If-None-Match is current"}}
-METRIC_QUERY: dict[str, Any] = {"description": "A metric of the catalog that trails follow",
-                                "json_schema_extra": {"enum": sorted(TRAIL_METRICS)}}
+METRIC_QUERY: dict[str, Any] = {"description": METRIC_DESCRIPTION, "json_schema_extra": {"enum": sorted(TRAIL_METRICS)}}
 MetricPath = Path(description="A metric of the catalog, e.g. latency_p75, throughput, cpu_pct, score",
                   json_schema_extra={"enum": sorted(TRAIL_METRICS)})
 ImageFormat = Path(pattern="^(svg|png)$", description="svg or png")
-
-
-def _metric(metric: str) -> str:
-    if metric not in TRAIL_METRICS:
-        raise InvalidRequest(f"unknown metric '{metric}'; known: {', '.join(sorted(TRAIL_METRICS))}")
-    return metric
 
 
 def _image(request: Request, body: bytes, fmt: str, project: Project) -> Response:
@@ -77,7 +69,7 @@ def run_chart(request: Request, slug: str, metric: str = MetricPath, fmt: str = 
               session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> Response:
     """A run's metric as horizontal grouped bars (one row per scenario and load, one bar per variant),
     drawn on the server: embed it in a README with `![](<this URL>)`."""
-    body, project = service.run_chart(session, principal, slug, _metric(metric), fmt)  # type: ignore[arg-type]
+    body, project = service.run_chart(session, principal, slug, trails.checked_metric(metric), fmt)  # type: ignore[arg-type]
     return _image(request, body, fmt, project)
 
 
@@ -95,7 +87,7 @@ def compare_chart(request: Request, fmt: str = ImageFormat,
     run a with the 95% interval of the difference, the change written at each bar."""
     # The query is validated by its declaration, as GET /compare's (a slug with a control character is
     # simply not found there too); the body model's storable-string checks are for bodies.
-    spec = CompareSpec.model_construct(a=a, b=b, metric=_metric(metric), a_variant=a_variant, b_variant=b_variant)
+    spec = CompareSpec.model_construct(a=a, b=b, metric=trails.checked_metric(metric), a_variant=a_variant, b_variant=b_variant)
     body, projects = service.compare_chart(session, principal, spec, fmt)  # type: ignore[arg-type]
     return cached_bytes(request, body, charts.MEDIA_TYPES[fmt], public=all(p.is_public for p in projects), max_age=300)
 
@@ -112,7 +104,7 @@ def trail_chart(request: Request, trail_id: ID, fmt: str = ImageFormat,
     """The History page's chart of one trail (GET /trails/{id}) or its overhead (GET /trails/{id}/overhead):
     runs in version order, JMH errors as error bars, the overhead's 95% interval as a band, change points
     and alerts marked, each value written above its point while there are at most 40."""
-    spec = HistorySpec.model_construct(trail=trail_id, metric=_metric(metric), kind=kind)
+    spec = HistorySpec.model_construct(trail=trail_id, metric=trails.checked_metric(metric), kind=kind)
     body, project = service.trail_chart(session, principal, spec, page, fmt)  # type: ignore[arg-type]
     return _image(request, body, fmt, project)
 
@@ -122,7 +114,7 @@ def trail_badge(request: Request, trail_id: ID, metric: str = Query(default="lat
                     "enum": sorted(TRAIL_METRICS)}),
                 session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> Response:
     """A badge with the trail's latest overhead (variant vs reference of the newest run) and its interval."""
-    body, project = service.trail_badge(session, principal, trail_id, _metric(metric))
+    body, project = service.trail_badge(session, principal, trail_id, trails.checked_metric(metric))
     return cached_bytes(request, body, charts.MEDIA_TYPES["svg"], public=project.is_public, max_age=300)
 
 
@@ -167,5 +159,5 @@ def snapshot_view_chart(request: Request, slug: str, fmt: str = ImageFormat, ses
 def snapshot_chart(request: Request, slug: str, metric: str = MetricPath, fmt: str = ImageFormat,
                    session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> Response:
     """A chart of the frozen data: the same image as when the snapshot was taken."""
-    body, project = service.snapshot_chart(session, principal, slug, _metric(metric), fmt)  # type: ignore[arg-type]
+    body, project = service.snapshot_chart(session, principal, slug, trails.checked_metric(metric), fmt)  # type: ignore[arg-type]
     return _image(request, body, fmt, project)

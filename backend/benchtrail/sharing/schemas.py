@@ -1,28 +1,19 @@
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from benchtrail.openapi import INT4_MAX
-from benchtrail.trails.settings import AB_METRICS, TRAIL_METRICS
+from benchtrail.trails.settings import (AB_METRIC_DESCRIPTION, AB_METRICS, METRIC_DESCRIPTION, TRAIL_METRICS,
+                                       known_metric)
 from benchtrail.validation import SafeModel
 
 SnapshotKind = Literal["run", "compare", "history"]
-METRIC_DESCRIPTION = "A metric of the catalog that trails follow"
 METRIC_ENUM: dict[str, Any] = {"enum": sorted(TRAIL_METRICS)}
-AB_METRIC_DESCRIPTION = "A metric of the catalog that trails follow, or error_rate"
 AB_METRIC_ENUM: dict[str, Any] = {"enum": sorted(AB_METRICS)}
-
-
-def _metric_of(known: frozenset[str]) -> Callable[[str], str]:
-    def check(value: str) -> str:
-        if value not in known:
-            raise ValueError(f"unknown metric '{value}'; known: {', '.join(sorted(known))}")
-        return value
-    return check
 
 
 class SnapshotView(SafeModel):
@@ -43,7 +34,7 @@ class CompareSpec(SafeModel):
     a_variant: str | None = Field(default=None, min_length=1, max_length=200)
     b_variant: str | None = Field(default=None, min_length=1, max_length=200)
 
-    _metric = field_validator("metric")(_metric_of(AB_METRICS))
+    _metric = field_validator("metric")(partial(known_metric, known=AB_METRICS))
 
 
 class HistorySpec(SafeModel):
@@ -54,7 +45,7 @@ class HistorySpec(SafeModel):
     metric: str = Field(default="latency_p75", description=METRIC_DESCRIPTION, json_schema_extra=METRIC_ENUM)
     kind: Literal["trail", "overhead"] = Field(default="trail", description="The values, or the overhead vs reference")
 
-    _metric = field_validator("metric")(_metric_of(TRAIL_METRICS))
+    _metric = field_validator("metric")(known_metric)
 
 
 class SnapshotCreate(SafeModel):

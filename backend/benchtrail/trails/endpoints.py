@@ -11,15 +11,14 @@ from benchtrail.projects import service as projects
 from benchtrail.runs import service as runs
 from benchtrail.trails import service, window
 from benchtrail.trails.schemas import CompareOut, OverheadTrail, RunOverheads, SettingsOut, TrailDetail, TrailList
-from benchtrail.trails.settings import AB_METRICS, TRAIL_METRICS, AnalysisSettings, load
+from benchtrail.trails.settings import AB_METRIC_DESCRIPTION, AB_METRICS, TRAIL_METRICS, AnalysisSettings, load
 
 _trails = APIRouter(prefix="/api/v1", tags=["trails"])
 # A metric a trail follows (422 for any other); the enum in the document is the server's own list.
 METRIC = {"description": "A metric of the catalog (benchtrail.metrics) that trails follow",
           "json_schema_extra": {"enum": sorted(TRAIL_METRICS)}}
 # A metric an A/B comparison answers: the trail metrics and the error rate (422 for any other).
-AB_METRIC = {"description": "A metric of the catalog that trails follow, or error_rate",
-             "json_schema_extra": {"enum": sorted(AB_METRICS)}}
+AB_METRIC = {"description": AB_METRIC_DESCRIPTION, "json_schema_extra": {"enum": sorted(AB_METRICS)}}
 SessionDep = Depends(request_session, scope="function")
 
 

@@ -22,13 +22,16 @@ from benchtrail.trails.analysis import overhead_value, series_settings
 from benchtrail.trails.schemas import (AbOut, AlertBrief, AnnotationOut, CellKey, ChangePointOut, CompareOut,
                                        CompareRow, OverheadPoint, OverheadTrail, RunOverhead, RunOverheads,
                                        TrailDetail, TrailOut, TrailPoint)
-from benchtrail.trails.settings import AB_METRICS, TRAIL_METRICS, AnalysisSettings, load
+from benchtrail.trails.settings import AB_METRICS, TRAIL_METRICS, AnalysisSettings, known_metric, load
 
 
-def _metric(name: str, known: frozenset[str] = TRAIL_METRICS) -> str:
-    if name not in known:
-        raise InvalidRequest(f"unknown metric '{name}'; known: {', '.join(sorted(known))}")
-    return name
+def checked_metric(name: str, known: frozenset[str] = TRAIL_METRICS) -> str:
+    """`name` when it is one of `known` (`TRAIL_METRICS`, or `AB_METRICS` for a comparison); an
+    InvalidRequest naming them otherwise."""
+    try:
+        return known_metric(name, known)
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from None
 
 
 def _trail_outs(session: Session, project: Project, trails: Sequence[Trail]) -> list[TrailOut]:
@@ -216,7 +219,7 @@ def _merge_unkeyed(found: repository.WindowRows, limit: int) -> tuple[list[tuple
 
 def trail_detail(session: Session, principal: Principal, trail_id: int, metric: str,
                  page: Page = Page()) -> TrailDetail:
-    metric = _metric(metric)
+    metric = checked_metric(metric)
     trail, project = get_trail(session, principal, trail_id)
     side = _side(session, project, trail, metric, "trail")
     read = _read_window(session, project, trail, metric, "trail", page,
@@ -254,7 +257,7 @@ def _whole_trail(session: Session, project: Project, trail: Trail, metric: str, 
 
 def overhead_trail(session: Session, principal: Principal, trail_id: int, metric: str,
                    page: Page = Page()) -> OverheadTrail:
-    metric = _metric(metric)
+    metric = checked_metric(metric)
     trail, project = get_trail(session, principal, trail_id)
     unit, reference = repository.latest_unit_and_reference(session, trail.id)
     side = _side(session, project, trail, metric, "overhead")
@@ -310,7 +313,7 @@ def _cell_keys(session: Session, run_id: int) -> tuple[dict[int, Variant], dict[
 
 
 def run_overheads(session: Session, principal: Principal, slug: str, metric: str) -> RunOverheads:
-    metric = _metric(metric, AB_METRICS)
+    metric = checked_metric(metric, AB_METRICS)
     run, project = runs.get_visible_run(session, principal, slug)
     if metric in load(project.settings).metrics and run.analysis_status == "done":
         # Stored by the analysis: the overheads and the names keying their cells, two queries.
@@ -349,7 +352,7 @@ def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: st
     """Run b minus run a, cell by cell: same scenario, load and mode; the same variant name unless
     a_variant/b_variant pick one variant on each side."""
     if metric is not None:
-        _metric(metric, AB_METRICS)
+        checked_metric(metric, AB_METRICS)
     run_a, _ = runs.get_visible_run(session, principal, a_slug)
     run_b, _ = runs.get_visible_run(session, principal, b_slug)
     parts_a, parts_b = _cell_keys(session, run_a.id), _cell_keys(session, run_b.id)

@@ -28,6 +28,15 @@ TRAIL_METRICS = frozenset(m for m in metrics.CATALOG if m not in ("error_rate",)
 # Metrics an A/B comparison (a run's overheads, GET /compare) answers: those a trail follows and the
 # error rate, derived from each cell's and each repetition's errors and requests.
 AB_METRICS = TRAIL_METRICS | {"error_rate"}
+METRIC_DESCRIPTION = "A metric of the catalog that trails follow"
+AB_METRIC_DESCRIPTION = "A metric of the catalog that trails follow, or error_rate"
+
+
+def known_metric(name: str, known: frozenset[str] = TRAIL_METRICS) -> str:
+    """`name` when it is one of `known`; ValueError naming them otherwise."""
+    if name not in known:
+        raise ValueError(f"unknown metric '{name}'; known: {', '.join(sorted(known))}")
+    return name
 
 
 class DetectionIn(SafeModel):
