@@ -170,6 +170,11 @@ def test_throughput_and_error_rate_are_compared_over_repetitions(client, worker,
     assert cmp.status_code == 200, cmp.text
     row = next(i for i in cmp.json()["items"] if i["cell"]["scenario"] == "GET /api")
     assert row["result"]["repetitions"]["variant"] == pytest.approx([t[1] for t in truth["agent"]], rel=1e-9)
+    # ... and so does its chart, which the compare page links under the table (it answered 422).
+    chart = client.get("/api/v1/compare/chart.svg", params={"a": run["slug"], "b": run["slug"], "a_variant": "baseline",
+                                                            "b_variant": "agent", "metric": "error_rate"})
+    assert chart.status_code == 200 and chart.headers["content-type"].startswith("image/svg+xml"), chart.text
+    assert "Error rate" in chart.text or "error_rate" in chart.text
 
 
 def test_the_cli_compares_with_the_servers_intervals_and_fails_on_worse(client, live_api, worker, make_project,

@@ -13,8 +13,8 @@ from benchtrail.openapi import ID, INT4_MAX, errors
 from benchtrail.sharing import charts, service
 from benchtrail.sharing.schemas import CompareSpec, HistorySpec, SnapshotCreate, SnapshotOut
 from benchtrail.trails import service as trails
-from benchtrail.trails.endpoints import trail_page
-from benchtrail.trails.settings import METRIC_DESCRIPTION, TRAIL_METRICS
+from benchtrail.trails.endpoints import AB_METRIC, trail_page
+from benchtrail.trails.settings import AB_METRICS, METRIC_DESCRIPTION, TRAIL_METRICS
 
 router = APIRouter(prefix="/api/v1", tags=["sharing"])
 SessionDep = Depends(request_session, scope="function")
@@ -79,7 +79,7 @@ def run_chart(request: Request, slug: str, metric: str = MetricPath, fmt: str = 
 def compare_chart(request: Request, fmt: str = ImageFormat,
                   a: str = Query(min_length=1, max_length=16, description="Slug of run a"),
                   b: str = Query(min_length=1, max_length=16, description="Slug of run b"),
-                  metric: str = Query(default="latency_p75", **METRIC_QUERY),
+                  metric: str = Query(default="latency_p75", **AB_METRIC),
                   a_variant: str | None = Query(default=None, min_length=1, max_length=200),
                   b_variant: str | None = Query(default=None, min_length=1, max_length=200),
                   session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> Response:
@@ -87,7 +87,8 @@ def compare_chart(request: Request, fmt: str = ImageFormat,
     run a with the 95% interval of the difference, the change written at each bar."""
     # The query is validated by its declaration, as GET /compare's (a slug with a control character is
     # simply not found there too); the body model's storable-string checks are for bodies.
-    spec = CompareSpec.model_construct(a=a, b=b, metric=trails.checked_metric(metric), a_variant=a_variant, b_variant=b_variant)
+    spec = CompareSpec.model_construct(a=a, b=b, metric=trails.checked_metric(metric, AB_METRICS), a_variant=a_variant,
+                                       b_variant=b_variant)
     body, projects = service.compare_chart(session, principal, spec, fmt)  # type: ignore[arg-type]
     return cached_bytes(request, body, charts.MEDIA_TYPES[fmt], public=all(p.is_public for p in projects), max_age=300)
 

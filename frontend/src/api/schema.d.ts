@@ -3478,8 +3478,8 @@ export interface operations {
                 a: string;
                 /** @description Slug of run b */
                 b: string;
-                /** @description A metric of the catalog that trails follow */
-                metric?: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
+                /** @description A metric of the catalog that trails follow, or error_rate */
+                metric?: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "error_rate" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
                 a_variant?: string | null;
                 b_variant?: string | null;
             };
