@@ -17,6 +17,7 @@ from scipy.signal import lfilter
 from tests.integration.test_trails_xray import wait_analysed
 from tests.integration.test_upload_ingest import upload
 from tests.support.jtl import HEADER
+from tests.support.stats import benjamini_hochberg
 
 SAMPLES = 20_000
 T0 = 1_700_000_000_000
@@ -170,6 +171,10 @@ def test_throughput_and_error_rate_are_compared_over_repetitions(client, worker,
     assert cmp.status_code == 200, cmp.text
     row = next(i for i in cmp.json()["items"] if i["cell"]["scenario"] == "GET /api")
     assert row["result"]["repetitions"]["variant"] == pytest.approx([t[1] for t in truth["agent"]], rel=1e-9)
+    # Each cell's p-value is also given adjusted over every cell of the answer (Benjamini-Hochberg).
+    items = cmp.json()["items"]
+    assert len(items) >= 2
+    assert [i["p_adjusted"] for i in items] == pytest.approx(benjamini_hochberg([i["result"]["p_value"] for i in items]))
     # ... and so does its chart, which the compare page links under the table (it answered 422).
     chart = client.get("/api/v1/compare/chart.svg", params={"a": run["slug"], "b": run["slug"], "a_variant": "baseline",
                                                             "b_variant": "agent", "metric": "error_rate"})
@@ -199,6 +204,17 @@ def test_the_cli_compares_with_the_servers_intervals_and_fails_on_worse(client, 
         ci = stats.ttest_rel([t[k] for t in truth["agent"]], [t[k] for t in truth["baseline"]]).confidence_interval()
         res = rows[(metric, "GET /api")]
         assert (res["ci_low"], res["ci_high"]) == (pytest.approx(ci.low, rel=1e-6), pytest.approx(ci.high, rel=1e-6))
+
+    # The gate adjusts over every cell of every metric asked: here scipy's p-values of both metrics together.
+    gated = subprocess.run([*cli, "--b-variant", "agent", "--metric", "throughput", "--metric", "error_rate",
+                            "--fail-on-worse", "--json"], env=env, capture_output=True, text=True, timeout=60)
+    assert gated.returncode == 5, gated.stderr
+    p = {metric: stats.ttest_rel([t[k] for t in truth["agent"]], [t[k] for t in truth["baseline"]]).pvalue
+         for metric, k in (("throughput", 0), ("error_rate", 1))}
+    items = json.loads(gated.stdout)["items"]
+    assert {i["metric"] for i in items} == set(p) and len(items) >= 4
+    assert [i["p_adjusted"] for i in items] == pytest.approx(benjamini_hochberg([p[i["metric"]] for i in items]),
+                                                             rel=1e-6)
 
     text = subprocess.run([*cli, "--b-variant", "agent", "--metric", "throughput", "--fail-on-worse"], env=env,
                           capture_output=True, text=True, timeout=60)

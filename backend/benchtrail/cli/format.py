@@ -7,6 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from benchtrail.multiplicity import FALSE_DISCOVERY_RATE
+
 COLUMNS = [("count", "count", "{:.0f}"), ("errors", "errors", "{:.0f}"), ("throughput", "req/s", "{:.2f}"),
            ("latency_mean", "mean ms", "{:.2f}"), ("latency_p50", "p50", "{:.2f}"), ("latency_p75", "p75", "{:.2f}"),
            ("latency_p90", "p90", "{:.2f}"), ("latency_p95", "p95", "{:.2f}"), ("latency_p99", "p99", "{:.2f}"),
@@ -70,12 +72,15 @@ def print_comparison(rows: list[dict[str, Any]], console: Console, title: str | 
         table.add_column(name, justify="right")
     table.add_column("verdict")
     table.add_column("method (n a+b)")
+    counted = sum(1 for r in rows if r.get("p_adjusted") is not None)
     for r in rows:
         res = r["result"]
         variant = r["a_variant"] if r["a_variant"] == r["b_variant"] else f"{r['a_variant']} → {r['b_variant']}"
         interval = ("" if res["ci_low"] is None or res["ci_high"] is None
                     else f"[{_num(res['ci_low'])}, {_num(res['ci_high'])}]")
         verdict = res["verdict"] + {True: " (worse)", False: " (better)"}.get(res["worse"], "")
+        if res["worse"] is not None and (r.get("p_adjusted") or 0) >= FALSE_DISCOVERY_RATE:
+            verdict += f", not significant over {counted} cells (adjusted p {r['p_adjusted']:.2g})"
         table.add_row(variant, r["cell"]["scenario"], r["cell"]["load_label"], r["metric"], _num(res["reference"]),
                       _num(res["variant"]), _num(res["abs_diff"], signed=True),
                       "" if res["rel_diff"] is None else f"{res['rel_diff'] * 100:+.1f}%", interval, verdict,

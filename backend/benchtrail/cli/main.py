@@ -11,7 +11,6 @@ Exit codes (stable, documented in README.md):
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import sys
@@ -26,6 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
 from benchtrail_runner.client import ApiError, Client, new_idempotency_key
+from benchtrail.multiplicity import FALSE_DISCOVERY_RATE
 from benchtrail.cli.format import print_comparison, print_run
 from benchtrail.runs import lifecycle
 
@@ -390,8 +390,11 @@ def compare(
     asked: list[str | None] = list(metric) if metric else [None]   # None: the server's default per cell
     rows = [row for m in asked for row in call(
         client.get, "/api/v1/compare", a=run_a, b=run_b, metric=m, a_variant=a_variant, b_variant=b_variant)["items"]]
-    if fail_on_worse:
-        for r, p in zip(rows, adjusted_p_values(rows)):
+    if fail_on_worse and len(asked) > 1:
+        # The server adjusts over the cells of one metric; the gate counts every metric asked too.
+        from benchtrail.multiplicity import adjusted_p_values
+
+        for r, p in zip(rows, adjusted_p_values([r["result"].get("p_value") for r in rows])):
             r["p_adjusted"] = p
     if json_out:
         console.print_json(json.dumps({"a": run_a, "b": run_b, "items": rows}))
@@ -413,30 +416,11 @@ def compare(
             raise typer.Exit(EXIT_ALERT)
 
 
-FALSE_DISCOVERY_RATE = 0.05
-
-
 def failing_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The worse rows that fail `compare --fail-on-worse`: those whose adjusted p (`p_adjusted`, set from
-    `adjusted_p_values`) is under `FALSE_DISCOVERY_RATE`, or that have none."""
+    """The worse rows that fail `compare --fail-on-worse`: those whose adjusted p (`p_adjusted`, over every
+    compared row of every metric asked) is under the false discovery rate, or that have none."""
     return [r for r in rows if r["result"]["worse"]
             and (r["p_adjusted"] is None or r["p_adjusted"] < FALSE_DISCOVERY_RATE)]
-
-
-def adjusted_p_values(rows: list[dict[str, Any]]) -> list[float | None]:
-    """Each row's p-value adjusted for every row compared at once (Benjamini-Hochberg, which holds the
-    expected share of false "worse" cells among those flagged at `FALSE_DISCOVERY_RATE`): one unchanged
-    cell in 40 lies on the worse side at 95% by chance, so a gate on unadjusted verdicts over 30 cells
-    would fail about half of the unchanged runs. None for a row without a p-value (it keeps its verdict)."""
-    from scipy.stats import false_discovery_control
-
-    ps = [r["result"].get("p_value") for r in rows]
-    known = [i for i, p in enumerate(ps) if isinstance(p, (int, float)) and math.isfinite(p)]
-    out: list[float | None] = [None] * len(rows)
-    if known:
-        for i, p in zip(known, false_discovery_control([ps[i] for i in known], method="bh")):
-            out[i] = float(p)
-    return out
 
 
 @admin_app.command("create-project")

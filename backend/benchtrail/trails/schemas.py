@@ -198,6 +198,10 @@ class CompareRow(BaseModel):
     a_cell_id: int
     b_cell_id: int
     result: AbOut
+    p_adjusted: float | None = Field(default=None, ge=0, le=1, description=(
+        "result.p_value adjusted (Benjamini-Hochberg) over every item of this answer that has one: the cell's "
+        "verdict holds over the whole comparison, at a false discovery rate of 5%, when this is below 0.05. "
+        "Null without a p-value"))
 
 
 class CompareOut(BaseModel):

@@ -15,6 +15,7 @@ from benchtrail.alerts import service as alerts
 from benchtrail.auth.principal import Principal
 from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.models import Annotation, Cell, Load, Project, Scenario, Trail, Variant
+from benchtrail.multiplicity import adjusted_p_values
 from benchtrail.projects import service as projects
 from benchtrail.runs import service as runs
 from benchtrail.trails import history, overhead, repository, window
@@ -385,4 +386,6 @@ def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: st
                                     a_variant=parts_a[0][ca.variant_id].name, b_variant=parts_b[0][cb.variant_id].name,
                                     a_cell_id=ca.id, b_cell_id=cb.id, result=AbOut(**result)))
             break
+    for item, p in zip(items, adjusted_p_values([item.result.p_value for item in items])):
+        item.p_adjusted = p
     return CompareOut(a=run_a.slug, b=run_b.slug, metric=metric, items=items)

@@ -1500,6 +1500,11 @@ export interface components {
             cell: components["schemas"]["CellKey"];
             /** Metric */
             metric: string;
+            /**
+             * P Adjusted
+             * @description result.p_value adjusted (Benjamini-Hochberg) over every item of this answer that has one: the cell's verdict holds over the whole comparison, at a false discovery rate of 5%, when this is below 0.05. Null without a p-value
+             */
+            p_adjusted?: number | null;
             result: components["schemas"]["AbOut"];
         };
         /**

@@ -44,6 +44,9 @@ function comparisonTitle(c: Column, v: ComparisonValue): string {
       `verdict: ${verdictText(v.stats, c.unit)}`,
     );
     if (v.stats.pValue !== null) lines.push(`Mann-Whitney p = ${v.stats.pValue.toPrecision(2)}`);
+    if (v.stats.pAdjusted != null) {
+      lines.push(`p adjusted over ${v.stats.comparisons ?? 'all'} cells (Benjamini-Hochberg) = ${v.stats.pAdjusted.toPrecision(2)}`);
+    }
     lines.push(`method: ${v.stats.method}`);
     if (v.stats.repetitions) {
       lines.push(

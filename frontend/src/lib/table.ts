@@ -19,6 +19,12 @@ export interface DiffStats {
   worse: boolean | null;
   pValue: number | null;
   method: string;
+  /**
+   * The test's p-value adjusted (Benjamini-Hochberg) over `comparisons` cells compared together, when
+   * the API gives it (GET /compare).
+   */
+  pAdjusted?: number | null;
+  comparisons?: number;
   /** Per-repetition values of each side, when the API sends them. */
   repetitions?: { reference: number[]; variant: number[] } | null;
 }
@@ -95,9 +101,20 @@ export function comparisonTone(c: ComparisonValue, direction: Column['direction'
   return (direction === 'lower' ? c.diff < 0 : c.diff > 0) ? 'better' : 'worse';
 }
 
+/** The false discovery rate a verdict over many cells is held at (as `benchtrail compare --fail-on-worse`). */
+export const FALSE_DISCOVERY_RATE = 0.05;
+
+/** A change in its own cell that is not one once every cell compared with it is counted. */
+export function lostOverComparison(stats: DiffStats): boolean {
+  return isSignificant(stats) && stats.pAdjusted != null && stats.pAdjusted >= FALSE_DISCOVERY_RATE;
+}
+
 export function verdictText(stats: DiffStats, unit?: string): string {
   if (stats.verdict === 'too noisy to tell' && stats.mde !== null && Number.isFinite(stats.mde)) {
     return `too noisy to tell (MDE ±${formatNumber(stats.mde, unit)})`;
+  }
+  if (lostOverComparison(stats)) {
+    return `${stats.verdict}, not significant over ${stats.comparisons ?? 'all'} cells (adjusted p ${stats.pAdjusted?.toPrecision(2)})`;
   }
   return stats.verdict;
 }

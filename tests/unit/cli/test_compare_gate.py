@@ -1,35 +1,25 @@
 """`benchtrail compare --fail-on-worse` holds the false discovery rate over every compared cell: the
-adjusted p-values are Benjamini-Hochberg's, computed here by hand from the definition."""
+adjusted p-values (`benchtrail.multiplicity`, which the server's GET /compare uses too) are
+Benjamini-Hochberg's, computed by hand from the definition (tests/support/stats.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchtrail.cli.main import adjusted_p_values, failing_rows
+from benchtrail.multiplicity import adjusted_p_values
+from benchtrail.cli.main import failing_rows
+from tests.support.stats import benjamini_hochberg
 
 
 def row(p: float | None, worse: bool) -> dict:
     return {"result": {"p_value": p, "worse": worse}}
 
 
-def by_hand(ps: list[float]) -> list[float]:
-    """Benjamini-Hochberg: p_(i) · m / i over the sorted p-values, then the running minimum from the largest."""
-    m = len(ps)
-    order = sorted(range(m), key=lambda i: ps[i])
-    out = [0.0] * m
-    running = 1.0
-    for rank in range(m, 0, -1):
-        i = order[rank - 1]
-        running = min(running, ps[i] * m / rank)
-        out[i] = running
-    return out
-
-
 def test_one_marginal_cell_among_many_does_not_fail_the_gate() -> None:
     # Six cells: one "worse" at p = 0.03 (it would fail an unadjusted gate), the others unchanged.
     rows = [row(0.03, True), row(0.41, False), row(0.62, False), row(0.2, False), row(0.9, False), row(0.77, False)]
-    adjusted = adjusted_p_values(rows)
-    assert adjusted == pytest.approx(by_hand([0.03, 0.41, 0.62, 0.2, 0.9, 0.77]))
+    adjusted = adjusted_p_values([r["result"]["p_value"] for r in rows])
+    assert adjusted == pytest.approx(benjamini_hochberg([0.03, 0.41, 0.62, 0.2, 0.9, 0.77]))
     assert adjusted[0] == pytest.approx(0.18)
     for r, p in zip(rows, adjusted):
         r["p_adjusted"] = p
@@ -38,9 +28,36 @@ def test_one_marginal_cell_among_many_does_not_fail_the_gate() -> None:
 
 def test_a_clear_regression_fails_and_a_row_without_p_keeps_its_verdict() -> None:
     rows = [row(1e-6, True), row(0.04, True), row(0.5, False), row(None, True), row(None, False)]
-    adjusted = adjusted_p_values(rows)
-    assert adjusted[:3] == pytest.approx(by_hand([1e-6, 0.04, 0.5])) and adjusted[3:] == [None, None]
+    adjusted = adjusted_p_values([r["result"]["p_value"] for r in rows])
+    assert adjusted[:3] == pytest.approx(benjamini_hochberg([1e-6, 0.04, 0.5])) and adjusted[3:] == [None, None]
     for r, p in zip(rows, adjusted):
         r["p_adjusted"] = p
     # 0.04 · 3 / 2 = 0.06: no longer significant; 1e-6 · 3 is; the row without a p-value keeps "worse".
     assert failing_rows(rows) == [rows[0], rows[3]]
+
+
+def test_cells_without_a_finite_p_value_are_not_counted() -> None:
+    # Two p-values count: 0.01 · 2 / 1 and 0.02 · 2 / 2.
+    assert adjusted_p_values([0.01, float("nan"), None, 0.02]) == pytest.approx([0.02, None, None, 0.02])
+
+
+def test_the_table_says_which_verdicts_do_not_hold_over_every_cell() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from benchtrail.cli.format import print_comparison
+
+    def item(scenario: str, worse: bool | None, p_adjusted: float | None) -> dict:
+        return {"a_variant": "agent", "b_variant": "agent", "metric": "latency_p75",
+                "cell": {"scenario": scenario, "load_label": "10 threads"}, "p_adjusted": p_adjusted,
+                "result": {"ci_low": 0.1, "ci_high": 0.9, "verdict": "small", "worse": worse, "reference": 10.0,
+                           "variant": 10.5, "abs_diff": 0.5, "rel_diff": 0.05, "method": "t-repetitions",
+                           "n_ref": 5, "n_var": 5}}
+
+    out = StringIO()
+    print_comparison([item("GET /a", True, 0.18), item("GET /b", True, 0.004), item("GET /c", None, 0.9)],
+                     Console(file=out, width=400))
+    lines = {ln.split("│")[2].strip(): ln for ln in out.getvalue().splitlines() if "GET /" in ln}
+    assert "small (worse), not significant over 3 cells (adjusted p 0.18)" in lines["GET /a"]
+    assert "not significant" not in lines["GET /b"] and "not significant" not in lines["GET /c"]

@@ -11,6 +11,7 @@ function key(variant: string, scenario: string, load: string, mode: string): str
 /** GET /compare's items as a lookup by (variant, scenario, load key, mode). */
 export function compareStats(out: CompareOut | undefined): Map<string, DiffStats> {
   const byKey = new Map<string, DiffStats>();
+  const comparisons = (out?.items ?? []).filter((item) => item.p_adjusted != null).length;
   for (const item of out?.items ?? []) {
     const r = item.result;
     byKey.set(key(item.a_variant, item.cell.scenario, item.cell.load_key, item.cell.mode), {
@@ -22,6 +23,8 @@ export function compareStats(out: CompareOut | undefined): Map<string, DiffStats
       worse: r.worse,
       pValue: r.mw_p,
       method: r.method,
+      pAdjusted: item.p_adjusted ?? null,
+      comparisons,
     });
   }
   return byKey;

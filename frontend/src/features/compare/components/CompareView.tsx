@@ -58,8 +58,9 @@ export function CompareView(): ReactElement {
       <p className="muted">
         Each cell: run {a.data.slug} / run {b.data.slug} / diff (b − a); below it Δ%, the diff over repetitions with
         the API&apos;s 95% interval and its verdict; ● when the interval excludes 0. Each verdict is its own cell&apos;s: of
-        many unchanged cells about 1 in 40 lies on the worse side by chance (<code>benchtrail compare
-        --fail-on-worse</code> counts every cell). Agent {a.data.agent_version ?? '—'} → {b.data.agent_version ?? '—'};
+        many unchanged cells about 1 in 40 lies on the worse side by chance, so a verdict that does not hold once every
+        cell here is counted (Benjamini-Hochberg adjusted p ≥ 0.05, as <code>benchtrail compare --fail-on-worse</code>)
+        says &quot;not significant over N cells&quot;. Agent {a.data.agent_version ?? '—'} → {b.data.agent_version ?? '—'};
         environment {a.data.environment ?? '—'} → {b.data.environment ?? '—'}
         {a.data.environment !== b.data.environment ? ' (different environments: compare with care)' : ''}.
       </p>
