@@ -88,6 +88,11 @@ def test_a_a_is_not_a_difference_and_8_percent_slower_is_flagged(client, worker,
         assert (res["ci_low"], res["ci_high"], res["p_value"]) == pytest.approx(shown, rel=1e-9)
         assert (res["n_ref"], res["n_var"]) == (3, 3)
 
+    # Read together, the answer's verdicts hold the false discovery rate: each p adjusted over every item.
+    assert len(body["items"]) >= 4
+    assert [i["p_adjusted"] for i in body["items"]] == pytest.approx(
+        benjamini_hochberg([i["result"]["p_value"] for i in body["items"]]))
+
     same, slower = items[("same", "GET /api")], items[("slower", "GET /api")]
     assert same["verdict"] in ("no difference", "too noisy to tell")
     assert same["ci_low"] <= 0 <= same["ci_high"] and same["worse"] is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from rich.console import Console
@@ -62,9 +63,12 @@ def print_run(run: dict[str, Any], console: Console) -> None:
             console.print(f"validity {what}: {v.get('check')}: {v.get('detail')}", highlight=False)
 
 
-def print_comparison(rows: list[dict[str, Any]], console: Console, title: str | None = None) -> None:
+def print_comparison(rows: list[dict[str, Any]], console: Console, title: str | None = None, *,
+                     one_family: bool = False) -> None:
     """`GET /compare` items (or a run's overheads shaped alike) as a table: a / b / b − a, Δ%, the 95%
-    interval of the difference, the verdict and how it was reached (method, repetitions per side)."""
+    interval of the difference, the verdict and how it was reached (method, repetitions per side). A verdict
+    whose `p_adjusted` is not below the false discovery rate says over how many cells it was adjusted: the
+    rows of its metric (one answer of the server each), or every row with `one_family`."""
     table = Table(show_lines=False, title=title, title_justify="left")
     for name in ("variant", "scenario", "load", "metric"):
         table.add_column(name)
@@ -72,7 +76,7 @@ def print_comparison(rows: list[dict[str, Any]], console: Console, title: str | 
         table.add_column(name, justify="right")
     table.add_column("verdict")
     table.add_column("method (n a+b)")
-    counted = sum(1 for r in rows if r.get("p_adjusted") is not None)
+    counted = Counter("" if one_family else r["metric"] for r in rows if r.get("p_adjusted") is not None)
     for r in rows:
         res = r["result"]
         variant = r["a_variant"] if r["a_variant"] == r["b_variant"] else f"{r['a_variant']} → {r['b_variant']}"
@@ -80,7 +84,8 @@ def print_comparison(rows: list[dict[str, Any]], console: Console, title: str | 
                     else f"[{_num(res['ci_low'])}, {_num(res['ci_high'])}]")
         verdict = res["verdict"] + {True: " (worse)", False: " (better)"}.get(res["worse"], "")
         if res["worse"] is not None and (r.get("p_adjusted") or 0) >= FALSE_DISCOVERY_RATE:
-            verdict += f", not significant over {counted} cells (adjusted p {r['p_adjusted']:.2g})"
+            cells = counted["" if one_family else r["metric"]]
+            verdict += f", not significant over {cells} cell{'' if cells == 1 else 's'} (adjusted p {r['p_adjusted']:.2g})"
         table.add_row(variant, r["cell"]["scenario"], r["cell"]["load_label"], r["metric"], _num(res["reference"]),
                       _num(res["variant"]), _num(res["abs_diff"], signed=True),
                       "" if res["rel_diff"] is None else f"{res['rel_diff'] * 100:+.1f}%", interval, verdict,

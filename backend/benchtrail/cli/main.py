@@ -347,7 +347,7 @@ def print_overheads(client: Client, run: dict[str, Any]) -> None:
     analysed = call(client.get, f"/api/v1/projects/{run['project']}/settings")["analysis"]["metrics"]
     present = [m for m in analysed if any(c.get(m) is not None for c in run["cells"])]
     rows = [{"a_variant": o["reference_variant"], "b_variant": o["variant"], "cell": o["cell"], "metric": m,
-             "result": o["result"]}
+             "result": o["result"], "p_adjusted": o.get("p_adjusted")}
             for m in present for o in call(client.get, f"/api/v1/runs/{run['slug']}/overheads", metric=m)["items"]]
     if rows:
         print_comparison(rows, console, title="overhead against the reference (variant − reference)")
@@ -401,7 +401,8 @@ def compare(
     elif not rows:
         console.print("no cells in common (same variant, scenario, load and mode, and a value of the metric)")
     else:
-        print_comparison(rows, console)
+        # Adjusted over one answer of the server (one metric, or each cell's default), or all rows by the gate.
+        print_comparison(rows, console, one_family=fail_on_worse or len(asked) == 1)
     if fail_on_worse:
         worse = [r for r in rows if r["result"]["worse"]]
         failing = failing_rows(rows)

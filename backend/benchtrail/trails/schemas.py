@@ -174,7 +174,16 @@ class CellKey(BaseModel):
                                                  "'' for the variant as a whole")
 
 
-class RunOverhead(BaseModel):
+class AdjustedOverCells(BaseModel):
+    """An A/B result among others answered together (`benchtrail.multiplicity`)."""
+
+    p_adjusted: float | None = Field(default=None, ge=0, le=1, description=(
+        "result.p_value adjusted (Benjamini-Hochberg) over every item of this answer that has one: the cell's "
+        "verdict holds over all of them, at a false discovery rate of 5%, when this is below 0.05. Null without "
+        "a p-value"))
+
+
+class RunOverhead(AdjustedOverCells):
     cell: CellKey
     variant: str
     reference_variant: str
@@ -190,7 +199,7 @@ class RunOverheads(BaseModel):
     items: list[RunOverhead]
 
 
-class CompareRow(BaseModel):
+class CompareRow(AdjustedOverCells):
     cell: CellKey
     metric: str
     a_variant: str
@@ -198,10 +207,6 @@ class CompareRow(BaseModel):
     a_cell_id: int
     b_cell_id: int
     result: AbOut
-    p_adjusted: float | None = Field(default=None, ge=0, le=1, description=(
-        "result.p_value adjusted (Benjamini-Hochberg) over every item of this answer that has one: the cell's "
-        "verdict holds over the whole comparison, at a false discovery rate of 5%, when this is below 0.05. "
-        "Null without a p-value"))
 
 
 class CompareOut(BaseModel):

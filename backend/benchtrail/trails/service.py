@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Row
 from sqlalchemy.orm import Session
@@ -20,8 +20,8 @@ from benchtrail.projects import service as projects
 from benchtrail.runs import service as runs
 from benchtrail.trails import history, overhead, repository, window
 from benchtrail.trails.analysis import overhead_value, series_settings
-from benchtrail.trails.schemas import (AbOut, AlertBrief, AnnotationOut, CellKey, ChangePointOut, CompareOut,
-                                       CompareRow, OverheadPoint, OverheadTrail, RunOverhead, RunOverheads,
+from benchtrail.trails.schemas import (AbOut, AdjustedOverCells, AlertBrief, AnnotationOut, CellKey, ChangePointOut,
+                                       CompareOut, CompareRow, OverheadPoint, OverheadTrail, RunOverhead, RunOverheads,
                                        TrailDetail, TrailOut, TrailPoint)
 from benchtrail.trails.settings import AB_METRICS, TRAIL_METRICS, AnalysisSettings, known_metric, load
 
@@ -325,7 +325,7 @@ def run_overheads(session: Session, principal: Principal, slug: str, metric: str
                              variant=keys[cid].variant, reference_variant=keys[ref].variant, cell_id=cid, ref_cell_id=ref,
                              trail_id=keys[cid].trail_id, result=AbOut(**detail))
                  for cid, ref, detail in results]
-        return RunOverheads(run=run.slug, metric=metric, items=items)
+        return RunOverheads(run=run.slug, metric=metric, items=_adjusted(items))
     from benchtrail.trails.analysis import overhead_rows
 
     variants, scenarios, loads = _cell_keys(session, run.id)
@@ -336,7 +336,17 @@ def run_overheads(session: Session, principal: Principal, slug: str, metric: str
         items.append(RunOverhead(cell=_key(c, scenarios, loads), variant=variants[c.variant_id].name,
                                  reference_variant=variants[ref.variant_id].name, cell_id=c.id, ref_cell_id=ref.id,
                                  trail_id=c.trail_id, result=AbOut(**r["detail"])))
-    return RunOverheads(run=run.slug, metric=metric, items=items)
+    return RunOverheads(run=run.slug, metric=metric, items=_adjusted(items))
+
+
+Adjusted = TypeVar("Adjusted", bound=AdjustedOverCells)
+
+
+def _adjusted(items: list[Adjusted]) -> list[Adjusted]:
+    """`items` with each p-value adjusted over all of them: the verdicts of one answer are read together."""
+    for item, p in zip(items, adjusted_p_values([item.result.p_value for item in items])):
+        item.p_adjusted = p
+    return items
 
 
 def _key(c: Cell, scenarios: dict[int, Scenario], loads: dict[int, Load]) -> CellKey:
@@ -386,6 +396,4 @@ def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: st
                                     a_variant=parts_a[0][ca.variant_id].name, b_variant=parts_b[0][cb.variant_id].name,
                                     a_cell_id=ca.id, b_cell_id=cb.id, result=AbOut(**result)))
             break
-    for item, p in zip(items, adjusted_p_values([item.result.p_value for item in items])):
-        item.p_adjusted = p
-    return CompareOut(a=run_a.slug, b=run_b.slug, metric=metric, items=items)
+    return CompareOut(a=run_a.slug, b=run_b.slug, metric=metric, items=_adjusted(items))

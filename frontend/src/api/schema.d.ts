@@ -1502,7 +1502,7 @@ export interface components {
             metric: string;
             /**
              * P Adjusted
-             * @description result.p_value adjusted (Benjamini-Hochberg) over every item of this answer that has one: the cell's verdict holds over the whole comparison, at a false discovery rate of 5%, when this is below 0.05. Null without a p-value
+             * @description result.p_value adjusted (Benjamini-Hochberg) over every item of this answer that has one: the cell's verdict holds over all of them, at a false discovery rate of 5%, when this is below 0.05. Null without a p-value
              */
             p_adjusted?: number | null;
             result: components["schemas"]["AbOut"];
@@ -2564,6 +2564,11 @@ export interface components {
             cell: components["schemas"]["CellKey"];
             /** Cell Id */
             cell_id: number;
+            /**
+             * P Adjusted
+             * @description result.p_value adjusted (Benjamini-Hochberg) over every item of this answer that has one: the cell's verdict holds over all of them, at a false discovery rate of 5%, when this is below 0.05. Null without a p-value
+             */
+            p_adjusted?: number | null;
             /** Ref Cell Id */
             ref_cell_id: number;
             /** Reference Variant */

@@ -114,7 +114,8 @@ export function verdictText(stats: DiffStats, unit?: string): string {
     return `too noisy to tell (MDE ±${formatNumber(stats.mde, unit)})`;
   }
   if (lostOverComparison(stats)) {
-    return `${stats.verdict}, not significant over ${stats.comparisons ?? 'all'} cells (adjusted p ${stats.pAdjusted?.toPrecision(2)})`;
+    const cells = stats.comparisons === undefined ? 'all cells' : `${stats.comparisons} cell${stats.comparisons === 1 ? '' : 's'}`;
+    return `${stats.verdict}, not significant over ${cells} (adjusted p ${stats.pAdjusted?.toPrecision(2)})`;
   }
   return stats.verdict;
 }

@@ -48,16 +48,23 @@ def test_the_table_says_which_verdicts_do_not_hold_over_every_cell() -> None:
 
     from benchtrail.cli.format import print_comparison
 
-    def item(scenario: str, worse: bool | None, p_adjusted: float | None) -> dict:
-        return {"a_variant": "agent", "b_variant": "agent", "metric": "latency_p75",
+    def item(scenario: str, worse: bool | None, p_adjusted: float | None, metric: str = "latency_p75") -> dict:
+        return {"a_variant": "agent", "b_variant": "agent", "metric": metric,
                 "cell": {"scenario": scenario, "load_label": "10 threads"}, "p_adjusted": p_adjusted,
                 "result": {"ci_low": 0.1, "ci_high": 0.9, "verdict": "small", "worse": worse, "reference": 10.0,
                            "variant": 10.5, "abs_diff": 0.5, "rel_diff": 0.05, "method": "t-repetitions",
                            "n_ref": 5, "n_var": 5}}
 
-    out = StringIO()
-    print_comparison([item("GET /a", True, 0.18), item("GET /b", True, 0.004), item("GET /c", None, 0.9)],
-                     Console(file=out, width=400))
-    lines = {ln.split("│")[2].strip(): ln for ln in out.getvalue().splitlines() if "GET /" in ln}
+    def table(**kwargs: bool) -> dict[str, str]:
+        out = StringIO()
+        print_comparison([item("GET /a", True, 0.18), item("GET /b", True, 0.004), item("GET /c", None, 0.9),
+                          item("GET /d", True, 0.3, "throughput")], Console(file=out, width=400), **kwargs)
+        return {ln.split("│")[2].strip(): ln for ln in out.getvalue().splitlines() if "GET /" in ln}
+
+    # Each metric's rows are one answer of the server, adjusted together.
+    lines = table()
     assert "small (worse), not significant over 3 cells (adjusted p 0.18)" in lines["GET /a"]
     assert "not significant" not in lines["GET /b"] and "not significant" not in lines["GET /c"]
+    assert "not significant over 1 cell (adjusted p 0.3)" in lines["GET /d"]
+    # The gate adjusts every row together.
+    assert "not significant over 4 cells (adjusted p 0.18)" in table(one_family=True)["GET /a"]

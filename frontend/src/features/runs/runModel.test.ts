@@ -67,7 +67,7 @@ describe('buildLeadTable (EaseAgent shape)', () => {
       items: [
         {
           cell: { scenario: 'API-URI-owner-3spans', load_key: 'threads:10', load_label: '10 threads', mode: '', process: '' },
-          variant: 'agent', reference_variant: 'baseline', cell_id: 1, ref_cell_id: 2, trail_id: 1,
+          variant: 'agent', reference_variant: 'baseline', cell_id: 1, ref_cell_id: 2, trail_id: 1, p_adjusted: 0.003,
           result: {
             statistic: 'p75', reference: 100, variant: 120, abs_diff: 20, rel_diff: 0.2, ci_low: 15, ci_high: 26,
             ci_low_rel: 0.15, ci_high_rel: 0.26, mw_p: 0.001, cliffs_delta: 0.3, verdict: 'large', worse: true,
@@ -78,7 +78,9 @@ describe('buildLeadTable (EaseAgent shape)', () => {
     };
     const stats = overheadLookup([response], 'baseline');
     const m = buildLeadTable(run, { load: at('threads:10'), reference, variant, percentile: 'p75', stats });
-    expect(cmp(row(m, 'API-URI-owner-3spans').latency_p75).stats).toMatchObject({ low: 15, high: 26, verdict: 'large', mde: 4 });
+    expect(cmp(row(m, 'API-URI-owner-3spans').latency_p75).stats).toMatchObject({
+      low: 15, high: 26, verdict: 'large', mde: 4, pAdjusted: 0.003, comparisons: 1,
+    });
     expect(cmp(row(m, 'API-URI-vets-10spans').latency_p75).stats).toBeNull();
     // Statistics against another reference than the one shown are not used.
     expect(overheadLookup([response], 'agent')('latency_p75', 'agent', 'API-URI-owner-3spans', 'threads:10', '')).toBeNull();

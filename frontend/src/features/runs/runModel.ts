@@ -55,6 +55,7 @@ export function overheadLookup(responses: readonly (RunOverheads | undefined)[],
   const byKey = new Map<string, DiffStats>();
   for (const r of responses) {
     if (!r) continue;
+    const comparisons = r.items.filter((item) => item.p_adjusted != null).length;
     for (const item of r.items) {
       // Intervals are against the run's reference variant; another reference picked in the UI has none.
       if (item.reference_variant !== reference) continue;
@@ -63,7 +64,7 @@ export function overheadLookup(responses: readonly (RunOverheads | undefined)[],
       const mode = item.cell.process ? processStatsMode(item.cell.process) : item.cell.mode;
       byKey.set(
         [r.metric, item.variant, item.cell.scenario, item.cell.load_key, mode].join('\u0000'),
-        statsFromAb(item.result, repetitions),
+        { ...statsFromAb(item.result, repetitions), pAdjusted: item.p_adjusted ?? null, comparisons },
       );
     }
   }

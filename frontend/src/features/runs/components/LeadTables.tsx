@@ -38,8 +38,10 @@ export function LeadTables({
       </h2>
       <p className="muted legend">
         Each cell: {reference.name} / {variant.name} / diff ({variant.name} − {reference.name}); below it Δ%, the
-        diff over repetitions (the mean of each repetition&apos;s value) with its 95% interval, and the verdict. <span className="sig">●</span> and colour only when the interval
-        excludes 0: red worse, green better for the metric. Process metrics (CPU, heap, RSS) are measured once per load
+        diff over repetitions (the mean of each repetition&apos;s value) with its 95% interval, and the verdict.{' '}
+        <span className="sig">●</span> and colour only when the interval excludes 0: red worse, green better for the
+        metric. A verdict that does not hold once every cell of its metric is counted (Benjamini-Hochberg adjusted p ≥
+        0.05) says &quot;not significant over N cells&quot;. Process metrics (CPU, heap, RSS) are measured once per load
         level and span its scenarios.
       </p>
       {loads.map((load) => {
