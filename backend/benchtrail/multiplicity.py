@@ -25,3 +25,14 @@ def adjusted_p_values(p_values: Sequence[float | None]) -> list[float | None]:
         for i, p in zip(known, false_discovery_control([p_values[i] for i in known], method="bh")):
             out[i] = float(p)
     return out
+
+
+def not_over_cells(ci_low: float | None, ci_high: float | None, p_adjusted: float | None, cells: int) -> str:
+    """What to add to a verdict read among `cells` answered together: ", not significant over N cells
+    (adjusted p X)" when its own interval excludes 0 but its adjusted p is not below the false discovery
+    rate; else nothing (the dashboard words it the same way, `verdictText`)."""
+    if ci_low is None or ci_high is None or not (ci_low > 0 or ci_high < 0):
+        return ""
+    if p_adjusted is None or p_adjusted < FALSE_DISCOVERY_RATE:
+        return ""
+    return f", not significant over {cells} cell{'' if cells == 1 else 's'} (adjusted p {p_adjusted:.2g})"

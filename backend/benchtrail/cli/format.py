@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from benchtrail.multiplicity import FALSE_DISCOVERY_RATE
+from benchtrail.multiplicity import not_over_cells
 
 COLUMNS = [("count", "count", "{:.0f}"), ("errors", "errors", "{:.0f}"), ("throughput", "req/s", "{:.2f}"),
            ("latency_mean", "mean ms", "{:.2f}"), ("latency_p50", "p50", "{:.2f}"), ("latency_p75", "p75", "{:.2f}"),
@@ -83,9 +83,8 @@ def print_comparison(rows: list[dict[str, Any]], console: Console, title: str | 
         interval = ("" if res["ci_low"] is None or res["ci_high"] is None
                     else f"[{_num(res['ci_low'])}, {_num(res['ci_high'])}]")
         verdict = res["verdict"] + {True: " (worse)", False: " (better)"}.get(res["worse"], "")
-        if res["worse"] is not None and (r.get("p_adjusted") or 0) >= FALSE_DISCOVERY_RATE:
-            cells = counted["" if one_family else r["metric"]]
-            verdict += f", not significant over {cells} cell{'' if cells == 1 else 's'} (adjusted p {r['p_adjusted']:.2g})"
+        verdict += not_over_cells(res["ci_low"], res["ci_high"], r.get("p_adjusted"),
+                                  counted["" if one_family else r["metric"]])
         table.add_row(variant, r["cell"]["scenario"], r["cell"]["load_label"], r["metric"], _num(res["reference"]),
                       _num(res["variant"]), _num(res["abs_diff"], signed=True),
                       "" if res["rel_diff"] is None else f"{res['rel_diff'] * 100:+.1f}%", interval, verdict,

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchtrail import metrics as catalog
+from benchtrail.multiplicity import not_over_cells
 from benchtrail.sharing.numbers import fmt, pct, signed
 
 TABLE_METRICS = ("cpu_pct", "heap_mb", "rss_mb", "latency_mean", "latency_p75", "throughput", "score")
@@ -109,6 +110,7 @@ def compare_markdown(compare: Mapping[str, Any], a: Mapping[str, Any], b: Mappin
              "Each row: run a / run b / diff (b − a); * = the 95% interval of the diff excludes 0.", "",
              f"| Variant | Scenario | Load | a / b / diff{f' ({unit})' if unit else ''} | Δ% | 95% interval | Verdict |",
              "|---|---|---|---:|---:|---:|---|"]
+    counted = sum(1 for item in compare["items"] if item.get("p_adjusted") is not None)
     for item in compare["items"]:
         r, cell = item["result"], item["cell"]
         variant = item["a_variant"] if item["a_variant"] == item["b_variant"] else f"{item['a_variant']} → {item['b_variant']}"
@@ -116,7 +118,8 @@ def compare_markdown(compare: Mapping[str, Any], a: Mapping[str, Any], b: Mappin
         load = cell["load_label"] + (f" · {cell['mode']}" if cell["mode"] else "")
         lines.append(f"| {variant} | {scenario_name({'name': cell['scenario']})} | {load} | "
                      f"{fmt(r['reference'])} / {fmt(r['variant'])} / {signed(r['abs_diff'])}{mark} | {pct(r['rel_diff'])} | "
-                     f"{_interval(r['ci_low'], r['ci_high'])} | {r['verdict']} |")
+                     f"{_interval(r['ci_low'], r['ci_high'])} | "
+                     f"{r['verdict']}{not_over_cells(r['ci_low'], r['ci_high'], item.get('p_adjusted'), counted)} |")
     if permalink:
         lines += ["", f"[Open in Benchtrail]({permalink})"]
     return "\n".join(lines).rstrip() + "\n"

@@ -51,7 +51,8 @@ def test_the_table_says_which_verdicts_do_not_hold_over_every_cell() -> None:
     def item(scenario: str, worse: bool | None, p_adjusted: float | None, metric: str = "latency_p75") -> dict:
         return {"a_variant": "agent", "b_variant": "agent", "metric": metric,
                 "cell": {"scenario": scenario, "load_label": "10 threads"}, "p_adjusted": p_adjusted,
-                "result": {"ci_low": 0.1, "ci_high": 0.9, "verdict": "small", "worse": worse, "reference": 10.0,
+                "result": {"ci_low": 0.1 if worse else -0.2, "ci_high": 0.9, "verdict": "small" if worse else "no difference",
+                           "worse": worse, "reference": 10.0,
                            "variant": 10.5, "abs_diff": 0.5, "rel_diff": 0.05, "method": "t-repetitions",
                            "n_ref": 5, "n_var": 5}}
 
