@@ -22,7 +22,8 @@ EXPECTED_RUN_MOVES = {
     ("ingesting", "completed"), ("ingesting", "failed"),
     ("failed", "ingesting"),  # late results from the run's own runner (migration 0014)
 }
-EXPECTED_ANALYSIS_MOVES = {("pending", "done"), ("pending", "failed"), ("failed", "done"), ("done", "done")}
+EXPECTED_ANALYSIS_MOVES = {("pending", "done"), ("pending", "failed"), ("failed", "done"), ("done", "done"),
+                           ("done", "pending"), ("failed", "pending")}
 RUN_STATES = ["queued", "running", "ingesting", "completed", "failed", "cancelled"]
 ANALYSIS_STATES = ["pending", "done", "failed"]
 

@@ -353,6 +353,33 @@ def print_overheads(client: Client, run: dict[str, Any]) -> None:
         print_comparison(rows, console, title="overhead against the reference (variant − reference)")
 
 
+@app.command()
+def exclude(run: Annotated[str, typer.Argument(help="Run slug")],
+            reason: Annotated[str, typer.Option(help="Why the run does not measure what its trails track")],
+            url: UrlOpt = "http://127.0.0.1:8400", token: TokenOpt = None, json_out: JsonOpt = False) -> None:
+    """Exclude a completed run from its trails (uploader token): its points leave them and it never alerts;
+    it stays, marked invalid with the reason. `benchtrail restore` undoes it."""
+    _print_exclusion(call(Client(url, token).put, f"/api/v1/runs/{run}/exclusion", {"reason": reason}), json_out)
+
+
+@app.command()
+def restore(run: Annotated[str, typer.Argument(help="Run slug")], url: UrlOpt = "http://127.0.0.1:8400",
+            token: TokenOpt = None, json_out: JsonOpt = False) -> None:
+    """Put an excluded run back in its trails (uploader token); its own checks decide its validity again."""
+    _print_exclusion(call(Client(url, token).delete, f"/api/v1/runs/{run}/exclusion"), json_out)
+
+
+def _print_exclusion(data: dict[str, Any], json_out: bool) -> None:
+    if json_out:
+        console.print_json(json.dumps(data))
+    elif data["excluded"]:
+        console.print(f"run {data['run']} excluded from its trails by {data['by']}: {data['reason']}", highlight=False)
+    else:
+        console.print(f"run {data['run']} is in its trails" if data["is_valid"] else
+                      f"run {data['run']} is not excluded, but stays out of its trails: a validity check failed "
+                      f"(benchtrail show {data['run']})", highlight=False)
+
+
 @runs_app.command("list")
 def runs_list(project: Annotated[str, typer.Option(help="Project slug")], url: UrlOpt = "http://127.0.0.1:8400",
               token: TokenOpt = None, branch: str | None = None, agent_version: str | None = None,

@@ -15,10 +15,11 @@ from benchtrail.db_boundary import request_session
 from benchtrail.errors import NotFound, ServiceUnavailable
 from benchtrail.http_cache import NOT_MODIFIED, remembered_read
 from benchtrail.logging import log
-from benchtrail.openapi import ID
+from benchtrail.openapi import ID, errors
 from benchtrail.projects import service as projects
-from benchtrail.runs import repository, service
-from benchtrail.runs.schemas import PercentilesOut, RunDetail, RunPage, SeriesList
+from benchtrail.models import Run
+from benchtrail.runs import exclusion, repository, service
+from benchtrail.runs.schemas import ExclusionIn, ExclusionOut, PercentilesOut, RunDetail, RunPage, SeriesList
 
 router = APIRouter(prefix="/api/v1", tags=["runs"])
 LABEL = r"^[^:]*:"  # key:value; the key is what precedes the first colon
@@ -50,6 +51,32 @@ async def get_run(slug: str, request: Request, token: str | None = TokenDep) -> 
     """The run document. Answers carry an ETag; send it back in If-None-Match to get 304."""
     return await remembered_read(request, token, lambda session: service.head(session, slug),
                                  lambda session, principal: service.detail(session, principal, slug)[0])
+
+
+_NOT_COMPLETED = "The run is not completed: only a completed run has points in trails"
+
+
+@router.put("/runs/{slug}/exclusion", response_model=ExclusionOut, responses=errors(403, 409, e409=_NOT_COMPLETED))
+def exclude_run(slug: str, body: ExclusionIn, session: Session = SessionDep,
+                principal: Principal = Depends(get_principal)) -> ExclusionOut:
+    """Exclude a completed run from its trails (uploader token): it stays, marked invalid with who excluded
+    it and why, its points leave its trails and it never alerts; its trails are judged again around it
+    (`analysis_status` pending until then), which withdraws or moves the alerts it raised. Sending it
+    again with another reason replaces the reason."""
+    return _exclusion_out(exclusion.set_excluded(session, principal, slug, body.reason.strip()))
+
+
+@router.delete("/runs/{slug}/exclusion", response_model=ExclusionOut, responses=errors(403, 409, e409=_NOT_COMPLETED))
+def restore_run(slug: str, session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ExclusionOut:
+    """Restore an excluded run (uploader token): its own checks decide its validity again and its trails are
+    judged again around it. A run that is not excluded is answered as it is."""
+    return _exclusion_out(exclusion.set_excluded(session, principal, slug, None))
+
+
+def _exclusion_out(run: Run) -> ExclusionOut:
+    row = exclusion.exclusion(run)
+    return ExclusionOut(run=run.slug, excluded=row is not None, reason=row and row.get("reason"),
+                        by=row and row.get("by"), is_valid=run.is_valid, analysis_status=run.analysis_status)
 
 
 @router.get("/runs/{slug}/series", response_model=SeriesList, responses=NOT_MODIFIED)

@@ -10,7 +10,9 @@ constraints) and any other move (a trigger built from the same tables, migration
     failed → ingesting: late results, only from the runner that claimed the run, only while the run has
     none (its runner lost the API while delivering them; runs/execution.py attach_results)
 
-    analysis: pending → done | failed;  failed → done (a later attempt succeeded);  done → done (forced)
+    analysis: pending → done | failed;  failed → done (a later attempt succeeded);  done → done (forced);
+    done | failed → pending: asked for again after the run was excluded from its trails or restored
+    (runs/exclusion.py; migration 0019)
 """
 
 from __future__ import annotations
@@ -51,10 +53,11 @@ TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.CANCELLED: frozenset(),
 }
 
+# Back to pending: asked for again once the run's validity changed (runs/exclusion.py).
 ANALYSIS_TRANSITIONS: dict[AnalysisStatus, frozenset[AnalysisStatus]] = {
     AnalysisStatus.PENDING: frozenset({AnalysisStatus.DONE, AnalysisStatus.FAILED}),
-    AnalysisStatus.FAILED: frozenset({AnalysisStatus.DONE}),
-    AnalysisStatus.DONE: frozenset({AnalysisStatus.DONE}),
+    AnalysisStatus.FAILED: frozenset({AnalysisStatus.DONE, AnalysisStatus.PENDING}),
+    AnalysisStatus.DONE: frozenset({AnalysisStatus.DONE, AnalysisStatus.PENDING}),
 }
 
 
@@ -103,4 +106,6 @@ def analysis_transition(run: Any, to: AnalysisStatus) -> None:
     if to not in ANALYSIS_TRANSITIONS[current]:
         raise IllegalTransition(f"analysis of run {getattr(run, 'slug', '')}".strip(), current.value, to.value)
     run.analysis_status = to.value
+    if to is AnalysisStatus.PENDING:
+        run.heartbeat_at = datetime.now(timezone.utc)  # the sweeper re-queues an analysis nobody works on
 

@@ -212,3 +212,17 @@ class CellPercentiles(BaseModel):
 
 class PercentilesOut(BaseModel):
     items: list[CellPercentiles]
+
+
+class ExclusionIn(BaseModel):
+    reason: str = Field(min_length=1, max_length=500, pattern=r"\S",
+                        description="Why the run does not measure what its trails track (shown on the run)")
+
+
+class ExclusionOut(BaseModel):
+    run: str
+    excluded: bool
+    reason: str | None = Field(description="Why it was excluded; null when it is not")
+    by: str | None = Field(description="The name of the token that excluded it; null when it is not excluded")
+    is_valid: bool = Field(description="Whether the run's points are in its trails: not excluded and no failed check")
+    analysis_status: str = Field(description="'pending' until its trails have been judged again")

@@ -143,6 +143,12 @@ class Client:
              params: dict[str, Any] | None = None) -> Any:
         return self._check(self.request("POST", path, json=json, headers=headers, params=params))
 
+    def put(self, path: str, json: Any) -> Any:
+        return self._check(self.request("PUT", path, json=json))
+
+    def delete(self, path: str) -> Any:
+        return self._check(self.request("DELETE", path))
+
     def upload(self, project: str, metadata: str, files: list[Path], idempotency_key: str | None,
                on_progress: Callable[[int], None] | None = None) -> Any:
         """One run from `files`. Always sent with an Idempotency-Key (a new one when none is given), so a

@@ -1,6 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import { api, apiUrl, unwrap, type RunDetail } from '@/api/client';
+import { api, apiUrl, unwrap, type RunDetail, type Schemas } from '@/api/client';
 import { isTerminal, parseRunEvent } from '../liveRun';
 import { runQuery } from './queries';
 
@@ -46,4 +46,14 @@ export function useRunEvents(slug: string, live: boolean, onStreaming: (streamin
 
 export function cancelRun(slug: string): Promise<{ [key: string]: string }> {
   return unwrap(api().POST('/api/v1/runs/{slug}/cancel', { params: { path: { slug } } }));
+}
+
+/** Excludes a completed run from its trails (`reason` given) or restores it (null). */
+export function setExclusion(slug: string, reason: string | null): Promise<Schemas['ExclusionOut']> {
+  const path = { params: { path: { slug } } };
+  return unwrap(
+    reason === null
+      ? api().DELETE('/api/v1/runs/{slug}/exclusion', path)
+      : api().PUT('/api/v1/runs/{slug}/exclusion', { ...path, body: { reason } }),
+  );
 }

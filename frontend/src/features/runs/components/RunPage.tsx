@@ -7,6 +7,7 @@ import { isJmhRun, referenceVariant, sortLoads } from '@/lib/cells';
 import { useUrlState } from '@/lib/useUrlState';
 import { useRunEvents } from '../api/events';
 import { isLive, percentilesQuery, runQuery, seriesQuery } from '../api/queries';
+import { ExclusionControl } from './ExclusionControl';
 import { FreezeButton } from './FreezeButton';
 import { JmhTables } from './JmhTables';
 import { LiveProgress } from './LiveProgress';
@@ -46,6 +47,7 @@ export function RunPage(): ReactElement {
     <article>
       <RunHeader run={run} />
       <FreezeButton runSlug={run.slug} />
+      <ExclusionControl run={run} />
       <LiveProgress run={run} streaming={streaming} />
       {isLive(run.status) && run.status !== 'queued' && run.status !== 'running' ? (
         <p role="status" className="state loading">
