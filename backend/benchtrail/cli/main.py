@@ -25,8 +25,8 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
 from benchtrail_runner.client import ApiError, Client, new_idempotency_key
-from benchtrail.multiplicity import FALSE_DISCOVERY_RATE
 from benchtrail.cli.format import print_comparison, print_run
+from benchtrail.multiplicity import FALSE_DISCOVERY_RATE
 from benchtrail.runs import lifecycle
 
 EXIT_USAGE, EXIT_REJECTED, EXIT_INGEST_FAILED, EXIT_ALERT, EXIT_SERVER, EXIT_CRITERIA = 2, 3, 4, 5, 6, 7

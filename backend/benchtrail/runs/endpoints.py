@@ -15,9 +15,9 @@ from benchtrail.db_boundary import request_session
 from benchtrail.errors import NotFound, ServiceUnavailable
 from benchtrail.http_cache import NOT_MODIFIED, remembered_read
 from benchtrail.logging import log
+from benchtrail.models import Run
 from benchtrail.openapi import ID, errors
 from benchtrail.projects import service as projects
-from benchtrail.models import Run
 from benchtrail.runs import exclusion, repository, service
 from benchtrail.runs.schemas import ExclusionIn, ExclusionOut, PercentilesOut, RunDetail, RunPage, SeriesList
 

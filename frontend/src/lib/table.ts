@@ -21,7 +21,7 @@ export interface DiffStats {
   method: string;
   /**
    * The test's p-value adjusted (Benjamini-Hochberg) over `comparisons` cells compared together, when
-   * the API gives it (GET /compare).
+   * the API gives it (GET /compare, GET /runs/{run}/overheads).
    */
   pAdjusted?: number | null;
   comparisons?: number;
@@ -102,10 +102,10 @@ export function comparisonTone(c: ComparisonValue, direction: Column['direction'
 }
 
 /** The false discovery rate a verdict over many cells is held at (as `benchtrail compare --fail-on-worse`). */
-export const FALSE_DISCOVERY_RATE = 0.05;
+const FALSE_DISCOVERY_RATE = 0.05;
 
 /** A change in its own cell that is not one once every cell compared with it is counted. */
-export function lostOverComparison(stats: DiffStats): boolean {
+function lostOverComparison(stats: DiffStats): boolean {
   return isSignificant(stats) && stats.pAdjusted != null && stats.pAdjusted >= FALSE_DISCOVERY_RATE;
 }
 
