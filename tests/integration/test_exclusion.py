@@ -92,3 +92,25 @@ def test_an_excluded_run_leaves_its_trail_and_its_alert_moves(client, live_api, 
     assert done.returncode == 0 and f"run {culprit} is in its trails" in done.stdout, done.stdout + done.stderr
     wait_analysed(client, culprit)
     assert standing() == [("1.8.0", "regression")]
+
+
+def test_only_a_completed_run_is_excluded(client, worker, make_project, scratch):
+    """A run that failed (here: its file is malformed past the rows the upload checks) has no points to take out."""
+    from tests.integration.test_upload_ingest import upload as upload_files
+    from tests.integration.test_upload_ingest import wait_run
+    from tests.support.jtl import write_jtl
+
+    slug, token = make_project()
+    path = write_jtl(scratch / "late-error.jtl", seed=5, per_group=20_000)   # 120,000 samples
+    lines = path.read_bytes().split(b"\n")
+    row = lines[100_000].split(b",")
+    row[1] = b"abc"
+    lines[100_000] = b",".join(row)
+    path.write_bytes(b"\n".join(lines))
+    r = upload_files(client, slug, token, [("baseline", path)])
+    assert r.status_code == 202, r.text
+    run = wait_run(client, r.json()["run"], timeout=120)
+    assert run["status"] == "failed", run
+    r = client.put(f"/api/v1/runs/{run['slug']}/exclusion", json={"reason": "x"},
+                   headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 409 and "only a completed run" in r.json()["detail"], r.text
