@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from infra.localstack import VENV_BIN, Process, celery_worker, free_port, wait_until
-from tests.integration.test_webhooks_synthetic import jmh, receiver  # noqa: F401 - a fixture
+from tests.integration.test_webhooks_synthetic import jmh, receiver, upload_score  # noqa: F401 - a fixture
 
 N, STEP = 120, 70
 VERSIONS = [f"3.{i}.0" for i in range(N)]
@@ -106,8 +106,6 @@ def test_shuffled_concurrent_uploads_alert_only_at_the_step(api, worker, second_
 
 def test_an_alert_the_trail_no_longer_shows_is_withdrawn_with_its_reason(client, worker, make_project,
                                                                          admin_token, receiver):  # noqa: F811 - the fixture
-    from tests.integration.test_trails_xray import wait_analysed
-
     slug, token = make_project()
     auth = {"Authorization": f"Bearer {token}"}
     r = client.patch(f"/api/v1/projects/{slug}/settings", json={"metrics": ["score"]},
@@ -125,12 +123,7 @@ def test_an_alert_the_trail_no_longer_shows_is_withdrawn_with_its_reason(client,
     order = [i for i in range(40) if i < 20 or i % 2] + [i for i in range(20, 40, 2)]
 
     def upload(i: int) -> dict:
-        meta = {"files": [{"variant": "agent", "format": "jmh-text"}], "agent_version": f"1.{i}.0",
-                "environment": {"cpus": 2}}
-        r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, data={"metadata": json.dumps(meta)},
-                        files=[("files", ("agent.txt", jmh(round(values[i], 4))))])
-        assert r.status_code == 202, r.text
-        return wait_analysed(client, r.json()["run"])
+        return upload_score(client, slug, auth, f"1.{i}.0", values[i])
 
     runs = {i: upload(i) for i in order[:30]}
     first = client.get(f"/api/v1/projects/{slug}/alerts").json()["items"]

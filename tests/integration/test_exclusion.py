@@ -12,7 +12,7 @@ import numpy as np
 
 from infra.localstack import VENV_BIN
 from tests.integration.test_trails_xray import wait_analysed
-from tests.integration.test_webhooks_synthetic import jmh
+from tests.integration.test_webhooks_synthetic import upload_score
 
 
 def test_an_excluded_run_leaves_its_trail_and_its_alert_moves(client, live_api, worker, make_project, admin_token):
@@ -25,15 +25,7 @@ def test_an_excluded_run_leaves_its_trail_and_its_alert_moves(client, live_api, 
     rng = np.random.default_rng(8)
     values = [(2.2 if i >= 8 else 2.0) * (1 + rng.normal(0, 0.001)) for i in range(14)]
 
-    def upload(i: int) -> dict:
-        meta = {"files": [{"variant": "agent", "format": "jmh-text"}], "agent_version": f"1.{i}.0",
-                "environment": {"cpus": 2}}
-        r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, data={"metadata": json.dumps(meta)},
-                        files=[("files", ("agent.txt", jmh(round(values[i], 4))))])
-        assert r.status_code == 202, r.text
-        return wait_analysed(client, r.json()["run"])
-
-    runs = [upload(i) for i in range(14)]
+    runs = [upload_score(client, slug, auth, f"1.{i}.0", values[i]) for i in range(14)]
 
     def standing() -> list[tuple[str, str]]:
         alerts = client.get(f"/api/v1/projects/{slug}/alerts").json()["items"]

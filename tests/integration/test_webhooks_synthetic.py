@@ -43,6 +43,16 @@ def jmh(score: float) -> bytes:
             f"{SCENARIO}  sample  2000  {score:.4f} ± 0.0020  ms/op\n").encode()
 
 
+def upload_score(client, slug: str, auth: dict[str, str], version: str, score: float) -> dict:
+    """One run of one variant ("agent") scoring `score` ms/op at `version`, once analysed."""
+    meta = {"files": [{"variant": "agent", "format": "jmh-text"}], "agent_version": version,
+            "environment": {"cpus": 2}}
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, data={"metadata": json.dumps(meta)},
+                    files=[("files", ("agent.txt", jmh(round(score, 4))))])
+    assert r.status_code == 202, r.text
+    return wait_analysed(client, r.json()["run"])
+
+
 def metadata(version: str) -> dict:
     return {"files": [{"variant": "baseline", "format": "jmh-text"}, {"variant": "agent", "format": "jmh-text"}],
             "agent_version": version, "reference": "baseline", "environment": {"cpus": 2, "os": "Linux"}}

@@ -21,9 +21,9 @@ from benchtrail.auth.principal import Principal
 from benchtrail.errors import Conflict
 from benchtrail.ingest import validity
 from benchtrail.models import Run
-from benchtrail.runs import lifecycle, repository
+from benchtrail.runs import lifecycle
 from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
-from benchtrail.runs.service import get_visible_run
+from benchtrail.runs.service import locked_run
 
 CHECK = "excluded"
 MANUAL = "manual"
@@ -31,10 +31,7 @@ MANUAL = "manual"
 
 def set_excluded(session: Session, principal: Principal, slug: str, reason: str | None) -> Run:
     """Exclude the run (`reason` given) or restore it (None); the same request twice changes nothing."""
-    found, project = get_visible_run(session, principal, slug)
-    principal.require(project, "uploader")
-    run = repository.lock(session, found.id)
-    assert run is not None
+    run = locked_run(session, principal, slug, "uploader")
     if run.status != RunStatus.COMPLETED:
         raise Conflict(f"run '{slug}' is {run.status}: only a completed run has points in trails to exclude "
                        "or restore")

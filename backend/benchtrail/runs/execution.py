@@ -19,7 +19,7 @@ from benchtrail.runs import meta as run_meta
 from benchtrail.runs.meta import LoadgenStep
 from benchtrail.runs import repository as runs_repository
 from benchtrail.runs.lifecycle import RunStatus
-from benchtrail.runs.service import get_visible_run
+from benchtrail.runs.service import locked_run
 from benchtrail.uploads.schemas import UploadMetadata
 from benchtrail.uploads.files import ReceivedFile
 from benchtrail.uploads.service import store_files
@@ -33,14 +33,6 @@ class ResultsMetadata(UploadMetadata):
     Criteria and validity are judged by ingest from the files and the run's plan, as for an upload."""
 
     loadgen: list[LoadgenStep] = Field(default_factory=list)
-
-
-def _locked_run(session: Session, principal: Principal, slug: str, role: str) -> Run:
-    run, project = get_visible_run(session, principal, slug)
-    principal.require(project, role)
-    locked = runs_repository.lock(session, run.id)
-    assert locked is not None
-    return locked
 
 
 def runner_run(session: Session, principal: Principal, slug: str, *, claiming: bool = False,
@@ -288,7 +280,7 @@ def finish(session: Session, principal: Principal, slug: str, data: FinishIn, sh
 def cancel(session: Session, principal: Principal, slug: str) -> Run:
     """A queued run is cancelled at once; a running one is asked to stop (its runner kills the tools
     and reports `cancelled`, and no results are ingested)."""
-    run = _locked_run(session, principal, slug, "uploader")
+    run = locked_run(session, principal, slug, "uploader")
     if run.status == RunStatus.QUEUED:
         lifecycle.transition(run, RunStatus.CANCELLED,
                              detail={"reason": f"cancelled by {principal.name} before it started"})

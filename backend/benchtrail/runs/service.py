@@ -41,6 +41,15 @@ def get_visible_run(session: Session, principal: Principal, slug: str) -> tuple[
     return run, project
 
 
+def locked_run(session: Session, principal: Principal, slug: str, role: str) -> Run:
+    """The run, for a change that needs `role` on its project, row-locked with its committed values."""
+    run, project = get_visible_run(session, principal, slug)
+    principal.require(project, role)
+    locked = repository.lock(session, run.id)
+    assert locked is not None
+    return locked
+
+
 def permalink(run: Run) -> str:
     return f"{get_settings().public_url.rstrip('/')}/r/{run.slug}"
 
