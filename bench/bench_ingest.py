@@ -10,9 +10,10 @@ and deleted afterwards). Then, on a real PostgreSQL started for the run:
       interleaved with (b) so that a burst of load on the shared machine hurts both;
   peak RSS of `ingest_file` alone, each in a fresh child process: 1M rows and 20M rows;
   (e) end to end: `benchtrail upload --wait` of the 1M file through the production API server, a
-      Redis broker and a Celery worker until the run is completed, best of 2, against (a).
+      Redis broker and a Celery worker until the run is completed, best of 2, against (a) and the
+      polars reads interleaved with it, whichever was fastest.
 Targets: ratio (b+c)/(a) <= 2.0, peak RSS <= 600 MB at 1M and <= 1024 MB at 20M, e2e_ratio
-(e)/(a) <= 3.0. Last line:
+(e)/(a) <= 3.0, (a) being the fastest read of the file in the whole run. Last line:
 RESULT ingest_s=<x> polars_s=<y> ratio=<x/y> peak_rss_mb=<1M> rss_20m_mb=<20M> e2e_ratio=<e/y>
 """
 
@@ -185,7 +186,9 @@ def _main() -> None:
         print(f"ingest_file, {long_n:,} rows, in a child process: {long_s:.1f} s, peak RSS {rss_20m_mb:.0f} MB")
 
     ratio = ingest_s / polars_s
-    e2e_ratio = e2e_s / e2e_polars_s
+    # The reads beside (e) can be slower than (a) (seen: 0.688 s against 0.263 s, the stack still writing
+    # back the upload's pages), which flattered (e): the ratio is taken against the fastest read of all.
+    e2e_ratio = e2e_s / min(polars_s, e2e_polars_s)
     print(f"uptime: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (load average)")
     print(f"targets: ratio <= 2.0 ({'ok' if ratio <= 2.0 else 'MISSED'}), "
           f"peak RSS <= 600 MB ({'ok' if peak_rss_mb <= 600 else 'MISSED'}), "
