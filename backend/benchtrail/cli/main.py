@@ -498,6 +498,60 @@ def admin_create_token(role: Annotated[str, typer.Option(help="viewer | uploader
         print(created.token)
 
 
+@admin_app.command("reingest")
+def admin_reingest(project: Annotated[str, typer.Option(help="Project slug")],
+                   runs: Annotated[list[str] | None, typer.Argument(
+                       help="Run slugs; none: every completed run of the project, oldest first")] = None,
+                   json_out: JsonOpt = False) -> None:
+    """Measure completed runs again from their stored files with this version's parsers (after an upgrade
+    that fixed a parser or added a measurement); each run in its own transaction: one that fails stays
+    as it was. Their analyses are queued again (needs BENCHTRAIL_DATABASE_URL and the data directory)."""
+    from sqlalchemy import select
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.errors import AppError
+    from benchtrail.ingest.service import IngestFailed, reingest_run
+    from benchtrail.models import Run
+    from benchtrail.projects.service import by_slug
+    from benchtrail.runs.lifecycle import RunStatus
+
+    with unit_of_work() as session:
+        target = by_slug(session, project)
+        if target is None:
+            fail(EXIT_REJECTED, f"project '{project}' not found")
+        query = select(Run.slug, Run.id).where(Run.project_id == target.id)
+        if runs:
+            query = query.where(Run.slug.in_(runs))
+        else:
+            query = query.where(Run.status == RunStatus.COMPLETED)
+        found = dict(session.execute(query.order_by(Run.created_at, Run.id)).tuples().all())
+    missing = [slug for slug in runs or [] if slug not in found]
+    if missing:
+        fail(EXIT_REJECTED, f"no run {', '.join(missing)} in project '{project}'")
+    results: list[dict[str, Any]] = []
+    for slug, run_id in found.items():
+        try:
+            with unit_of_work() as session:
+                done = reingest_run(session, run_id)
+                result = {"run": slug, "ok": True, "cells_before": done.cells_before, "cells": done.cells,
+                          "is_valid": done.run.is_valid}
+        except IngestFailed as exc:
+            result = {"run": slug, "ok": False, "error": str(exc), **exc.detail}
+        except AppError as exc:
+            result = {"run": slug, "ok": False, "error": exc.detail}
+        results.append(result)
+        if not json_out:
+            if result["ok"]:
+                console.print(f"run {slug} measured again: {result['cells']} cells (before: {result['cells_before']})"
+                              f"{'' if result['is_valid'] else ', invalid'}; its analysis is queued", highlight=False)
+            else:
+                err.print(f"run {slug} kept as it was: {result['error']}", highlight=False)
+    if json_out:
+        console.print_json(json.dumps(results))
+    if not all(r["ok"] for r in results):
+        raise typer.Exit(EXIT_INGEST_FAILED)
+
+
 def main() -> None:
     os.environ.setdefault("BENCHTRAIL_LOG_JSON", "false")
     app()

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from benchtrail.models import Blob, Environment, Project, Run, RunFile, Trail
+from benchtrail.models import Blob, Cell, Environment, Load, Project, Run, RunFile, Scenario, Trail, Variant
 
 
 def lock_run(session: Session, run_id: int) -> Run | None:
@@ -38,3 +38,14 @@ def trail_ids(session: Session, rows: list[dict[str, Any]]) -> dict[str, int]:
     session.execute(insert(Trail).values(rows).on_conflict_do_nothing(index_elements=["hash"]))
     found = session.execute(select(Trail.id, Trail.hash).where(Trail.hash.in_([r["hash"] for r in rows])))
     return {h: tid for tid, h in found}
+
+
+def count_cells(session: Session, run_id: int) -> int:
+    return session.scalar(select(func.count()).select_from(Cell).where(Cell.run_id == run_id)) or 0
+
+
+def delete_measurements(session: Session, run_id: int) -> None:
+    """The run's variants, scenarios and loads; the database deletes their cells, series and the cells'
+    overheads with them (ON DELETE CASCADE)."""
+    for table in (Variant, Scenario, Load):
+        session.execute(delete(table).where(table.run_id == run_id))

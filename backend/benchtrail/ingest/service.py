@@ -11,6 +11,7 @@ import json
 import math
 import shutil
 import tempfile
+from datetime import datetime, timezone
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ from typing import Any
 import polars as pl
 from sqlalchemy.orm import Session
 
-from benchtrail import storage
+from benchtrail import jobs, storage
+from benchtrail.errors import Conflict, NotFound
 from benchtrail.ingest import criteria as criteria_judge
 from benchtrail.ingest.cells import CellsResult, SampleCounts, Summariser, interval_counts, union_series
 from benchtrail.ingest.detect import ingest_file
@@ -34,7 +36,7 @@ from benchtrail.plans import service as plans
 from benchtrail.plans.model import split_count
 from benchtrail.runs import lifecycle
 from benchtrail.runs import meta as run_meta
-from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
 from benchtrail.uploads.files import open_blob_for_parsing
 
 CELL_COLUMNS = frozenset({
@@ -431,6 +433,49 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
     run = repository.lock_run(session, run_id)
     if run is None or run.status != RunStatus.INGESTING:
         return None
+    _measure(session, run)
+    lifecycle.transition(run, RunStatus.COMPLETED)
+    run.heartbeat_at = run.finished_at  # analysis is queued now; the sweeper re-queues it if it is lost
+    return run
+
+
+@dataclass(slots=True)
+class Reingested:
+    run: Run
+    cells_before: int
+    cells: int
+
+
+def reingest_run(session: Session, run_id: int) -> Reingested:
+    """Measure a completed run again from its stored files with today's parsers (a parser fixed or a
+    measurement added since it was ingested), in the caller's transaction: its variants, scenarios, loads,
+    cells and series are replaced (its overheads go with its cells and come back with its analysis), its
+    criteria and validity judged again; a manual exclusion stays. Its analysis is queued again, so its
+    trails are judged again around its point. A stored file whose bytes no longer match the sha256 they
+    were received with is refused (IngestFailed), and so is one today's parser rejects: the caller rolls
+    back and the run stays as it was."""
+    run = repository.lock_run(session, run_id)
+    if run is None:
+        raise NotFound(f"run {run_id} not found")
+    if run.status != RunStatus.COMPLETED:
+        raise Conflict(f"run '{run.slug}' is {run.status}: only a completed run is measured again")
+    before = repository.count_cells(session, run.id)
+    kept = [row for row in run.validity or [] if row.get("source") == validity.MANUAL]
+    repository.delete_measurements(session, run.id)
+    writer = _measure(session, run, verify=True)
+    run.remeasured_at = datetime.now(timezone.utc)
+    if kept:
+        run.validity = [*(run.validity or []), *kept]
+        run.is_valid = validity.is_valid(run.validity)
+    if run.analysis_status != AnalysisStatus.PENDING:
+        lifecycle.analysis_transition(run, AnalysisStatus.PENDING)
+    jobs.enqueue(session, "analysis.run", run.id)
+    return Reingested(run, before, len(writer.combined))
+
+
+def _measure(session: Session, run: Run, *, verify: bool = False) -> RunWriter:
+    """Parse the run's files, write its variants, scenarios, loads, cells and series, and judge its
+    criteria and validity. `verify`: check each stored file against its sha256 first."""
     env = repository.environment(session, run.environment_id)
     writer = RunWriter(session, run, env.fingerprint if env else "")
     files = repository.files_with_blobs(session, run.id)
@@ -438,7 +483,11 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
     try:
         store = storage.get_store()
         for run_file, blob in files:
-            add_file(writer, run_file, store.local_path(blob.sha256, scratch), scratch)
+            path = store.local_path(blob.sha256, scratch)
+            if verify and storage.sha256_file(path) != blob.sha256:
+                raise IngestFailed(run_file.filename, f"the stored file (blob {blob.sha256[:12]}…) no longer has the "
+                                   "bytes it was received with: its sha256 differs")
+            add_file(writer, run_file, path, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     writer.finish_shares()
@@ -446,9 +495,7 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
     expected = expectations(session, run)
     run.criteria = judge_criteria(writer, expected, reference=run_meta.of(run).reference)
     judge_validity(session, run, writer, expected)
-    lifecycle.transition(run, RunStatus.COMPLETED)
-    run.heartbeat_at = run.finished_at  # analysis is queued now; the sweeper re-queues it if it is lost
-    return run
+    return writer
 
 
 @dataclass(slots=True)

@@ -39,6 +39,8 @@ PLATEAU_MIN_MS = 10.0          # ... while the fastest took under 10 ms
 PLATEAU_MIN_COUNT = 20
 TAIL_SAMPLES = 10              # a percentile needs this many samples above it
 COARSE_STEPS = 20              # a percentile under 20 recording steps moves in jumps of over 5 %
+# The source of rows people wrote (runs/exclusion.py), kept when the ingest judges a run again.
+MANUAL = "manual"
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,6 +71,8 @@ class Run(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # When the current stage last showed life: a runner's report, or ingest/analysis being queued.
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # When its cells were last measured again from its stored files (`benchtrail admin reingest`).
+    remeasured_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = created_at_column()
 
 

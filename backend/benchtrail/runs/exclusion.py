@@ -26,7 +26,6 @@ from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
 from benchtrail.runs.service import locked_run
 
 CHECK = "excluded"
-MANUAL = "manual"
 
 
 def set_excluded(session: Session, principal: Principal, slug: str, reason: str | None) -> Run:
@@ -35,9 +34,9 @@ def set_excluded(session: Session, principal: Principal, slug: str, reason: str 
     if run.status != RunStatus.COMPLETED:
         raise Conflict(f"run '{slug}' is {run.status}: only a completed run has points in trails to exclude "
                        "or restore")
-    rows = [r for r in run.validity or [] if r.get("source") != MANUAL]
+    rows = [r for r in run.validity or [] if r.get("source") != validity.MANUAL]
     if reason is not None:
-        rows.append({"check": CHECK, "ok": False, "severity": "error", "source": MANUAL,
+        rows.append({"check": CHECK, "ok": False, "severity": "error", "source": validity.MANUAL,
                      "detail": f"{principal.name} excluded the run from its trails: {reason}",
                      "variant": None, "scenario": None, "load": None, "by": principal.name, "reason": reason})
     if rows == (run.validity or []):
@@ -52,4 +51,4 @@ def set_excluded(session: Session, principal: Principal, slug: str, reason: str 
 
 def exclusion(run: Run) -> dict[str, Any] | None:
     """The run's exclusion row, if it is excluded."""
-    return next((r for r in run.validity or [] if r.get("source") == MANUAL and r.get("check") == CHECK), None)
+    return next((r for r in run.validity or [] if r.get("source") == validity.MANUAL and r.get("check") == CHECK), None)

@@ -172,6 +172,9 @@ class RunDetail(RunSummary):
     shares: list[ShareOut] = Field(default=[], description="The shares of a run over several load generators "
                                                            "(empty for one generator)")
     meta: RunMeta
+    remeasured_at: datetime | None = Field(default=None, description=(
+        "When its cells and series were last measured again from its stored files by this server's parsers "
+        "(`benchtrail admin reingest`); null if never"))
 
 
 class RunPage(BaseModel):

@@ -119,17 +119,18 @@ def process_cell_out(c: Cell) -> ProcessCellOut:
         repetitions=[{k: float(r[k]) for k in keys if isinstance(r.get(k), (int, float))} for r in reps])
 
 
-# The measured part of a completed run (environment, variants, scenarios, loads, cells, files) never
-# changes: ingest writes it once, in the transaction that completes the run. Each API process keeps
-# the most recently read ones, so a popular run page costs two small queries instead of six.
-_MEASURED: LRUCache[int, dict[str, Any]] = LRUCache(maxsize=256)
+# The measured part of a completed run (environment, variants, scenarios, loads, cells, files) changes
+# only when the run is measured again from its files (`remeasured_at`): ingest writes it in the transaction
+# that completes the run, a re-ingest in the one that stamps the run. Each API process keeps the most
+# recently read ones, so a popular run page costs two small queries instead of six.
+_MEASURED: LRUCache[tuple[int, datetime | None], dict[str, Any]] = LRUCache(maxsize=256)
 _MEASURED_LOCK = threading.Lock()
 
 
 def _measured(session: Session, run: Run) -> dict[str, Any]:
     if run.status == "completed":
         with _MEASURED_LOCK:
-            cached = _MEASURED.get(run.id)
+            cached = _MEASURED.get((run.id, run.remeasured_at))
         if cached is not None:
             return cached
     env = session.get(Environment, run.environment_id) if run.environment_id else None
@@ -150,7 +151,7 @@ def _measured(session: Session, run: Run) -> dict[str, Any]:
     )
     if run.status == "completed":
         with _MEASURED_LOCK:
-            _MEASURED[run.id] = measured
+            _MEASURED[(run.id, run.remeasured_at)] = measured
     return measured
 
 
@@ -162,7 +163,7 @@ def detail(session: Session, principal: Principal, slug: str) -> tuple[RunDetail
         **{**base.model_dump(), **measured},
         analysis_status=run.analysis_status, alerts=raised_by(session, project, run),
         status_detail=run.status_detail, validity=run.validity or [], criteria=run.criteria or [],
-        progress=run.progress or {}, meta=run_meta.of(run),
+        progress=run.progress or {}, meta=run_meta.of(run), remeasured_at=run.remeasured_at,
         shares=[ShareOut.model_validate(s, from_attributes=True) for s in shares.of_run(session, run.id)],
     ), project
 

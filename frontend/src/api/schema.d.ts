@@ -2498,6 +2498,11 @@ export interface components {
             };
             /** Project */
             project: string;
+            /**
+             * Remeasured At
+             * @description When its cells and series were last measured again from its stored files by this server's parsers (`benchtrail admin reingest`); null if never
+             */
+            remeasured_at?: string | null;
             /** Scenarios */
             scenarios: components["schemas"]["ScenarioOut"][];
             /**

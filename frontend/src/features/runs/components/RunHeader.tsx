@@ -156,6 +156,14 @@ export function RunHeader({ run }: { run: RunDetail }): ReactElement {
           <dt>Started</dt>
           <dd>{formatDateTime(run.started_at ?? run.created_at)}</dd>
         </div>
+        {run.remeasured_at ? (
+          <div>
+            <dt>Measured again</dt>
+            <dd title="Its cells were read again from its stored files by a newer Benchtrail (benchtrail admin reingest)">
+              {formatDateTime(run.remeasured_at)}, from its stored files
+            </dd>
+          </div>
+        ) : null}
         <div>
           <dt>Variants</dt>
           <dd>
