@@ -21,7 +21,8 @@ from tests.support.jtl import independent_cells, write_jtl
 
 
 def reingest(project: str, *runs: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "reingest", "--project", project, *runs, "--json"],
+    return subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "reingest", "--project", project, "--json",
+                           "--", *runs],
                           env=os.environ, capture_output=True, text=True, timeout=120)
 
 

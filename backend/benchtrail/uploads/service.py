@@ -34,7 +34,11 @@ from benchtrail.validation import unsafe_text_errors
 
 
 def new_slug() -> str:
-    return secrets.token_urlsafe(8)
+    """A run's slug: 11 URL-safe characters (64 random bits), never with a leading '-', which the CLI
+    (`benchtrail show RUN`, `exclude`, `admin reingest`) would read as an option."""
+    while (slug := secrets.token_urlsafe(8)).startswith("-"):
+        pass
+    return slug
 
 
 def parse_metadata(raw: str) -> UploadMetadata:
