@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: up down backup restore lint test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
+.PHONY: up down admin backup restore lint test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
 
 ## Start the whole product with demo data (PostgreSQL, Redis, API + dashboard, worker, beat, runner).
 up:
@@ -15,6 +15,10 @@ up:
 ## Stop everything `make up` started.
 down:
 	@if [ -x $(PY) ]; then $(PY) infra/scripts/stack.py down; fi
+
+## `benchtrail admin ...` on `make up`'s database and raw files: make admin ARGS="reingest --project P".
+admin:
+	$(PY) infra/scripts/stack.py admin $(ARGS)
 
 ## Back up `make up`'s database and raw uploads into one archive (FILE=path, default .data/backups/).
 backup:

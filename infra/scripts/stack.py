@@ -275,6 +275,12 @@ def cmd_down(_: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_admin(args: argparse.Namespace) -> int:
+    """`make admin ARGS="..."`: `benchtrail admin ...` against `make up`'s database and raw files."""
+    stack = default_stack()
+    return subprocess.run([str(BIN / "benchtrail"), "admin", *args.args], env=stack.env(), check=False).returncode
+
+
 def cmd_backup(args: argparse.Namespace) -> int:
     """`make backup`: the database of `make up` (which must be running) and its raw uploads, one archive."""
     sys.path.insert(0, str(REPO / "infra" / "scripts"))
@@ -375,6 +381,9 @@ def main() -> int:
     rs = sub.add_parser("restore", help="restore an archive written by `backup` into `make up`'s stack")
     rs.add_argument("file")
     rs.set_defaults(fn=cmd_restore)
+    adm = sub.add_parser("admin", help="`benchtrail admin ...` on `make up`'s database and raw files")
+    adm.add_argument("args", nargs=argparse.REMAINDER)
+    adm.set_defaults(fn=cmd_admin)
     eph = sub.add_parser("ephemeral")
     eph.add_argument("--cwd", default=None)
     eph.add_argument("--seed", action="store_true", help="upload a JMeter A/B run first (BENCHTRAIL_BENCH_RUN)")

@@ -20,9 +20,8 @@ from tests.integration.test_upload_ingest import upload
 from tests.support.jtl import independent_cells, write_jtl
 
 
-def reingest(project: str, *runs: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "reingest", "--project", project, "--json",
-                           "--", *runs],
+def reingest(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "reingest", "--json", *args],
                           env=os.environ, capture_output=True, text=True, timeout=120)
 
 
@@ -67,7 +66,7 @@ def test_a_run_is_measured_again_from_its_stored_files(client, live_api, worker,
     server = httpx.Client(base_url=live_api, timeout=30)
     assert measured(server.get(f"/api/v1/runs/{run_slug}").json()) != measured(first)
 
-    done = reingest(slug, run_slug)
+    done = reingest(run_slug)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout) == [{"run": run_slug, "ok": True, "cells_before": len(first["cells"]),
                                         "cells": len(first["cells"]), "is_valid": False}]
@@ -90,7 +89,7 @@ def test_a_run_is_measured_again_from_its_stored_files(client, live_api, worker,
     blob.chmod(0o644)
     with blob.open("ab") as f:
         f.write(b"1700000000000,5,x,200,OK,TG 10 1-1,text,true,,512,120,10,10,http://h/,4,0,0\n")
-    done = reingest(slug)
+    done = reingest("--project", slug)   # every completed run of the project: this one
     assert done.returncode == 4, done.stdout + done.stderr
     [result] = json.loads(done.stdout)
     assert (result["run"], result["ok"], result["file"]) == (run_slug, False, "agent.jtl")
@@ -98,5 +97,6 @@ def test_a_run_is_measured_again_from_its_stored_files(client, live_api, worker,
     assert measured(server.get(f"/api/v1/runs/{run_slug}").json()) == measured(first)
     assert server.get(f"/api/v1/runs/{run_slug}").json()["remeasured_at"] == again["remeasured_at"]
 
-    # Only a completed run, only runs of the project.
-    assert reingest(slug, "nosuchrun").returncode == 3
+    # What does not exist is named.
+    assert reingest("nosuchrun").returncode == 3 and "no run nosuchrun" in reingest("nosuchrun").stderr
+    assert reingest("--project", "nosuchproject").returncode == 3

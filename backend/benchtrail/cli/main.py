@@ -499,37 +499,25 @@ def admin_create_token(role: Annotated[str, typer.Option(help="viewer | uploader
 
 
 @admin_app.command("reingest")
-def admin_reingest(project: Annotated[str, typer.Option(help="Project slug")],
-                   runs: Annotated[list[str] | None, typer.Argument(
-                       help="Run slugs; none: every completed run of the project, oldest first")] = None,
+def admin_reingest(runs: Annotated[list[str] | None, typer.Argument(help="Run slugs")] = None,
+                   project: Annotated[list[str] | None, typer.Option(
+                       help="Every completed run of this project (repeat); with no run and no project: every "
+                            "completed run of every project")] = None,
                    json_out: JsonOpt = False) -> None:
     """Measure completed runs again from their stored files with this version's parsers (after an upgrade
-    that fixed a parser or added a measurement); each run in its own transaction: one that fails stays
-    as it was. Their analyses are queued again (needs BENCHTRAIL_DATABASE_URL and the data directory)."""
-    from sqlalchemy import select
-
+    that fixed a parser or added a measurement), oldest first, each in its own transaction: one that fails
+    stays as it was. Their analyses are queued again (needs BENCHTRAIL_DATABASE_URL and the data directory)."""
     from benchtrail.db_boundary import unit_of_work
     from benchtrail.errors import AppError
-    from benchtrail.ingest.service import IngestFailed, reingest_run
-    from benchtrail.models import Run
-    from benchtrail.projects.service import by_slug
-    from benchtrail.runs.lifecycle import RunStatus
+    from benchtrail.ingest.service import IngestFailed, reingest_run, reingest_targets
 
-    with unit_of_work() as session:
-        target = by_slug(session, project)
-        if target is None:
-            fail(EXIT_REJECTED, f"project '{project}' not found")
-        query = select(Run.slug, Run.id).where(Run.project_id == target.id)
-        if runs:
-            query = query.where(Run.slug.in_(runs))
-        else:
-            query = query.where(Run.status == RunStatus.COMPLETED)
-        found = dict(session.execute(query.order_by(Run.created_at, Run.id)).tuples().all())
-    missing = [slug for slug in runs or [] if slug not in found]
-    if missing:
-        fail(EXIT_REJECTED, f"no run {', '.join(missing)} in project '{project}'")
+    try:
+        with unit_of_work() as session:
+            found = reingest_targets(session, runs or [], project or [])
+    except AppError as exc:
+        fail(EXIT_REJECTED, exc.detail)
     results: list[dict[str, Any]] = []
-    for slug, run_id in found.items():
+    for slug, run_id in found:
         try:
             with unit_of_work() as session:
                 done = reingest_run(session, run_id)

@@ -10,6 +10,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from benchtrail.models import Blob, Cell, Environment, Load, Project, Run, RunFile, Scenario, Trail, Variant
+from benchtrail.runs.lifecycle import RunStatus
 
 
 def lock_run(session: Session, run_id: int) -> Run | None:
@@ -49,3 +50,21 @@ def delete_measurements(session: Session, run_id: int) -> None:
     overheads with them (ON DELETE CASCADE)."""
     for table in (Variant, Scenario, Load):
         session.execute(delete(table).where(table.run_id == run_id))
+
+
+def runs_by_slug(session: Session, slugs: list[str]) -> list[tuple[str, int]]:
+    """(slug, id) of these runs, oldest first."""
+    return list(session.execute(select(Run.slug, Run.id).where(Run.slug.in_(slugs))
+                                .order_by(Run.created_at, Run.id)).tuples())
+
+
+def project_ids(session: Session, slugs: list[str]) -> dict[str, int]:
+    return dict(session.execute(select(Project.slug, Project.id).where(Project.slug.in_(slugs))).tuples().all())
+
+
+def completed_runs(session: Session, project_ids: list[int] | None) -> list[tuple[str, int]]:
+    """(slug, id) of the completed runs of these projects (None: of every project), oldest first."""
+    query = select(Run.slug, Run.id).where(Run.status == RunStatus.COMPLETED)
+    if project_ids is not None:
+        query = query.where(Run.project_id.in_(project_ids))
+    return list(session.execute(query.order_by(Run.created_at, Run.id)).tuples())

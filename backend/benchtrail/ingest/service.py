@@ -473,6 +473,22 @@ def reingest_run(session: Session, run_id: int) -> Reingested:
     return Reingested(run, before, len(writer.combined))
 
 
+def reingest_targets(session: Session, runs: list[str], projects: list[str]) -> list[tuple[str, int]]:
+    """(slug, id) of the runs to measure again, oldest first: the runs named, else the completed runs of the
+    projects named, else every completed run. NotFound names any run or project that does not exist."""
+    if runs:
+        found = repository.runs_by_slug(session, runs)
+        missing = [slug for slug in runs if slug not in {s for s, _ in found}]
+        if missing:
+            raise NotFound(f"no run {', '.join(missing)}")
+        return found
+    ids = repository.project_ids(session, projects)
+    missing = [slug for slug in projects if slug not in ids]
+    if missing:
+        raise NotFound(f"no project {', '.join(missing)}")
+    return repository.completed_runs(session, list(ids.values()) if projects else None)
+
+
 def _measure(session: Session, run: Run, *, verify: bool = False) -> RunWriter:
     """Parse the run's files, write its variants, scenarios, loads, cells and series, and judge its
     criteria and validity. `verify`: check each stored file against its sha256 first."""
