@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { expect, test } from '@playwright/test';
-import { api, getRun, loadState, ok, waitForAnalysis } from './support/api';
+import { api, fixture, getRun, loadState, ok, upload, waitForAnalysis, waitForRuns } from './support/api';
 import { adminToken, setToken, shot } from './support/page';
 
 const state = loadState();
@@ -40,4 +41,31 @@ test('a run is excluded from its trails with a reason, and put back', async ({ p
     await ok(api(adminToken()).DELETE('/api/v1/runs/{slug}/exclusion', { params: { path: { slug } } }));
     await waitForAnalysis([slug]);
   }
+});
+
+test('a run measured again from its stored files says so, with the same numbers', async ({ page }) => {
+  // A run of its own: the other specs read theirs as uploaded.
+  const file = 'akhastaf_webserver_hey_5b486fa.log';
+  const { run: slug } = await upload(state.heyProject, adminToken(), { tool: 'hey', agent_version: 'reingest-e2e' }, [
+    { name: file, content: fixture('hey-text', file), spec: { variant: 'base', format: 'hey-text', scenario: 'static', load: { kind: 'concurrency', value: 100 } } },
+  ]);
+  await waitForRuns([slug]);
+  await waitForAnalysis([slug]);
+  const before = await getRun(slug);
+  expect(before.remeasured_at).toBeNull();
+  // `benchtrail admin` on the stack's database and raw files (stack.py puts them in the environment).
+  const out = execFileSync('benchtrail', ['admin', 'reingest', '--json', '--', slug], { encoding: 'utf8' });
+  expect(JSON.parse(out)).toEqual([
+    { run: slug, ok: true, cells_before: before.cells.length, cells: before.cells.length, is_valid: before.is_valid },
+  ]);
+  await waitForAnalysis([slug]);
+  const after = await getRun(slug);
+  expect(after.remeasured_at).not.toBeNull();
+  const numbers = (r: typeof before) => r.cells.map(({ id: _id, trail_id: _t, variant_id: _v, scenario_id: _s, load_id: _l, ...rest }) => rest);
+  expect(numbers(after)).toEqual(numbers(before));
+
+  await page.goto(`/r/${slug}`);
+  const measuredAgain = page.getByRole('definition').filter({ hasText: 'from its stored files' });
+  await expect(measuredAgain).toBeVisible();
+  await expect(page.getByRole('term').filter({ hasText: 'Measured again' })).toBeVisible();
 });

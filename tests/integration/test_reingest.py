@@ -21,8 +21,9 @@ from tests.support.jtl import independent_cells, write_jtl
 
 
 def reingest(*args: str) -> subprocess.CompletedProcess[str]:
+    # FORCE_COLOR (set by many CI systems) must not colour --json output: it is read by programs.
     return subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "reingest", "--json", *args],
-                          env=os.environ, capture_output=True, text=True, timeout=120)
+                          env={**os.environ, "FORCE_COLOR": "1"}, capture_output=True, text=True, timeout=120)
 
 
 def measured(run: dict) -> dict:

@@ -57,6 +57,12 @@ def retrying_client(url: str, token: str | None, retry_timeout: float) -> Client
     return Client(url, token, retry_timeout=max(0.0, retry_timeout), on_wait=on_wait)
 
 
+def print_json(data: Any) -> None:
+    """`--json` output: plain JSON on stdout, never styled, so FORCE_COLOR (set by many CI systems and tools)
+    cannot put terminal colour codes in front of `jq`."""
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
 def fail(code: int, message: str) -> NoReturn:
     err.print(f"[bold red]error:[/] {message}", highlight=False)
     raise typer.Exit(code)
@@ -212,18 +218,17 @@ def upload(
         accepted = call(client.upload, project, json.dumps(metadata), paths, idempotency_key)
     if not wait:
         if json_out:
-            console.print_json(json.dumps({"run": accepted["run"], "id": accepted["id"],
-                                           "permalink": accepted["permalink"], "status": accepted["status"]}))
+            print_json({"run": accepted["run"], "id": accepted["id"],
+                        "permalink": accepted["permalink"], "status": accepted["status"]})
         else:
             console.print(f"run {accepted['run']} accepted ({accepted['status']}): {accepted['permalink']}")
         return
     run = call(_follow, client, accepted["run"], wait_timeout, show_progress=False)
     alerts = run.get("alerts") or []
     if json_out:
-        console.print_json(json.dumps({"run": run["slug"], "id": run["id"], "permalink": run["permalink"],
-                                       "status": run["status"], "status_detail": run.get("status_detail"),
-                                       "is_valid": run["is_valid"], "criteria": run.get("criteria"),
-                                       "alerts": alerts}))
+        print_json({"run": run["slug"], "id": run["id"], "permalink": run["permalink"],
+                    "status": run["status"], "status_detail": run.get("status_detail"),
+                    "is_valid": run["is_valid"], "criteria": run.get("criteria"), "alerts": alerts})
     else:
         print_run(run, console)
         print_overheads(client, run)
@@ -280,14 +285,14 @@ def run_plan(
                   f"'{stored['pool']}': {started['permalink']}", highlight=False)
     if not wait:
         if json_out:
-            console.print_json(json.dumps({"run": slug, "id": started["id"], "permalink": started["permalink"],
-                                           "status": started["status"]}))
+            print_json({"run": slug, "id": started["id"], "permalink": started["permalink"],
+                        "status": started["status"]})
         return
     run = call(_follow, client, slug, wait_timeout, show_progress=not json_out)
     if json_out:
-        console.print_json(json.dumps({"run": slug, "id": run["id"], "permalink": run["permalink"],
-                                       "status": run["status"], "status_detail": run.get("status_detail"),
-                                       "is_valid": run["is_valid"], "criteria": run.get("criteria")}))
+        print_json({"run": slug, "id": run["id"], "permalink": run["permalink"],
+                    "status": run["status"], "status_detail": run.get("status_detail"),
+                    "is_valid": run["is_valid"], "criteria": run.get("criteria")})
     else:
         print_run(run, console)
         print_overheads(client, run)
@@ -333,7 +338,7 @@ def show(run: Annotated[str, typer.Argument(help="Run slug")], url: UrlOpt = "ht
     client = Client(url, token)
     data = call(client.get, f"/api/v1/runs/{run}")
     if json_out:
-        console.print_json(json.dumps(data))
+        print_json(data)
     else:
         print_run(data, console)
         print_overheads(client, data)
@@ -371,7 +376,7 @@ def restore(run: Annotated[str, typer.Argument(help="Run slug")], url: UrlOpt = 
 
 def _print_exclusion(data: dict[str, Any], json_out: bool) -> None:
     if json_out:
-        console.print_json(json.dumps(data))
+        print_json(data)
     elif data["excluded"]:
         console.print(f"run {data['run']} excluded from its trails by {data['by']}: {data['reason']}", highlight=False)
     else:
@@ -388,7 +393,7 @@ def runs_list(project: Annotated[str, typer.Option(help="Project slug")], url: U
     data = call(Client(url, token).get, f"/api/v1/projects/{project}/runs", branch=branch,
                 agent_version=agent_version, environment=environment, per_page=per_page)
     if json_out:
-        console.print_json(json.dumps(data))
+        print_json(data)
         return
     for r in data["items"]:
         console.print(f"{r['slug']}  {r['created_at'][:19]}  {r['status']:<10} agent={r['agent_version'] or '-'} "
@@ -424,7 +429,7 @@ def compare(
         for r, p in zip(rows, adjusted_p_values([r["result"].get("p_value") for r in rows])):
             r["p_adjusted"] = p
     if json_out:
-        console.print_json(json.dumps({"a": run_a, "b": run_b, "items": rows}))
+        print_json({"a": run_a, "b": run_b, "items": rows})
     elif not rows:
         console.print("no cells in common (same variant, scenario, load and mode, and a value of the metric)")
     else:
@@ -493,7 +498,7 @@ def admin_create_token(role: Annotated[str, typer.Option(help="viewer | uploader
     except AppError as exc:
         fail(EXIT_REJECTED, exc.detail)
     if json_out:
-        console.print_json(created.model_dump_json())
+        print_json(created.model_dump(mode="json"))
     else:
         print(created.token)
 
@@ -535,7 +540,7 @@ def admin_reingest(runs: Annotated[list[str] | None, typer.Argument(help="Run sl
             else:
                 err.print(f"run {slug} kept as it was: {result['error']}", highlight=False)
     if json_out:
-        console.print_json(json.dumps(results))
+        print_json(results)
     if not all(r["ok"] for r in results):
         raise typer.Exit(EXIT_INGEST_FAILED)
 
