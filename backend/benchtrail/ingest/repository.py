@@ -58,10 +58,6 @@ def runs_by_slug(session: Session, slugs: list[str]) -> list[tuple[str, int]]:
                                 .order_by(Run.created_at, Run.id)).tuples())
 
 
-def project_ids(session: Session, slugs: list[str]) -> dict[str, int]:
-    return dict(session.execute(select(Project.slug, Project.id).where(Project.slug.in_(slugs))).tuples().all())
-
-
 def completed_runs(session: Session, project_ids: list[int] | None) -> list[tuple[str, int]]:
     """(slug, id) of the completed runs of these projects (None: of every project), oldest first."""
     query = select(Run.slug, Run.id).where(Run.status == RunStatus.COMPLETED)

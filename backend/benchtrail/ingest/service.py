@@ -34,6 +34,7 @@ from benchtrail.metrics import PERCENTILES
 from benchtrail.models import Cell, Load, Project, Run, RunFile, Scenario, Series, Variant
 from benchtrail.plans import service as plans
 from benchtrail.plans.model import split_count
+from benchtrail.projects import service as projects_service
 from benchtrail.runs import lifecycle
 from benchtrail.runs import meta as run_meta
 from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
@@ -482,11 +483,11 @@ def reingest_targets(session: Session, runs: list[str], projects: list[str]) -> 
         if missing:
             raise NotFound(f"no run {', '.join(missing)}")
         return found
-    ids = repository.project_ids(session, projects)
-    missing = [slug for slug in projects if slug not in ids]
+    found_projects = {slug: projects_service.by_slug(session, slug) for slug in projects}
+    missing = [slug for slug, project in found_projects.items() if project is None]
     if missing:
         raise NotFound(f"no project {', '.join(missing)}")
-    return repository.completed_runs(session, list(ids.values()) if projects else None)
+    return repository.completed_runs(session, [p.id for p in found_projects.values() if p] if projects else None)
 
 
 def _measure(session: Session, run: Run, *, verify: bool = False) -> RunWriter:
