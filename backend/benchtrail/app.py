@@ -6,7 +6,7 @@ import logging
 import time
 from pathlib import Path
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -29,7 +29,7 @@ def create_app() -> FastAPI:
     # API logs its slow and failed requests itself (ObserveMiddleware); uvicorn's access lines are off.
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
     app = FastAPI(title="Benchtrail", version="0.1.0", openapi_url="/api/openapi.json",
-                  docs_url="/api/docs", redoc_url=None, dependencies=[Depends(_refuse_nul_in_parameters)])
+                  docs_url="/api/docs", redoc_url=None)
     _install_error_handlers(app)
     _install_middleware(app)
 
@@ -45,18 +45,6 @@ def create_app() -> FastAPI:
     openapi.install(app)  # the error body and the statuses every operation shares
     _mount_frontend(app, settings.frontend_dist)
     return app
-
-
-async def _refuse_nul_in_parameters(request: Request) -> None:
-    """PostgreSQL cannot take a NUL in a text value: a path or query parameter with one is a 400 naming
-    it (was a 500, found by the contract test). Other characters are compared, never stored, so they
-    are left alone; JSON bodies are checked by their schemas (`validation.SafeModel`)."""
-    from benchtrail.errors import InvalidText
-
-    for where, items in (("path", request.path_params.items()), ("query", request.query_params.multi_items())):
-        for name, value in items:
-            if isinstance(value, str) and "\x00" in value:
-                raise InvalidText(f"{where} parameter '{name}': contains a NUL byte at character {value.index(chr(0))}")
 
 
 def _domain_routers() -> list:

@@ -2,6 +2,8 @@
 
 - security headers on every response (CSP allowing only the app's own origin, nosniff,
   frame-ancestors 'none', Referrer-Policy);
+- a NUL in an API request's path or query is answered 400 InvalidText naming where (PostgreSQL cannot
+  take a NUL in a text value);
 - a request body larger than BENCHTRAIL_MAX_UPLOAD_MB is answered 413 before it is read (from
   Content-Length; a chunked body is counted as it streams);
 - rate limits per token and per client address on writes and on failed authentication (429 with
@@ -23,7 +25,9 @@ import anyio.to_thread
 from limits import parse
 from limits.storage import RedisStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
-from starlette.datastructures import Headers, MutableHeaders
+from urllib.parse import parse_qsl
+
+from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchtrail import logging as applog
@@ -45,6 +49,9 @@ SECURITY_HEADERS = {
     "x-frame-options": "DENY",
     "cross-origin-opener-policy": "same-origin",
 }
+# As they are sent: (name, value) pairs of bytes, added to an answer's own headers once per response.
+_RAW_SECURITY = [(name.encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
+_RAW_CSP, _RAW_DOCS_CSP = CSP.encode(), DOCS_CSP.encode()
 
 
 class _BodyTooLarge(Exception):
@@ -135,19 +142,20 @@ class EdgeMiddleware:
             await self.app(scope, receive, send)
             return
         path: str = scope.get("path", "")
-        csp = DOCS_CSP if path == "/api/docs" else CSP
+        csp = _RAW_DOCS_CSP if path == "/api/docs" else _RAW_CSP
         state: dict[str, Any] = {"started": False, "status": None, "too_large": False, "received": 0}
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 state["started"] = True
                 state["status"] = message["status"]
-                headers = MutableHeaders(scope=message)
-                if "content-security-policy" not in headers:
-                    headers["content-security-policy"] = csp
-                for name, value in SECURITY_HEADERS.items():
-                    if name not in headers:
-                        headers[name] = value
+                headers = message.setdefault("headers", [])
+                if not isinstance(headers, list):
+                    headers = message["headers"] = list(headers)
+                present = {name.lower() for name, _ in headers}
+                if b"content-security-policy" not in present:
+                    headers.append((b"content-security-policy", csp))
+                headers += [item for item in _RAW_SECURITY if item[0] not in present]
             await send(message)
 
         async def answer(status: int, kind: str, detail: str, headers: dict[str, str] | None = None) -> None:
@@ -164,6 +172,12 @@ class EdgeMiddleware:
                          f"request body of {int(length)} bytes exceeds the limit of {self.max_bytes} bytes "
                          f"({self.max_mb} MB, BENCHTRAIL_MAX_UPLOAD_MB)", {"connection": "close"})
             return
+
+        if path.startswith("/api/"):
+            nul = _nul_in(path, scope.get("query_string", b""))
+            if nul is not None:
+                await answer(400, "InvalidText", nul)
+                return
 
         address = (scope.get("client") or ("unknown", 0))[0] or "unknown"
         token = _bearer(request_headers.get("authorization"))
@@ -218,6 +232,22 @@ class EdgeMiddleware:
     async def _answer_too_large(self, answer: Any) -> None:
         await answer(413, "PayloadTooLarge", f"request body exceeds the limit of {self.max_bytes} bytes "
                                              f"({self.max_mb} MB, BENCHTRAIL_MAX_UPLOAD_MB)", {"connection": "close"})
+
+
+def _nul_in(path: str, query: bytes) -> str | None:
+    """Where a NUL is in a request's (decoded) path or its query parameters, else None. The raw query
+    is searched first: a parameter holds a NUL only if the query has a %00 (or a NUL byte itself)."""
+    if "\x00" in path:
+        return f"path: contains a NUL byte at character {path.index(chr(0))}"
+    if b"%00" not in query and b"\x00" not in query:
+        return None
+    for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True, encoding="utf-8",
+                                 errors="replace"):
+        if "\x00" in name:
+            return f"query parameter name '{name.replace(chr(0), '')}': contains a NUL byte"
+        if "\x00" in value:
+            return f"query parameter '{name}': contains a NUL byte at character {value.index(chr(0))}"
+    return None
 
 
 def _bearer(header: str | None) -> str | None:

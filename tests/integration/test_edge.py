@@ -84,6 +84,26 @@ def test_upload_metadata_with_nul_or_mixed_encoding_file(client, make_project, s
     assert r.status_code == 400 and r.json()["file"] == "u16.jtl" and r.json()["line"] == 4, r.text
 
 
+def test_nul_in_path_or_query_is_400_naming_where(client, make_project) -> None:
+    """PostgreSQL cannot take a NUL: the edge refuses it in a path or a query, before any route runs."""
+    slug, _ = make_project()
+    for url, where in ((f"/api/v1/projects/{slug}%00x", f"path: contains a NUL byte at character {17 + len(slug)}"),
+                       (f"/api/v1/projects/{slug}/runs?variant=a&branch=ma%00in",
+                        "query parameter 'branch': contains a NUL byte at character 2"),
+                       (f"/api/v1/projects/{slug}/runs?x%00=1", "query parameter name 'x': contains a NUL byte")):
+        r = client.get(url)
+        assert r.status_code == 400, (url, r.text)
+        assert r.json() == {"error": "InvalidText", "detail": where}, url
+        assert r.headers.get("x-content-type-options") == "nosniff", url
+    # A percent sign that is not a NUL is text as any other.
+    assert client.get(f"/api/v1/projects/{slug}/runs?branch=100%25").status_code == 200
+    # The docs page keeps its own CSP, and no header is sent twice.
+    r = client.get("/api/docs")
+    assert "cdn.jsdelivr.net" in r.headers["content-security-policy"]
+    names = [k.lower() for k, _ in r.headers.multi_items()]
+    assert len(names) == len(set(names)), names
+
+
 def test_security_headers_on_every_response(client) -> None:
     for path in ("/api/health", "/api/v1/projects", "/api/v1/nope", "/", "/r/some-run"):
         r = client.get(path)
