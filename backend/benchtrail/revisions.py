@@ -32,7 +32,9 @@ def of(project_id: ColumnElement[Any] | QueryableAttribute[Any]) -> ColumnElemen
 
 def head() -> Select[int, bool, int]:
     """A project's id, is_public and revision: a remembered read's first statement (http_cache), to be
-    joined to what the read finds the project through (a run, a trail) and filtered."""
+    joined to what the read finds the project through (a run, a trail) and filtered. Executed on the
+    session's connection (`session.connection().execute`), not through the ORM, whose handling of a select of
+    columns costs more than the query: +6-9% req/s on the run document and the runs list, side by side."""
     return select(Project.id, Project.is_public, of(Project.id))
 
 
