@@ -80,7 +80,7 @@ def _trail_of(client, run_slug: str) -> int:
     return next(c["trail_id"] for c in run["cells"] if c["variant_id"] == agent and c["latency_p75"])
 
 
-@pytest.mark.parametrize("reader", ["run", "list", "trail", "overheads"])
+@pytest.mark.parametrize("reader", ["run", "list", "trail", "overheads", "project"])
 def test_a_remembered_read_shows_every_write_after_it(client, worker, make_project, scratch, reader):
     """Each hot read answered twice (the second from memory), then after a write by the worker (a new
     run), by the API (an annotation) and by hand in SQL (the project made private)."""
@@ -97,7 +97,8 @@ def test_a_remembered_read_shows_every_write_after_it(client, worker, make_proje
     first = add_run("1.0.0", 1)
     trail = _trail_of(client, first)
     url = {"run": f"/api/v1/runs/{first}", "list": f"/api/v1/projects/{slug}/runs",
-           "trail": f"/api/v1/trails/{trail}", "overheads": f"/api/v1/runs/{first}/overheads"}[reader]
+           "trail": f"/api/v1/trails/{trail}", "overheads": f"/api/v1/runs/{first}/overheads",
+           "project": f"/api/v1/projects/{slug}"}[reader]
 
     def read(**headers: str) -> dict:
         r = client.get(url, headers=headers)
@@ -112,6 +113,14 @@ def test_a_remembered_read_shows_every_write_after_it(client, worker, make_proje
         assert len(after_run["items"]) == 2
     if reader == "trail":
         assert [p["agent_version"] for p in after_run["points"]] == ["1.0.0", "1.1.0"]
+    if reader == "project":
+        assert (before["run_count"], after_run["run_count"]) == (1, 2)
+        assert after_run["latest_run_at"] > before["latest_run_at"]
+        etag = client.get(url).headers["etag"]
+        assert client.get(url, headers={"If-None-Match": etag}).status_code == 304
+        with get_engine().begin() as conn:   # renamed by hand: read again, not from memory
+            conn.execute(text("UPDATE projects SET name = 'renamed' WHERE slug = :s"), {"s": slug})
+        assert read()["name"] == "renamed"
 
     r = client.post(f"/api/v1/projects/{slug}/annotations", headers={"Authorization": f"Bearer {token}"},
                     json={"title": "JDK 21", "kind": "jdk", "agent_version": "1.1.0"})

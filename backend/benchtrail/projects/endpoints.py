@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy.orm import Session
 
-from benchtrail.auth.principal import Principal, TokenDep, get_principal, in_request
+from benchtrail.auth.principal import Principal, TokenDep, get_principal
 from benchtrail.db_boundary import request_session
+from benchtrail.http_cache import NOT_MODIFIED, remembered_read
 from benchtrail.openapi import errors
 from benchtrail.projects import service
 from benchtrail.projects.schemas import ProjectCreate, ProjectList, ProjectOut, TokenCreate, TokenCreated
@@ -26,9 +27,14 @@ def create_project(body: ProjectCreate, session: Session = SessionDep,
     return service.to_out(service.create_project(session, body))
 
 
-@router.get("/{slug}", response_model=ProjectOut)
-async def get_project(slug: str, token: str | None = TokenDep) -> ProjectOut:
-    return await in_request(token, lambda session, principal: service.visible_out(session, principal, slug))
+@router.get("/{slug}", response_model=ProjectOut, responses=NOT_MODIFIED)
+async def get_project(slug: str, request: Request, token: str | None = TokenDep) -> Response:
+    """The project, its number of runs, its latest run's time and its open alerts. Answers carry an ETag;
+    send it back in If-None-Match to get 304."""
+    # Kept in memory by the project's revision like the other hot reads: counting the runs scans the
+    # project's runs at every read (0.6 ms of database time at 2,000 runs).
+    return await remembered_read(request, token, lambda session: service.head(session, slug),
+                                 lambda session, principal: service.visible_out(session, principal, slug))
 
 
 @router.post("/{slug}/tokens", response_model=TokenCreated, status_code=201, responses=errors(403))

@@ -102,7 +102,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Project */
+        /**
+         * Get Project
+         * @description The project, its number of runs, its latest run's time and its open alerts. Answers carry an ETag;
+         *     send it back in If-None-Match to get 304.
+         */
         get: operations["get_project_api_v1_projects__slug__get"];
         put?: never;
         post?: never;
@@ -3817,6 +3821,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ProjectOut"];
                 };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
             400: {
