@@ -20,13 +20,12 @@ import json
 import math
 import time
 from typing import Any
+from urllib.parse import parse_qsl
 
 import anyio.to_thread
 from limits import parse
 from limits.storage import RedisStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
-from urllib.parse import parse_qsl
-
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 

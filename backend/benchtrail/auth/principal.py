@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Protocol, TypeVar
-
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from functools import cache
+from typing import Protocol, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy import or_, select, update
@@ -174,4 +174,5 @@ async def in_request(token: str | None, work: Callable[[Session, Principal], T])
         with read_unit() as session:
             return work(session, resolve(session, token))
 
-    return await asyncio.get_running_loop().run_in_executor(_read_threads(), run)
+    # In the request's context, as anyio's to_thread ran it (context variables seen in the thread).
+    return await asyncio.get_running_loop().run_in_executor(_read_threads(), contextvars.copy_context().run, run)
