@@ -9,6 +9,7 @@ import contextlib
 import gzip
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -62,6 +63,7 @@ def _stack(logdir: Path, *, beat: bool = True, workers: int = 2) -> Iterator[dic
             proc.stop()
         rd.stop()
         pg.stop()
+        shutil.rmtree(data, ignore_errors=True)   # the stack's stored files: 3 folders left in /tmp per run before
 
 
 @pytest.fixture()
