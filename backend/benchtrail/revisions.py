@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, func, select, text
+from sqlalchemy import Row, Select, func, select, text
 from sqlalchemy.orm import QueryableAttribute, Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -32,10 +32,14 @@ def of(project_id: ColumnElement[Any] | QueryableAttribute[Any]) -> ColumnElemen
 
 def head() -> Select[int, bool, int]:
     """A project's id, is_public and revision: a remembered read's first statement (http_cache), to be
-    joined to what the read finds the project through (a run, a trail) and filtered. Executed on the
-    session's connection (`session.connection().execute`), not through the ORM, whose handling of a select of
-    columns costs more than the query: +6-9% req/s on the run document and the runs list, side by side."""
+    joined to what the read finds the project through (a run, a trail) and filtered; read with `read_head`."""
     return select(Project.id, Project.is_public, of(Project.id))
+
+
+def read_head(session: Session, statement: Select[int, bool, int], params: dict[str, Any]) -> Row[int, bool, int] | None:
+    """The row of a `head()` statement, run on the session's connection, not through the ORM, whose handling
+    of a select of columns costs more than the query: +6-9% req/s on the run document and the runs list."""
+    return session.connection().execute(statement, params).first()
 
 
 FOLD = text("""

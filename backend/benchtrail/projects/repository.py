@@ -39,7 +39,7 @@ _HEAD = revisions.head().where(Project.slug == bindparam("slug"))
 
 def head(session: Session, slug: str) -> Row[Any] | None:
     """The project's id, is_public and revision, for a remembered read (http_cache)."""
-    return session.connection().execute(_HEAD, {"slug": slug}).first()
+    return revisions.read_head(session, _HEAD, {"slug": slug})
 
 
 def get_with_stats(session: Session, slug: str) -> Row[Any] | None:

@@ -21,7 +21,7 @@ _HEAD = revisions.head().join(Run, Run.project_id == Project.id).where(Run.slug 
 
 def head(session: Session, slug: str) -> Row[Any] | None:
     """The run's project (id, is_public) and its revision, for a remembered read (http_cache)."""
-    return session.connection().execute(_HEAD, {"slug": slug}).first()
+    return revisions.read_head(session, _HEAD, {"slug": slug})
 
 
 def lock(session: Session, run_id: int) -> Run | None:

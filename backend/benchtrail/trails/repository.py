@@ -46,7 +46,7 @@ _HEAD = revisions.head().join(Trail, Trail.project_id == Project.id).where(Trail
 
 def head(session: Session, trail_id: int) -> Row[Any] | None:
     """The trail's project (id, is_public) and its revision, for a remembered read (http_cache)."""
-    return session.connection().execute(_HEAD, {"trail_id": trail_id}).first()
+    return revisions.read_head(session, _HEAD, {"trail_id": trail_id})
 
 
 def trail_with_project(session: Session, trail_id: int) -> tuple[Trail, Project] | None:
