@@ -2,7 +2,8 @@
 
 In one process and one run:
 1. A real stack on free ports: PostgreSQL, Redis, the production API server (`benchtrail-api`, one
-   worker per core) and two Celery worker processes.
+   worker per core), two Celery worker processes and beat (whose sweeper folds the projects' change
+   rows into their revisions every BENCHTRAIL_SWEEPER_INTERVAL_S, as in `make up`).
 2. Seeding through the real ingest: BENCH_API_RUNS (default 2,000) JMeter runs in one public project,
    uploaded through the API in agent-version order by a few parallel clients: two variants, thread
    groups 10/20/50, two labels (+ the "All" total), and a 30% step in the agent's latency at the
@@ -23,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,7 +38,8 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from infra.localstack import VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until  # noqa: E402
+from infra.localstack import (VENV_BIN, Postgres, Process, Redis, celery_command, celery_worker, free_port,  # noqa: E402
+                              migrate, wait_until)
 from tests.support.jtl import write_jtl  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_API_RUNS", "2000"))
@@ -141,6 +144,17 @@ def wait_analysed(db_url: str, total: int) -> None:
         engine.dispose()
 
 
+def unfolded(db_url: str) -> int:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(text("SELECT count(*) FROM project_changes")).scalar_one())
+    finally:
+        engine.dispose()
+
+
 def analysis_times(worker_logs: list[Path]) -> dict[int, float]:
     times: dict[int, float] = {}
     for path in worker_logs:
@@ -180,6 +194,8 @@ def main() -> int:
         procs.append(Process("api", [str(VENV_BIN / "benchtrail-api"), "--port", str(api_port)], env, logs))
         wait_until(lambda: httpx.get(f"{api}/api/health", timeout=2).status_code == 200, 240, "the API")
         workers = [celery_worker(f"w{i}", env, logs, concurrency=1) for i in range(2)]
+        workers.append(Process("beat", celery_command(VENV_BIN, "beat", "-s", str(workdir / "beat-schedule"),
+                                                      "--loglevel", "INFO"), env, logs))
         procs += workers
 
         t0 = time.monotonic()
@@ -189,6 +205,8 @@ def main() -> int:
         for w in workers:   # the analysis is over: the measurements below get the cores to themselves
             w.stop()
         procs = [p for p in procs if p not in workers]
+        log(f"change rows not yet folded into the revision: {unfolded(pg.url)} "
+            f"(the sweeper folded {sum(w.output().count('runs.sweep') for w in workers[:2]) // 2} times)")
 
         with httpx.Client(base_url=api, timeout=30) as client:
             run = client.get(f"/api/v1/runs/{slugs[len(slugs) // 2]}").json()
@@ -238,6 +256,7 @@ def main() -> int:
             p.stop()
         rd.stop()
         pg.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,15 @@ buffered on the SQLAlchemy session and sent by the boundary after commit; a roll
 
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from celery import Celery
 from kombu.exceptions import OperationalError
+from redis.exceptions import RedisError
 from sqlalchemy.orm import Session
 
 from benchtrail.config import get_settings
@@ -66,3 +69,37 @@ def send_buffered(session: Session) -> None:
 
 def drop_buffered(session: Session) -> None:
     session.info.pop("jobs", None)
+
+
+# A queue longer than this is not read through (see `waiting`).
+WAITING_SCAN_LIMIT = 20_000
+
+
+def waiting(name: str) -> set[tuple[Any, ...]] | None:
+    """The arguments of every `name` job still waiting in its queue on the broker (not yet taken by a
+    worker), read from the Redis list Celery's messages wait in (protocol 2: the task's name in the
+    headers, `[args, kwargs, embed]` as the base64 JSON body). None when the broker cannot be read or
+    the queue holds more than WAITING_SCAN_LIMIT messages: then nobody knows what is waiting."""
+    queue = TASK_QUEUES[name]
+    try:
+        with producer().connection_for_read() as conn:
+            client = conn.default_channel.client
+            if client.llen(queue) > WAITING_SCAN_LIMIT:
+                return None
+            raw = client.lrange(queue, 0, -1)
+    except (OperationalError, OSError, RedisError) as exc:
+        log.warning("the broker's queue could not be read", queue=queue, error=f"{type(exc).__name__}: {exc}")
+        return None
+    found: set[tuple[Any, ...]] = set()
+    for item in raw:
+        try:
+            message = json.loads(item)
+            if message["headers"]["task"] != name:
+                continue
+            body = message["body"]
+            if message["properties"].get("body_encoding") == "base64":
+                body = base64.b64decode(body)
+            found.add(tuple(json.loads(body)[0]))
+        except (ValueError, KeyError, TypeError, IndexError):
+            continue   # not a Celery protocol-2 JSON message: not one of ours
+    return found

@@ -29,9 +29,11 @@ RECOVERY_LIMIT_S = 120
 
 
 @contextlib.contextmanager
-def _stack(logdir: Path, *, beat: bool = True, workers: int = 2) -> Iterator[dict]:
-    """PostgreSQL, Redis, the API, and (as asked) beat and workers, with the product's sweeper defaults.
-    `stack["start"](proc)` adds a process the test starts itself to the ones stopped at the end."""
+def _stack(logdir: Path, *, beat: bool = True, workers: int = 2, settings: dict[str, str] | None = None
+           ) -> Iterator[dict]:
+    """PostgreSQL, Redis, the API, and (as asked) beat and workers, with the product's sweeper defaults
+    unless `settings` says otherwise. `stack["start"](proc)` adds a process the test starts itself to the
+    ones stopped at the end."""
     pg, rd = Postgres().start(), Redis().start()
     data = Path(tempfile.mkdtemp(prefix="bt-recovery-"))
     migrate(pg.url)
@@ -41,7 +43,7 @@ def _stack(logdir: Path, *, beat: bool = True, workers: int = 2) -> Iterator[dic
     port = free_port()
     env.update({"BENCHTRAIL_DATABASE_URL": pg.url, "BENCHTRAIL_REDIS_URL": rd.url, "BENCHTRAIL_DATA_DIR": str(data),
                 "BENCHTRAIL_PUBLIC_URL": f"http://127.0.0.1:{port}", "BENCHTRAIL_LOG_JSON": "true",
-                "BENCHTRAIL_ENV": "test"})
+                "BENCHTRAIL_ENV": "test", **(settings or {})})
     procs: list[Process] = []
     try:
         procs.append(Process("recovery-api", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory",
@@ -272,3 +274,78 @@ def test_analysis_interrupted_by_a_database_restart_is_done_after_it_comes_back(
     wait_until(lambda: _db(pg, "SELECT analysis_status FROM runs WHERE id = %s", run_id) == [("done",)],
                RECOVERY_LIMIT_S, "the analysis to be done after the database came back")
     assert time.monotonic() - back < RECOVERY_LIMIT_S
+
+
+def _queued_ingests(redis_port: int) -> list[int]:
+    """The run ids of the ingest jobs waiting in the broker's `ingest` list, decoded here from Celery's
+    message format (JSON envelope, base64 JSON body `[args, kwargs, embed]`)."""
+    import base64
+
+    import redis
+
+    ids = []
+    for item in redis.Redis(port=redis_port).lrange("ingest", 0, -1):
+        message = json.loads(item)
+        assert message["headers"]["task"] == "results.ingest"
+        ids.append(json.loads(base64.b64decode(message["body"]))[0][0])
+    return sorted(ids)
+
+
+def test_a_backlog_is_queued_once_and_a_lost_job_again(logdir, scratch):
+    """Uploads wait in the broker's queue longer than the re-queue delay (no worker takes ingests yet,
+    as in a burst of uploads): the sweeper, running all along, leaves them alone, so each run's job is
+    queued once, not once more per sweep. Jobs lost with the broker are queued again, once. A worker
+    started afterwards ingests every run, each exactly once."""
+    fast = {"BENCHTRAIL_SWEEPER_INTERVAL_S": "1", "BENCHTRAIL_STAGE_REQUEUE_AFTER_S": "2"}
+    with _stack(logdir, workers=0, settings=fast) as stack:
+        port = stack["redis"].port
+        # Beat's sweeps run on the default queue; this worker takes nothing else.
+        sweeper = celery_worker("backlog-default", stack["env"], logdir, queues="default", concurrency=1)
+        stack["start"](sweeper)
+        jtl = write_jtl(scratch / "small.jtl", seed=11, per_group=30)
+        with httpx.Client(base_url=stack["url"], headers={"Authorization": f"Bearer {stack['token']}"},
+                          timeout=60) as http:
+            assert http.post("/api/v1/projects", json={"slug": "backlog", "name": "backlog"}).status_code == 201
+            ids, slugs = [], []
+            for _ in range(3):
+                r = http.post("/api/v1/projects/backlog/runs",
+                              data={"metadata": json.dumps({"files": [{"variant": "baseline"}]})},
+                              files=[("files", ("small.jtl", jtl.read_bytes()))])
+                assert r.status_code == 202, r.text
+                ids.append(r.json()["id"])
+                slugs.append(r.json()["run"])
+            assert _queued_ingests(port) == sorted(ids)
+
+            def sweeps() -> int:
+                return sweeper.output().count("Task runs.sweep[") // 2   # received + succeeded
+
+            # Every run is overdue (2 s) and no worker holds it: four sweeps later, still queued once each.
+            time.sleep(2.5)
+            seen = sweeps()
+            wait_until(lambda: sweeps() >= seen + 4, 60, "four sweeps")
+            assert _queued_ingests(port) == sorted(ids), "the sweeper queued a waiting job again"
+
+            # The jobs are lost (as with a broker that restarted without them): queued again, once each.
+            subprocess.run(["redis-cli", "-p", str(port), "del", "ingest"], check=True, capture_output=True)
+            wait_until(lambda: _queued_ingests(port) == sorted(ids), 60, "the lost jobs to be queued again")
+            time.sleep(2.5)
+            seen = sweeps()
+            wait_until(lambda: sweeps() >= seen + 3, 60, "three more sweeps")
+            assert _queued_ingests(port) == sorted(ids)
+
+            ingester = celery_worker("backlog-ingest", stack["env"], logdir, queues="ingest,analysis",
+                                     concurrency=1)
+            stack["start"](ingester)
+            expected = independent_cells(jtl)
+            for slug in slugs:
+                run = wait_until(lambda s=slug: (b := http.get(f"/api/v1/runs/{s}").json())["status"] != "ingesting"
+                                 and b, 60, "the backlog to be ingested")
+                assert run["status"] == "completed", run["status_detail"]
+                scenarios = {x["id"]: x["name"] for x in run["scenarios"]}
+                loads = {x["id"]: int(x["value"]) for x in run["loads"]}
+                assert {(scenarios[c["scenario_id"]], loads[c["load_id"]]): c["count"] for c in run["cells"]
+                        if scenarios[c["scenario_id"]] != "*"} == {k: e["count"] for k, e in expected.items()}
+            log = ingester.output()
+            for run_id in ids:
+                assert log.count(f'"run_id": {run_id}, "event": "ingested"') == 1
+            assert "ingest skipped" not in log, "a duplicate job was queued"

@@ -5,9 +5,11 @@
   has passed since it was queued (a worker killed mid-way, a job lost with the broker, retries that
   gave up while the database was down). "Nobody is working on it" is read from PostgreSQL itself:
   the ingest and analysis tasks hold their run's row lock for their whole transaction, and a dead
-  worker's connection (and so its lock) is gone, so `FOR UPDATE SKIP LOCKED` sees exactly the lost
-  ones. Both tasks are idempotent (they lock the run and skip one already done), so a duplicate job
-  does nothing and the cells are written exactly once.
+  worker's connection (and so its lock) is gone, so `FOR UPDATE SKIP LOCKED` sees the ones no worker
+  holds. Of those, a run whose job is still waiting in the broker's queue (a backlog: uploads came
+  faster than the workers ingest) is not lost and is left alone, so a backlog does not fill the queue
+  with duplicates. Both tasks are idempotent (they lock the run and skip one already done), so a
+  duplicate job does nothing and the cells are written exactly once.
 - A resumable results upload that can never be committed (its run has other results or ended, or no
   chunk came for a week) loses its chunks and its row (runs/results_uploads.py).
 - The projects' change rows are folded into their counts (benchtrail/revisions.py), so reading a
@@ -60,17 +62,9 @@ def sweep(self: Any) -> int:
                 shares.stop_live(rows, "cancelled", "stopped: another share of the run failed")
             lifecycle.transition(run, RunStatus.FAILED, now=now, detail={"reason": reason})
             failed.append(run.id)
-        ingests = []
-        for run in session.scalars(_unattended(Run.status == RunStatus.INGESTING, before=lost)):
-            run.heartbeat_at = now
-            jobs.enqueue(session, "results.ingest", run.id)
-            ingests.append(run.id)
-        analyses = []
-        for run in session.scalars(_unattended(Run.status == RunStatus.COMPLETED,
-                                               Run.analysis_status == AnalysisStatus.PENDING, before=lost)):
-            run.heartbeat_at = now
-            jobs.enqueue(session, "analysis.run", run.id)
-            analyses.append(run.id)
+        ingests = _requeue(session, "results.ingest", now, Run.status == RunStatus.INGESTING, before=lost)
+        analyses = _requeue(session, "analysis.run", now, Run.status == RunStatus.COMPLETED,
+                            Run.analysis_status == AnalysisStatus.PENDING, before=lost)
     with unit_of_work() as session:
         dropped = results_uploads.drop_abandoned(session, now)
     with unit_of_work() as session:
@@ -84,3 +78,20 @@ def sweep(self: Any) -> int:
     if analyses:
         log.warning("re-queued analyses nobody was working on", run_ids=analyses)
     return len(failed) + len(ingests) + len(analyses)
+
+
+def _requeue(session: Any, task_name: str, now: datetime, *conditions: Any, before: datetime) -> list[int]:
+    """Queue `task_name` again for each run matching `conditions` that nobody works on and whose job is
+    not waiting in the broker's queue; returns their ids. The queue is read first: a job a worker takes
+    from it before the rows are read is seen in neither place and queued again, a harmless duplicate,
+    never a lost one."""
+    waiting = jobs.waiting(task_name)
+    if waiting is None:   # the broker cannot say (unreachable: nothing could be sent either; or a huge
+        return []         # backlog, whose workers are busy): the next sweep looks again
+    queued = [args[0] for args in waiting if args]
+    requeued = []
+    for run in session.scalars(_unattended(*conditions, Run.id.not_in(queued), before=before)):
+        run.heartbeat_at = now
+        jobs.enqueue(session, task_name, run.id)
+        requeued.append(run.id)
+    return requeued
