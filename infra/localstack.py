@@ -144,6 +144,17 @@ class Redis:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def shutdown_redis(port: int) -> None:
+    """Stop whichever throw-away Redis answers on `port` without saving (tests take the broker down this
+    way, and start a new one on the same port with `Redis(port=...)`), and remove its folder."""
+    port_s = str(port)
+    folder = subprocess.run(["redis-cli", "-p", port_s, "config", "get", "dir"], capture_output=True, text=True,
+                            check=False).stdout.split()
+    subprocess.run(["redis-cli", "-p", port_s, "shutdown", "nosave"], capture_output=True, check=False)
+    if len(folder) == 2 and Path(folder[1]).name.startswith("bt-redis-"):
+        shutil.rmtree(folder[1], ignore_errors=True)
+
+
 # ---------------------------------------------------------------------------------------- processes
 
 class Process:

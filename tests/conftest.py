@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.localstack import REPO, Postgres, Process, Redis, celery_worker, migrate
+from infra.localstack import REPO, Postgres, Process, Redis, celery_worker, migrate, shutdown_redis
 
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 
@@ -53,7 +52,7 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     finally:
         rd.stop()
         # Tests that take Redis down start a new one on the same port: stop whichever is there.
-        subprocess.run(["redis-cli", "-p", str(rd.port), "shutdown", "nosave"], capture_output=True, check=False)
+        shutdown_redis(rd.port)
         pg.stop()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from infra.localstack import REPO, Redis, wait_until
+from infra.localstack import REPO, Redis, shutdown_redis, wait_until
 
 
 def test_health_ok_names_components(client):
@@ -23,7 +23,7 @@ def test_health_ok_names_components(client):
 def test_health_503_when_redis_down_and_recovers(client, infra):
     port = int(infra["_redis_port"])
     # Stop the session's Redis, then bring a new one up on the same port.
-    subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], check=False, capture_output=True)
+    shutdown_redis(port)
     r = client.get("/api/health")
     assert r.status_code == 503 and int(r.headers["retry-after"]) >= 1
     assert r.json()["redis"].startswith("down") and r.json()["db"] == "ok"

@@ -386,7 +386,6 @@ def test_files_that_ran_at_the_same_time_make_one_series_of_all_their_samples(cl
 
 def test_upload_while_the_broker_is_down_is_ingested_later(client, worker, make_project, scratch, infra):
     """Nothing accepted is lost: the upload commits, the job cannot be sent, the sweeper queues it."""
-    import subprocess
     from datetime import datetime, timedelta, timezone
 
     from sqlalchemy import update
@@ -394,12 +393,12 @@ def test_upload_while_the_broker_is_down_is_ingested_later(client, worker, make_
     from benchtrail.db_boundary import unit_of_work
     from benchtrail.models import Run
     from benchtrail_worker.tasks.sweeper import sweep
-    from infra.localstack import Redis
+    from infra.localstack import Redis, shutdown_redis
 
     slug, token = make_project()
     f = write_jtl(scratch / "a.jtl", seed=21, per_group=40)
     port = int(infra["_redis_port"])
-    subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], check=False, capture_output=True)
+    shutdown_redis(port)
     try:
         r = upload(client, slug, token, [("baseline", f)])
         assert r.status_code == 202, r.text
