@@ -75,11 +75,12 @@ def drop_buffered(session: Session) -> None:
 WAITING_SCAN_LIMIT = 20_000
 
 
-def waiting(name: str) -> set[tuple[Any, ...]] | None:
-    """The arguments of every `name` job still waiting in its queue on the broker (not yet taken by a
-    worker), read from the Redis list Celery's messages wait in (protocol 2: the task's name in the
-    headers, `[args, kwargs, embed]` as the base64 JSON body). None when the broker cannot be read or
-    the queue holds more than WAITING_SCAN_LIMIT messages: then nobody knows what is waiting."""
+def waiting(name: str) -> set[Any] | None:
+    """The first argument (a run id for ingest and analysis) of every `name` job still waiting in its
+    queue on the broker, not yet taken by a worker. Read from the Redis list Celery's messages wait in
+    (protocol 2: the task's name in the headers, `[args, kwargs, embed]` as the base64 JSON body). None
+    when the broker cannot be read or the queue holds more than WAITING_SCAN_LIMIT messages: then nobody
+    knows what is waiting."""
     queue = TASK_QUEUES[name]
     try:
         with producer().connection_for_read() as conn:
@@ -90,7 +91,7 @@ def waiting(name: str) -> set[tuple[Any, ...]] | None:
     except (OperationalError, OSError, RedisError) as exc:
         log.warning("the broker's queue could not be read", queue=queue, error=f"{type(exc).__name__}: {exc}")
         return None
-    found: set[tuple[Any, ...]] = set()
+    found: set[Any] = set()
     for item in raw:
         try:
             message = json.loads(item)
@@ -99,7 +100,7 @@ def waiting(name: str) -> set[tuple[Any, ...]] | None:
             body = message["body"]
             if message["properties"].get("body_encoding") == "base64":
                 body = base64.b64decode(body)
-            found.add(tuple(json.loads(body)[0]))
+            found.add(json.loads(body)[0][0])
         except (ValueError, KeyError, TypeError, IndexError):
-            continue   # not a Celery protocol-2 JSON message: not one of ours
+            continue   # not a Celery protocol-2 JSON message with an argument: not one of ours
     return found

@@ -319,8 +319,12 @@ def test_a_backlog_is_queued_once_and_a_lost_job_again(logdir, scratch):
             def sweeps() -> int:
                 return sweeper.output().count("Task runs.sweep[") // 2   # received + succeeded
 
-            # Every run is overdue (2 s) and no worker holds it: four sweeps later, still queued once each.
-            time.sleep(2.5)
+            def overdue() -> bool:   # every run queued longer ago than the re-queue delay (2 s), by the database's clock
+                return _db(stack["pg"], "SELECT count(*) FROM runs WHERE heartbeat_at < now() - interval '2 s'") \
+                    == [(len(ids),)]
+
+            # Every run is overdue and no worker holds it: four sweeps later, still queued once each.
+            wait_until(overdue, 30, "the runs to be overdue")
             seen = sweeps()
             wait_until(lambda: sweeps() >= seen + 4, 60, "four sweeps")
             assert _queued_ingests(port) == sorted(ids), "the sweeper queued a waiting job again"
@@ -328,7 +332,7 @@ def test_a_backlog_is_queued_once_and_a_lost_job_again(logdir, scratch):
             # The jobs are lost (as with a broker that restarted without them): queued again, once each.
             subprocess.run(["redis-cli", "-p", str(port), "del", "ingest"], check=True, capture_output=True)
             wait_until(lambda: _queued_ingests(port) == sorted(ids), 60, "the lost jobs to be queued again")
-            time.sleep(2.5)
+            wait_until(overdue, 30, "the runs to be overdue again")
             seen = sweeps()
             wait_until(lambda: sweeps() >= seen + 3, 60, "three more sweeps")
             assert _queued_ingests(port) == sorted(ids)

@@ -36,8 +36,12 @@ from benchtrail_worker.policy import task
 BATCH = 200
 
 
+def _overdue(*conditions: Any, before: datetime) -> tuple[Any, ...]:
+    return (*conditions, or_(Run.heartbeat_at.is_(None), Run.heartbeat_at < before))
+
+
 def _unattended(*conditions: Any, before: datetime) -> Any:
-    return (select(Run).where(*conditions, or_(Run.heartbeat_at.is_(None), Run.heartbeat_at < before))
+    return (select(Run).where(*_overdue(*conditions, before=before))
             .order_by(Run.id).limit(BATCH).with_for_update(skip_locked=True, key_share=True))
 
 
@@ -82,13 +86,14 @@ def sweep(self: Any) -> int:
 
 def _requeue(session: Any, task_name: str, now: datetime, *conditions: Any, before: datetime) -> list[int]:
     """Queue `task_name` again for each run matching `conditions` that nobody works on and whose job is
-    not waiting in the broker's queue; returns their ids. The queue is read first: a job a worker takes
-    from it before the rows are read is seen in neither place and queued again, a harmless duplicate,
-    never a lost one."""
-    waiting = jobs.waiting(task_name)
-    if waiting is None:   # the broker cannot say (unreachable: nothing could be sent either; or a huge
-        return []         # backlog, whose workers are busy): the next sweep looks again
-    queued = [args[0] for args in waiting if args]
+    not waiting in the broker's queue; returns their ids. The broker is asked only when some run is overdue,
+    and before the rows are locked: a job a worker takes from the queue in between is seen in neither place
+    and queued again, a harmless duplicate, never a lost one."""
+    if session.scalar(select(Run.id).where(*_overdue(*conditions, before=before)).limit(1)) is None:
+        return []
+    queued = jobs.waiting(task_name)
+    if queued is None:   # the broker cannot say (unreachable: nothing could be sent either; or a huge
+        return []        # backlog, whose workers are busy): the next sweep looks again
     requeued = []
     for run in session.scalars(_unattended(*conditions, Run.id.not_in(queued), before=before)):
         run.heartbeat_at = now
