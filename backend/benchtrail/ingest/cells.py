@@ -131,6 +131,22 @@ _INTERVAL_MS = tuple(int(round(c * 1000)) for c in INTERVAL_CHOICES_S)
 _TIMELINE_MS = tuple(int(round(c * 1000)) for c in TIMELINE_CHOICES_S)
 
 
+def by_load_key(values: dict[str, int]) -> pl.Expr:
+    """`values[load_key]` of each row (every row's key is in `values`): a literal when the keys share one value,
+    as they mostly do, else a branch per value. Either is about twice as fast on a 250k-row batch as a lookup
+    per row (`replace_strict`, which also casts a categorical key to text first)."""
+    keys_of: dict[int, list[str]] = {}
+    for key, value in values.items():
+        keys_of.setdefault(value, []).append(key)
+    *branches, (last, _) = sorted(keys_of.items())
+    if not branches:
+        return pl.lit(last, dtype=pl.Int64)
+    chain = pl.when(pl.col("load_key").is_in(branches[0][1])).then(pl.lit(branches[0][0], dtype=pl.Int64))
+    for value, keys in branches[1:]:
+        chain = chain.when(pl.col("load_key").is_in(keys)).then(pl.lit(value, dtype=pl.Int64))
+    return chain.otherwise(pl.lit(last, dtype=pl.Int64))
+
+
 @dataclass(slots=True)
 class SampleCounts:
     """Every sample of a file, summarised so that cells, series and timelines come out exactly as from
@@ -261,11 +277,12 @@ class Summariser:
             self._width[key] = math.gcd(*series, *(c for c in _TIMELINE_MS if c >= least))
 
     def _bucket(self) -> pl.Expr:
-        return pl.col("load_key").replace_strict(self._width, return_dtype=pl.Int64)
+        """Each row's bucket width, by its load key (every key seen is in `_width`)."""
+        return by_load_key(self._width)
 
     def _aggregate(self, df: pl.DataFrame, *, measured: bool) -> pl.DataFrame:
         width = self._bucket()
-        return df.group_by(
+        return df.lazy().group_by(
             "scenario", "load_key", "latency_us", (pl.col("start_ms") - pl.col("start_ms") % width).alias("t"),
         ).agg(
             pl.len().alias("n"),
@@ -278,7 +295,7 @@ class Summariser:
             (pl.col("last_start").cast(pl.Float64) + pl.col("latency_us") / 1000.0).alias("last_end"),
             pl.lit(measured).alias("measured"),
         ).select(
-            *COUNT_KEYS, "n", "errors", "first_start", "last_start", "last_end", "is_tx")
+            *COUNT_KEYS, "n", "errors", "first_start", "last_start", "last_end", "is_tx").collect()
 
     def _merge(self) -> None:
         if not self._parts:
@@ -378,24 +395,28 @@ def _add_timelines(cells: list[SampleCell], measured: pl.DataFrame) -> None:
         pl.col("load_key").cast(pl.String))
     steps = {k: int(round(choose_interval_s(span, TIMELINE_CHOICES_S) * 1000)) for k, span in spans.iter_rows()}
     names = [name for name, _ in PERCENTILES]
-    step = pl.col("load_key").cast(pl.String).replace_strict(steps, return_dtype=pl.Int64)
-    # Rows re-bucketed, not re-grouped: every figure below is a sum over an interval's rows.
-    counts = measured.select(pl.col("scenario", "load_key").cast(pl.String), "latency_us",
-                             (pl.col("t") - pl.col("t") % step).alias("t"), "n", "is_tx")
+    step = by_load_key(steps)
+    # Rows re-bucketed, not re-grouped: every figure below is a sum over an interval's rows. One lazy query on
+    # the categorical keys, the counts at or below a threshold summed as products: 3x faster than eagerly
+    # on text keys with a filter per threshold (measured on the 1M-sample file of `make bench-ingest`).
+    counts = measured.lazy().select("scenario", "load_key", "latency_us",
+                                    (pl.col("t") - pl.col("t") % step).alias("t"), "n", "is_tx")
     thresholds = pl.DataFrame(
         [{"scenario": c.scenario, "load_key": c.load.key, **{f"thr_{n}": c.thresholds_us.get(n) for n in names}}
          for c in cells],
-        schema={"scenario": pl.String, "load_key": pl.String, **{f"thr_{n}": pl.Int64 for n in names}})
+        schema={"scenario": pl.Categorical, "load_key": pl.Categorical, **{f"thr_{n}": pl.Int64 for n in names}},
+    ).lazy()
     aggs = [pl.col("n").sum().alias("count"), (pl.col("latency_us") * pl.col("n")).sum().alias("sum"),
-            *[pl.col("n").filter(pl.col("latency_us") <= pl.col(f"thr_{n}")).sum().alias(n) for n in names]]
+            *[(pl.col("n") * (pl.col("latency_us") <= pl.col(f"thr_{n}"))).sum().alias(n) for n in names]]
     per_scenario = counts.join(thresholds.filter(pl.col("scenario").is_not_null()), on=["scenario", "load_key"])
     per_load = counts.filter(~pl.col("is_tx")).drop("scenario").join(
         thresholds.filter(pl.col("scenario").is_null()).drop("scenario"), on="load_key").with_columns(
-        pl.lit(None, dtype=pl.String).alias("scenario"))
+        pl.lit(None, dtype=pl.Categorical).alias("scenario"))
     table = pl.concat([
         per_scenario.group_by("scenario", "load_key", "t").agg(aggs),
         per_load.group_by("scenario", "load_key", "t").agg(aggs),
-    ]).sort("load_key", "scenario", "t", nulls_last=True)
+    ]).with_columns(pl.col("scenario", "load_key").cast(pl.String)).sort(
+        "load_key", "scenario", "t", nulls_last=True).collect()
     by_key = {(c.scenario, c.load.key): c for c in cells}
     for (scenario, load_key), part in table.group_by("scenario", "load_key", maintain_order=True):
         cell = by_key.get((scenario, load_key))  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from benchtrail.ingest import histogram
-from benchtrail.ingest.cells import build_cells, choose_interval_s
+from benchtrail.ingest.cells import build_cells, by_load_key, choose_interval_s
 from benchtrail.ingest.model import SAMPLE_SCHEMA, LoadSpec, ParsedFile, ReportedCell
 from tests.support.series import throughput
 
@@ -153,3 +153,14 @@ def test_reported_cells_pass_through() -> None:
     cell = ReportedCell(scenario=None, stats={"throughput": 3.0})
     result = build_cells(ParsedFile(tool="hey", format="hey-text", reported=[cell]))
     assert result.reported == [cell] and result.cells == []
+
+
+@pytest.mark.parametrize("values", [
+    {"10": 5000, "20": 5000, "50": 5000},     # one value: a literal
+    {"10": 5000, "20": 1000, "50": 5000},     # two
+    {"10": 100, "20": 1000, "50": 5000},      # one per key
+])
+def test_a_value_per_load_key_is_the_mapping_of_each_rows_key(values: dict[str, int]) -> None:
+    keys = ["50", "10", "20", "10", "50", "20", "20"]
+    frame = pl.DataFrame({"load_key": keys}, schema={"load_key": pl.Categorical})
+    assert frame.with_columns(by_load_key(values).alias("v"))["v"].to_list() == [values[k] for k in keys]

@@ -135,7 +135,7 @@ def _read(source: Path, layout: tuple[str, tuple[str, ...], bool, list[str]], st
     for df in batches:
         if df.height == 0:
             continue
-        if df.select(pl.any_horizontal(pl.col(required).is_null()).any()).item():
+        if any(df[c].null_count() for c in required):
             _locate_error(source, delimiter, columns, has_header, limit=n_rows)
             raise ParseError("a sample lacks timeStamp, elapsed or success")
         sink(state.samples(df))
