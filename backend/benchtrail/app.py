@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -29,7 +31,7 @@ def create_app() -> FastAPI:
     # API logs its slow and failed requests itself (ObserveMiddleware); uvicorn's access lines are off.
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
     app = FastAPI(title="Benchtrail", version="0.1.0", openapi_url="/api/openapi.json",
-                  docs_url="/api/docs", redoc_url=None)
+                  docs_url="/api/docs", redoc_url=None, lifespan=_lifespan)
     _install_error_handlers(app)
     _install_middleware(app)
 
@@ -45,6 +47,14 @@ def create_app() -> FastAPI:
     openapi.install(app)  # the error body and the statuses every operation shares
     _mount_frontend(app, settings.frontend_dist)
     return app
+
+
+@asynccontextmanager
+async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
+    yield
+    from benchtrail.db import close_loop_pool
+
+    await close_loop_pool()
 
 
 def _domain_routers() -> list:

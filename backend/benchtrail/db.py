@@ -5,10 +5,20 @@ Transactions are owned by the boundaries in `db_boundary` (a request, a task); s
 
 from __future__ import annotations
 
+import asyncio
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import lru_cache
+from typing import Any
 
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
 from sqlalchemy import Engine, MetaData, create_engine
+from sqlalchemy.dialects.postgresql import psycopg as psycopg_dialect
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.sql import Executable
 
 from benchtrail.config import get_settings
 
@@ -44,3 +54,64 @@ def get_read_sessionmaker() -> sessionmaker[Session]:
     engine = create_engine(settings.database_url, isolation_level="AUTOCOMMIT", pool_pre_ping=False,
                            pool_size=settings.db_read_pool_size, max_overflow=0, pool_timeout=30)
     return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+# Reads on the event loop (`http_cache.remembered_read`): the few statements that find a kept answer, run
+# without a thread hop or an ORM session. A small pool per API process: each statement holds a connection
+# for a fraction of a millisecond.
+LOOP_POOL_SIZE = 4
+# How long such a read waits for a connection before the caller takes the thread path instead (which answers
+# 503 when the database is down, as before), and how long a failed connection is retried before it is given up.
+LOOP_WAIT_S = 0.1
+LOOP_RECONNECT_S = 5.0
+
+
+_LOOP_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool[AsyncConnection[Any]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _loop_pool() -> AsyncConnectionPool[AsyncConnection[Any]]:
+    """The pool of the running event loop (one per API worker process; one per test client in tests), created on
+    its first read. A connection that fails is retried with back-off for LOOP_RECONNECT_S, then given up, so
+    that the next read tries again at once: after an outage the pool is back within seconds of the database."""
+    loop = asyncio.get_running_loop()
+    pool = _LOOP_POOLS.get(loop)
+    if pool is None:
+        conninfo = make_url(get_settings().database_url).set(drivername="postgresql") \
+            .render_as_string(hide_password=False)
+        pool = _LOOP_POOLS[loop] = AsyncConnectionPool(
+            conninfo, min_size=1, max_size=LOOP_POOL_SIZE, open=False, kwargs={"autocommit": True},
+            reconnect_timeout=LOOP_RECONNECT_S, name="loop-reads")
+    return pool
+
+
+@asynccontextmanager
+async def loop_connection() -> AsyncIterator[AsyncConnection[Any]]:
+    """A connection of the running loop's pool (autocommit: each statement is its own transaction). Raises
+    psycopg's OperationalError (PoolTimeout among them) when none comes within LOOP_WAIT_S."""
+    pool = _loop_pool()
+    await pool.open()
+    async with pool.connection(timeout=LOOP_WAIT_S) as conn:
+        yield conn
+
+
+async def close_loop_pool() -> None:
+    """At the API's shutdown (its lifespan)."""
+    pool = _LOOP_POOLS.pop(asyncio.get_running_loop(), None)
+    if pool is not None:
+        await pool.close()
+
+
+@lru_cache(maxsize=64)
+def compiled(statement: Executable) -> tuple[str, dict[str, Any]]:
+    """A statement's SQL for psycopg and its bound parameters' defaults, compiled once (statements run on the
+    loop are module constants)."""
+    sql = statement.compile(dialect=psycopg_dialect.dialect())
+    return str(sql), dict(sql.params)
+
+
+async def loop_row(conn: AsyncConnection[Any], statement: Executable, params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The first row of `statement` with `params`, run on `conn` as a prepared statement."""
+    sql, defaults = compiled(statement)
+    cursor = await conn.execute(sql, {**defaults, **params}, prepare=True)  # type: ignore[arg-type]
+    return await cursor.fetchone()

@@ -13,12 +13,14 @@ makes the revision a safe key for answers kept in memory (`http_cache.remembered
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
+from psycopg import AsyncConnection
 from sqlalchemy import Row, Select, func, select, text
 from sqlalchemy.orm import QueryableAttribute, Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from benchtrail import db
 from benchtrail.models import Project, ProjectChange, ProjectRevision
 
 
@@ -36,10 +38,29 @@ def head() -> Select[int, bool, int]:
     return select(Project.id, Project.is_public, of(Project.id))
 
 
-def read_head(session: Session, statement: Select[int, bool, int], params: dict[str, Any]) -> Row[int, bool, int] | None:
+class HeadQuery(NamedTuple):
+    """A `head()` statement, joined and filtered to the thing read, and its parameters."""
+
+    statement: Select[int, bool, int]
+    params: dict[str, Any]
+
+
+class HeadRow(NamedTuple):
+    id: int
+    is_public: bool
+    revision: int
+
+
+def read_head(session: Session, query: HeadQuery) -> Row[int, bool, int] | None:
     """The row of a `head()` statement, run on the session's connection, not through the ORM, whose handling
     of a select of columns costs more than the query: +6-9% req/s on the run document and the runs list."""
-    return session.connection().execute(statement, params).first()
+    return session.connection().execute(query.statement, query.params).first()
+
+
+async def read_head_on_loop(conn: AsyncConnection[Any], query: HeadQuery) -> HeadRow | None:
+    """The same row, read on the event loop (`db.loop_connection`)."""
+    row = await db.loop_row(conn, query.statement, query.params)
+    return HeadRow(*row) if row is not None else None
 
 
 FOLD = text("""

@@ -9,13 +9,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import cache
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from fastapi import Depends, Request
-from sqlalchemy import or_, select, update
+from psycopg import AsyncConnection
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from benchtrail import db
 from benchtrail.auth.tokens import ROLE_RANK, hash_token
 from benchtrail.db_boundary import read_unit, request_session
 from benchtrail.errors import Forbidden, NotFound, Unauthorized
@@ -108,13 +110,14 @@ def bearer_token(request: Request) -> str | None:
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
+_TOKEN = select(ApiToken.id, ApiToken.project_id, ApiToken.role, ApiToken.name, ApiToken.pools,
+                ApiToken.revoked_at, ApiToken.last_used_at).where(ApiToken.token_hash == bindparam("token_hash"))
+
+
 def resolve(session: Session, token: str | None) -> Principal:
     if token is None:
         return Principal()
-    row = session.execute(
-        select(ApiToken.id, ApiToken.project_id, ApiToken.role, ApiToken.name, ApiToken.pools,
-               ApiToken.revoked_at, ApiToken.last_used_at)
-        .where(ApiToken.token_hash == hash_token(token))).one_or_none()
+    row = session.execute(_TOKEN, {"token_hash": hash_token(token)}).one_or_none()
     if row is None or row.revoked_at is not None:
         raise Unauthorized("invalid or revoked token")
     now = datetime.now(timezone.utc)
@@ -127,6 +130,22 @@ def resolve(session: Session, token: str | None) -> Principal:
                         .values(last_used_at=now))
     return Principal(token_id=row.id, project_id=row.project_id, role=row.role, name=row.name,
                      pools=tuple(row.pools) if row.pools is not None else None)
+
+
+async def resolve_on_loop(conn: AsyncConnection[Any], token: str | None) -> Principal | None:
+    """`resolve` on the event loop (`db.loop_connection`), for a read that needs nothing else written: None
+    when `resolve` must decide (an unknown or revoked token, whose error it raises, or a last-used time due
+    to be written)."""
+    if token is None:
+        return Principal()
+    row = await db.loop_row(conn, _TOKEN, {"token_hash": hash_token(token)})
+    if row is None:
+        return None
+    token_id, project_id, role, name, pools, revoked_at, last_used_at = row
+    if revoked_at is not None or last_used_at is None or last_used_at < datetime.now(timezone.utc) - LAST_USED_RESOLUTION:
+        return None
+    return Principal(token_id=token_id, project_id=project_id, role=role, name=name,
+                     pools=tuple(pools) if pools is not None else None)
 
 
 def get_principal(request: Request,

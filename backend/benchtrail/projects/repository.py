@@ -37,9 +37,9 @@ _WITH_STATS = _with_stats()
 _HEAD = revisions.head().where(Project.slug == bindparam("slug"))
 
 
-def head(session: Session, slug: str) -> Row[Any] | None:
+def head(slug: str) -> revisions.HeadQuery:
     """The project's id, is_public and revision, for a remembered read (http_cache)."""
-    return revisions.read_head(session, _HEAD, {"slug": slug})
+    return revisions.HeadQuery(_HEAD, {"slug": slug})
 
 
 def get_with_stats(session: Session, slug: str) -> Row[Any] | None:

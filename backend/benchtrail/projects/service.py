@@ -1,8 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from benchtrail.auth import tokens
@@ -11,6 +8,7 @@ from benchtrail.errors import Conflict, InvalidRequest, NotFound
 from benchtrail.models import ApiToken, Project
 from benchtrail.projects import repository
 from benchtrail.projects.schemas import ProjectCreate, ProjectOut, TokenCreated
+from benchtrail.revisions import HeadQuery
 
 
 def create_project(session: Session, data: ProjectCreate) -> Project:
@@ -26,9 +24,9 @@ def by_slug(session: Session, slug: str) -> Project | None:
     return repository.get_by_slug(session, slug)
 
 
-def head(session: Session, slug: str) -> Row[Any] | None:
-    """id, is_public and revision of the project (`http_cache.remembered_json`)."""
-    return repository.head(session, slug)
+def head(slug: str) -> HeadQuery:
+    """id, is_public and revision of the project (`http_cache.remembered_read`)."""
+    return repository.head(slug)
 
 
 def get_visible(session: Session, principal: Principal, slug: str) -> Project:

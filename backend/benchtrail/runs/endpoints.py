@@ -43,13 +43,13 @@ async def list_runs(slug: str, request: Request, environment: str | None = None,
                                  branch=branch, status=status, labels=label, page=page, per_page=per_page,
                                  cursor=cursor)
 
-    return await remembered_read(request, token, lambda session: projects.head(session, slug), build)
+    return await remembered_read(request, token, projects.head(slug), build)
 
 
 @router.get("/runs/{slug}", response_model=RunDetail, responses=NOT_MODIFIED)
 async def get_run(slug: str, request: Request, token: str | None = TokenDep) -> Response:
     """The run document. Answers carry an ETag; send it back in If-None-Match to get 304."""
-    return await remembered_read(request, token, lambda session: service.head(session, slug),
+    return await remembered_read(request, token, service.head(slug),
                                  lambda session, principal: service.detail(session, principal, slug)[0])
 
 
@@ -82,7 +82,7 @@ def _exclusion_out(run: Run) -> ExclusionOut:
 @router.get("/runs/{slug}/series", response_model=SeriesList, responses=NOT_MODIFIED)
 async def get_series(slug: str, request: Request, metric: str | None = None,
                      token: str | None = TokenDep) -> Response:
-    return await remembered_read(request, token, lambda session: service.head(session, slug),
+    return await remembered_read(request, token, service.head(slug),
                                  lambda session, principal: SeriesList(
                                      items=service.series(session, principal, slug, metric)[0]))
 

@@ -19,9 +19,9 @@ def get_by_slug(session: Session, slug: str) -> Run | None:
 _HEAD = revisions.head().join(Run, Run.project_id == Project.id).where(Run.slug == bindparam("slug"))
 
 
-def head(session: Session, slug: str) -> Row[Any] | None:
+def head(slug: str) -> revisions.HeadQuery:
     """The run's project (id, is_public) and its revision, for a remembered read (http_cache)."""
-    return revisions.read_head(session, _HEAD, {"slug": slug})
+    return revisions.HeadQuery(_HEAD, {"slug": slug})
 
 
 def lock(session: Session, run_id: int) -> Run | None:

@@ -5,7 +5,6 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from cachetools import LRUCache
-from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from benchtrail.alerts.service import raised_by
@@ -15,6 +14,7 @@ from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.ingest.histogram import percentile_ms
 from benchtrail.models import Cell, Environment, Project, Run
 from benchtrail.projects import service as projects
+from benchtrail.revisions import HeadQuery
 from benchtrail.runs import meta as run_meta
 from benchtrail.runs import repository, shares
 from benchtrail.runs.schemas import (CellOut, CellPercentiles, EnvironmentOut, LoadOut, PercentilePoint,
@@ -25,9 +25,9 @@ from benchtrail.runs.schemas import (CellOut, CellPercentiles, EnvironmentOut, L
 SPECTRUM = (0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0)
 
 
-def head(session: Session, slug: str) -> Row[Any] | None:
-    """id, is_public and revision of the run's project (`http_cache.remembered_json`)."""
-    return repository.head(session, slug)
+def head(slug: str) -> HeadQuery:
+    """id, is_public and revision of the run's project (`http_cache.remembered_read`)."""
+    return repository.head(slug)
 
 
 def get_visible_run(session: Session, principal: Principal, slug: str) -> tuple[Run, Project]:

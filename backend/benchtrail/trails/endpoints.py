@@ -47,7 +47,7 @@ def trail_page(
 async def get_trail(trail_id: ID, request: Request, metric: str = Query(default="latency_p75", **METRIC),
                     page: service.Page = Depends(trail_page), token: str | None = TokenDep) -> Response:
     """A trail in version order, one window at a time (`before`, `limit`), optionally thinned for a chart."""
-    return await remembered_read(request, token, lambda session: service.head(session, trail_id),
+    return await remembered_read(request, token, service.head(trail_id),
                                  lambda session, principal: service.trail_detail(
                                      session, principal, trail_id, metric, page))
 
@@ -56,7 +56,7 @@ async def get_trail(trail_id: ID, request: Request, metric: str = Query(default=
 async def get_overhead_trail(trail_id: ID, request: Request, metric: str = Query(default="latency_p75", **METRIC),
                              page: service.Page = Depends(trail_page), token: str | None = TokenDep) -> Response:
     """The overhead trail in version order, windowed and thinned like the trail."""
-    return await remembered_read(request, token, lambda session: service.head(session, trail_id),
+    return await remembered_read(request, token, service.head(trail_id),
                                  lambda session, principal: service.overhead_trail(
                                      session, principal, trail_id, metric, page))
 
@@ -64,7 +64,7 @@ async def get_overhead_trail(trail_id: ID, request: Request, metric: str = Query
 @_trails.get("/runs/{slug}/overheads", response_model=RunOverheads, responses=NOT_MODIFIED)
 async def get_run_overheads(slug: str, request: Request, metric: str = Query(default="latency_p75", **AB_METRIC),
                             token: str | None = TokenDep) -> Response:
-    return await remembered_read(request, token, lambda session: runs.head(session, slug),
+    return await remembered_read(request, token, runs.head(slug),
                                  lambda session, principal: service.run_overheads(session, principal, slug, metric))
 
 

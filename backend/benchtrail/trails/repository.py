@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, Row, bindparam, delete, func, select, text, update
+from sqlalchemy import Integer, bindparam, delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session, aliased, load_only
 
@@ -44,9 +44,9 @@ def load_labels(session: Session, project_id: int, keys: Iterable[str]) -> dict[
 _HEAD = revisions.head().join(Trail, Trail.project_id == Project.id).where(Trail.id == bindparam("trail_id"))
 
 
-def head(session: Session, trail_id: int) -> Row[Any] | None:
+def head(trail_id: int) -> revisions.HeadQuery:
     """The trail's project (id, is_public) and its revision, for a remembered read (http_cache)."""
-    return revisions.read_head(session, _HEAD, {"trail_id": trail_id})
+    return revisions.HeadQuery(_HEAD, {"trail_id": trail_id})
 
 
 def trail_with_project(session: Session, trail_id: int) -> tuple[Trail, Project] | None:

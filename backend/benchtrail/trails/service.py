@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from benchtrail import metrics as metric_catalog
@@ -17,6 +16,7 @@ from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.models import Annotation, Cell, Load, Project, Scenario, Trail, Variant
 from benchtrail.multiplicity import adjusted_p_values
 from benchtrail.projects import service as projects
+from benchtrail.revisions import HeadQuery
 from benchtrail.runs import service as runs
 from benchtrail.trails import history, overhead, repository, window
 from benchtrail.trails.analysis import overhead_value, series_settings
@@ -55,9 +55,9 @@ def list_trails(session: Session, principal: Principal, slug: str, *, scenario: 
     return _trail_outs(session, project, rows)
 
 
-def head(session: Session, trail_id: int) -> Row[Any] | None:
-    """id, is_public and revision of the trail's project (`http_cache.remembered_json`)."""
-    return repository.head(session, trail_id)
+def head(trail_id: int) -> HeadQuery:
+    """id, is_public and revision of the trail's project (`http_cache.remembered_read`)."""
+    return repository.head(trail_id)
 
 
 def get_trail(session: Session, principal: Principal, trail_id: int) -> tuple[Trail, Project]:
