@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.rows import namedtuple_row
 from psycopg_pool import AsyncConnectionPool
 from sqlalchemy import Engine, MetaData, create_engine
 from sqlalchemy.dialects.postgresql import psycopg as psycopg_dialect
@@ -90,7 +91,8 @@ async def loop_connection() -> AsyncIterator[AsyncConnection[Any]]:
     """A connection of the running loop's pool (autocommit: each statement is its own transaction). Raises
     psycopg's OperationalError (PoolTimeout among them) when none comes within LOOP_WAIT_S."""
     pool = _loop_pool()
-    await pool.open()
+    if pool.closed:   # its first read (opening an open pool is harmless: two first reads at once)
+        await pool.open()
     async with pool.connection(timeout=LOOP_WAIT_S) as conn:
         yield conn
 
@@ -110,8 +112,10 @@ def compiled(statement: Executable) -> tuple[str, dict[str, Any]]:
     return str(sql), dict(sql.params)
 
 
-async def loop_row(conn: AsyncConnection[Any], statement: Executable, params: dict[str, Any]) -> tuple[Any, ...] | None:
-    """The first row of `statement` with `params`, run on `conn` as a prepared statement."""
+async def loop_row(conn: AsyncConnection[Any], statement: Executable, params: dict[str, Any]) -> Any:
+    """The first row of `statement` with `params` (its columns by name, as a SQLAlchemy row), or None; run on
+    `conn` as a prepared statement."""
     sql, defaults = compiled(statement)
-    cursor = await conn.execute(sql, {**defaults, **params}, prepare=True)  # type: ignore[arg-type]
+    cursor = conn.cursor(row_factory=namedtuple_row)
+    await cursor.execute(sql, {**defaults, **params}, prepare=True)  # type: ignore[arg-type]
     return await cursor.fetchone()

@@ -26,7 +26,6 @@ from sqlalchemy.orm import Session
 from benchtrail import db, revisions
 from benchtrail.auth.principal import Principal, in_request, resolve_on_loop
 from benchtrail.config import get_settings
-from benchtrail.revisions import HeadQuery
 
 JSON = "application/json"
 ANSWERED_ON_LOOP = Counter("benchtrail_answers_on_loop_total",
@@ -170,7 +169,7 @@ def remembered_json(request: Request, head: Head | None, can_see: Callable[[Head
     return _respond(request, answer, JSON)
 
 
-async def remembered_read(request: Request, token: str | None, head: HeadQuery,
+async def remembered_read(request: Request, token: str | None, head: revisions.HeadQuery,
                           build: Callable[[Session, Principal], BaseModel]) -> Response:
     """A hot read: the kept answer found on the event loop (`kept_on_loop`), else its session and principal in a
     worker thread (`auth.principal.in_request`), `head` read first, then the kept answer or `build`
@@ -182,7 +181,7 @@ async def remembered_read(request: Request, token: str | None, head: HeadQuery,
         request, revisions.read_head(session, head), principal.can_see, lambda: build(session, principal)))
 
 
-async def kept_on_loop(request: Request, token: str | None, head: HeadQuery) -> _Answer | None:
+async def kept_on_loop(request: Request, token: str | None, head: revisions.HeadQuery) -> _Answer | None:
     """The answer kept for this read at the project's current revision, found without leaving the event loop:
     the token and the head read by prepared statements on the process's loop pool (`db.loop_connection`),
     with no thread hop and no ORM session. On a 2-core machine, a one-project read went from ~2,200 to

@@ -128,8 +128,7 @@ def resolve(session: Session, token: str | None) -> Principal:
                         .where(ApiToken.id == row.id,
                                or_(ApiToken.last_used_at.is_(None), ApiToken.last_used_at < stale))
                         .values(last_used_at=now))
-    return Principal(token_id=row.id, project_id=row.project_id, role=row.role, name=row.name,
-                     pools=tuple(row.pools) if row.pools is not None else None)
+    return _principal_of(row)
 
 
 async def resolve_on_loop(conn: AsyncConnection[Any], token: str | None) -> Principal | None:
@@ -139,13 +138,16 @@ async def resolve_on_loop(conn: AsyncConnection[Any], token: str | None) -> Prin
     if token is None:
         return Principal()
     row = await db.loop_row(conn, _TOKEN, {"token_hash": hash_token(token)})
-    if row is None:
+    if row is None or row.revoked_at is not None or row.last_used_at is None \
+            or row.last_used_at < datetime.now(timezone.utc) - LAST_USED_RESOLUTION:
         return None
-    token_id, project_id, role, name, pools, revoked_at, last_used_at = row
-    if revoked_at is not None or last_used_at is None or last_used_at < datetime.now(timezone.utc) - LAST_USED_RESOLUTION:
-        return None
-    return Principal(token_id=token_id, project_id=project_id, role=role, name=name,
-                     pools=tuple(pools) if pools is not None else None)
+    return _principal_of(row)
+
+
+def _principal_of(row: Any) -> Principal:
+    """The principal of a `_TOKEN` row."""
+    return Principal(token_id=row.id, project_id=row.project_id, role=row.role, name=row.name,
+                     pools=tuple(row.pools) if row.pools is not None else None)
 
 
 def get_principal(request: Request,
