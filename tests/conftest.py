@@ -59,9 +59,10 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
 def _reset_caches() -> None:
     from benchtrail import jobs, storage
     from benchtrail.config import get_settings
-    from benchtrail.db import get_engine, get_sessionmaker
+    from benchtrail.db import connection_share, get_engine, get_sessionmaker
 
     get_settings.cache_clear()
+    connection_share.cache_clear()
     storage.get_store.cache_clear()
     get_engine.cache_clear()
     get_sessionmaker.cache_clear()

@@ -17,9 +17,13 @@ class Settings(BaseSettings):
 
     env: str = "development"  # development | test | production
     database_url: str = "postgresql+psycopg://benchtrail@127.0.0.1:55432/benchtrail"
-    # Connections each API process keeps for its reads (kept open: a read waits for a free one rather
-    # than opening and closing an extra connection under load).
-    db_read_pool_size: int = 12
+    # Database connections the API server (`benchtrail-api`, all its worker processes together) may hold:
+    # each process gets an equal share for its reads, its writes and its event-loop reads (db.api_share),
+    # kept open, and a request waits for a free one rather than opening more than the database allows.
+    api_db_connections: int = Field(default=40, ge=3)
+    # Set by `benchtrail-api` for its worker processes: how many of them share api_db_connections. Unset
+    # (an app served otherwise, the worker, the CLI): the engine of writes is not bounded by the share.
+    api_processes: int | None = Field(default=None, ge=1)
     redis_url: str = "redis://127.0.0.1:56379/0"
     data_dir: Path = Path(".data")
     # Signs webhook payloads; refused as a placeholder outside development.

@@ -9,9 +9,11 @@ import asyncio
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import psycopg
 from psycopg import AsyncConnection
 from psycopg.rows import namedtuple_row
 from psycopg_pool import AsyncConnectionPool
@@ -36,9 +38,63 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
+@dataclass(frozen=True, slots=True)
+class ConnectionShare:
+    """The connections one API process may hold: its hot reads' pool, its writes' pool (every other
+    request) and its event-loop pool (kept answers found without a thread)."""
+
+    read: int
+    write: int
+    loop: int
+
+    @property
+    def total(self) -> int:
+        return self.read + self.write + self.loop
+
+
+def api_share(total: int, processes: int) -> ConnectionShare:
+    """Each of `processes` API processes' share of `total` connections: at least one per pool; a fifth each
+    for writes and the loop (at most 4: a loop read holds its connection for a fraction of a millisecond),
+    the rest for reads (at most 16, what one process's threads can keep busy)."""
+    share = max(3, total // processes)
+    small = min(4, max(1, share // 5))
+    return ConnectionShare(read=min(16, share - 2 * small), write=small, loop=small)
+
+
+@lru_cache
+def connection_share() -> ConnectionShare:
+    settings = get_settings()
+    return api_share(settings.api_db_connections, settings.api_processes or 1)
+
+
+def connection_limit() -> int | None:
+    """How many connections the database lets this role open in all (max_connections less the superusers'
+    reserve, or the role's own limit when lower); None when it cannot be asked."""
+    conninfo = make_url(get_settings().database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    try:
+        with psycopg.connect(conninfo, connect_timeout=5) as conn:
+            row = conn.execute(_LIMITS).fetchone()
+    except psycopg.Error:
+        return None
+    assert row is not None
+    available, own = int(row[0]), int(row[1])
+    return available if own < 0 else min(available, own)
+
+
+_LIMITS = ("SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int,"
+           " rolconnlimit FROM pg_roles WHERE rolname = current_user")
+
+
 @lru_cache
 def get_engine() -> Engine:
-    return create_engine(get_settings().database_url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    """Writes and every request or task that is not a hot read. In an API server process, a pool of its share
+    (`connection_share`), a request waiting for a free connection (at most 30 s); elsewhere (the worker, the
+    CLI) 5 kept and up to 10 more."""
+    settings = get_settings()
+    if settings.api_processes is None:
+        return create_engine(settings.database_url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    return create_engine(settings.database_url, pool_pre_ping=True, pool_size=connection_share().write,
+                         max_overflow=0, pool_timeout=30)
 
 
 @lru_cache
@@ -51,16 +107,13 @@ def get_read_sessionmaker() -> sessionmaker[Session]:
     """Sessions of the API's hot reads (`db_boundary.read_unit`): their own pool in autocommit, so a read
     costs its queries only, without BEGIN, COMMIT and the pre-ping round trips (three of the five a
     small read made). A connection found dead is replaced by the caller's retry instead of a ping."""
-    settings = get_settings()
-    engine = create_engine(settings.database_url, isolation_level="AUTOCOMMIT", pool_pre_ping=False,
-                           pool_size=settings.db_read_pool_size, max_overflow=0, pool_timeout=30)
+    engine = create_engine(get_settings().database_url, isolation_level="AUTOCOMMIT", pool_pre_ping=False,
+                           pool_size=connection_share().read, max_overflow=0, pool_timeout=30)
     return sessionmaker(bind=engine, expire_on_commit=False)
 
 
 # Reads on the event loop (`http_cache.remembered_read`): the few statements that find a kept answer, run
-# without a thread hop or an ORM session. A small pool per API process: each statement holds a connection
-# for a fraction of a millisecond.
-LOOP_POOL_SIZE = 4
+# without a thread hop or an ORM session, on a small pool per API process (`ConnectionShare.loop`).
 # How long such a read waits for a connection before the caller takes the thread path instead (which answers
 # 503 when the database is down, as before), and how long a failed connection is retried before it is given up.
 LOOP_WAIT_S = 0.1
@@ -81,7 +134,7 @@ def _loop_pool() -> AsyncConnectionPool[AsyncConnection[Any]]:
         conninfo = make_url(get_settings().database_url).set(drivername="postgresql") \
             .render_as_string(hide_password=False)
         pool = _LOOP_POOLS[loop] = AsyncConnectionPool(
-            conninfo, min_size=1, max_size=LOOP_POOL_SIZE, open=False, kwargs={"autocommit": True},
+            conninfo, min_size=1, max_size=connection_share().loop, open=False, kwargs={"autocommit": True},
             reconnect_timeout=LOOP_RECONNECT_S, name="loop-reads")
     return pool
 

@@ -73,6 +73,22 @@ def bind_reuseport(family: socket.AddressFamily, address: tuple[str, int]) -> so
     return sock
 
 
+def _log_connections(workers: int) -> None:
+    """What the worker processes may hold of the database's connections, said once at startup; a warning
+    when that is more than the database lets this role open (the worker and beat need some as well)."""
+    from benchtrail.db import connection_limit, connection_share
+    from benchtrail.logging import log
+
+    most = connection_share().total * workers
+    allowed = connection_limit()
+    fields = dict(processes=workers, per_process=connection_share().total, at_most=most, database_allows=allowed)
+    if allowed is not None and most > allowed:
+        log.warning("the API may open more database connections than the database allows: raise its "
+                    "max_connections (or the role's connection limit) or lower BENCHTRAIL_API_DB_CONNECTIONS", **fields)
+    else:
+        log.info("database connections", **fields)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="benchtrail-api", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -80,6 +96,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8400)
     parser.add_argument("--workers", type=int, default=None, help="default: BENCHTRAIL_API_WORKERS or one per core")
     args = parser.parse_args(argv)
+    workers = args.workers or default_workers()
+    # Before the settings are first read, here and in the worker processes (which inherit it): they share
+    # the API's database connections (db.connection_share).
+    os.environ["BENCHTRAIL_API_PROCESSES"] = str(workers)
     # Imported here, not at the top: each worker process is spawned by re-importing this module and
     # must answer uvicorn's health ping within 5 s, even on a loaded machine.
     import uvicorn
@@ -94,8 +114,8 @@ def main(argv: list[str] | None = None) -> None:
     from benchtrail.storage import temp_files_on_data_disk
 
     temp_files_on_data_disk()   # before the worker processes start: they inherit it
-    options: dict[str, Any] = dict(factory=True, host=args.host, port=args.port,
-                                   workers=args.workers or default_workers(), access_log=False,
+    _log_connections(workers)
+    options: dict[str, Any] = dict(factory=True, host=args.host, port=args.port, workers=workers, access_log=False,
                                    proxy_headers=False, timeout_graceful_shutdown=10, log_config=None)
     if options["workers"] == 1:
         uvicorn.run("benchtrail.serve:worker_app", **options)

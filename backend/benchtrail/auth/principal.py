@@ -168,10 +168,8 @@ TokenDep = Depends(request_token)
 
 @cache
 def _read_threads() -> ThreadPoolExecutor:
-    from benchtrail.config import get_settings
-
     # Created in each API worker process, on its first read (never inherited across a fork).
-    return ThreadPoolExecutor(get_settings().db_read_pool_size, thread_name_prefix="read")
+    return ThreadPoolExecutor(db.connection_share().read, thread_name_prefix="read")
 
 
 async def in_request(token: str | None, work: Callable[[Session, Principal], T]) -> T:
@@ -180,7 +178,7 @@ async def in_request(token: str | None, work: Callable[[Session, Principal], T])
     document, series, overheads, trails): sync dependencies and a sync endpoint cost a thread hop each
     (session, principal, endpoint, response validation), more than the work of a small read.
 
-    The threads are a pool of their own, as many as the read connections (`db_read_pool_size`), so no
+    The threads are a pool of their own, as many as the read connections (`ConnectionShare.read`), so no
     thread waits for a connection; asyncio's executor hop costs less than anyio's `to_thread` (capacity
     limiter, cancel scope): measured on the project read, 32 connections, +8% req/s."""
     def run() -> T:
