@@ -20,7 +20,7 @@ class Settings(BaseSettings):
     # Database connections the API server (`benchtrail-api`, all its worker processes together) may hold:
     # each process gets an equal share for its reads, its writes and its event-loop reads (db.api_share),
     # kept open, and a request waits for a free one rather than opening more than the database allows.
-    api_db_connections: int = Field(default=40, ge=3)
+    api_db_connections: int = Field(default=48, ge=3)
     # Set by `benchtrail-api` for its worker processes: how many of them share api_db_connections. Unset
     # (an app served otherwise, the worker, the CLI): the engine of writes is not bounded by the share.
     api_processes: int | None = Field(default=None, ge=1)

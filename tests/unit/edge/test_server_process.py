@@ -22,8 +22,8 @@ def test_a_worker_freezes_what_it_built_out_of_the_collectors_generations():
 
 def test_the_processes_share_of_database_connections_stays_within_the_total():
     """`db.api_share`: every pool of a process gets at least one connection, and the processes together
-    hold no more than the total whenever it leaves 3 per process; 2 processes of the default 40 keep
-    the pools measured in `make bench-api` (12 reads, 4 on the loop)."""
+    hold no more than the total whenever it leaves 3 per process; 2 processes of the default 48 keep
+    the pools measured in `make bench-api` (12 reads, 4 on the loop) and get 8 for writes."""
     from benchtrail.db import ConnectionShare, api_share
 
     for processes in range(1, 17):
@@ -31,6 +31,7 @@ def test_the_processes_share_of_database_connections_stays_within_the_total():
             share = api_share(total, processes)
             assert min(share.read, share.write, share.loop) >= 1, (total, processes, share)
             assert share.total * processes <= total, (total, processes, share)
-    assert api_share(40, 2) == ConnectionShare(read=12, write=4, loop=4)
-    assert api_share(40, 8) == ConnectionShare(read=3, write=1, loop=1)
-    assert api_share(40, 20).total == 3   # fewer than 3 each is not a server: 60 in all, said at startup
+    assert api_share(48, 2) == ConnectionShare(read=12, write=8, loop=4)
+    assert api_share(48, 8) == ConnectionShare(read=3, write=2, loop=1)
+    assert api_share(48, 1) == ConnectionShare(read=16, write=8, loop=4)
+    assert api_share(48, 20).total == 3   # fewer than 3 each is not a server: 60 in all, said at startup
