@@ -73,15 +73,19 @@ def connection_share() -> ConnectionShare:
 def connection_limit() -> int | None:
     """How many connections the database lets this role open in all (max_connections less the superusers'
     reserve, or the role's own limit when lower); None when it cannot be asked."""
-    conninfo = make_url(get_settings().database_url).set(drivername="postgresql").render_as_string(hide_password=False)
     try:
-        with psycopg.connect(conninfo, connect_timeout=5) as conn:
+        with psycopg.connect(_conninfo(), connect_timeout=5) as conn:
             row = conn.execute(_LIMITS).fetchone()
     except psycopg.Error:
         return None
     assert row is not None
     available, own = int(row[0]), int(row[1])
     return available if own < 0 else min(available, own)
+
+
+def _conninfo() -> str:
+    """BENCHTRAIL_DATABASE_URL as psycopg itself takes it (no SQLAlchemy driver name)."""
+    return make_url(get_settings().database_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 _LIMITS = ("SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int,"
@@ -134,10 +138,8 @@ def _loop_pool() -> AsyncConnectionPool[AsyncConnection[Any]]:
     loop = asyncio.get_running_loop()
     pool = _LOOP_POOLS.get(loop)
     if pool is None:
-        conninfo = make_url(get_settings().database_url).set(drivername="postgresql") \
-            .render_as_string(hide_password=False)
         pool = _LOOP_POOLS[loop] = AsyncConnectionPool(
-            conninfo, min_size=1, max_size=connection_share().loop, open=False, kwargs={"autocommit": True},
+            _conninfo(), min_size=1, max_size=connection_share().loop, open=False, kwargs={"autocommit": True},
             reconnect_timeout=LOOP_RECONNECT_S, name="loop-reads")
     return pool
 

@@ -151,6 +151,11 @@ class _Answers:
 ANSWERS = _Answers()
 
 
+def _key(request: Request, head: Head) -> tuple[str, str, int, int]:
+    """What a kept answer is found by: the URL and the revision of the project it belongs to."""
+    return request.url.path, request.url.query, head.id, head.revision
+
+
 def remembered_json(request: Request, head: Head | None, can_see: Callable[[Head], bool],
                     build: Callable[[], BaseModel]) -> Response:
     """The answer kept for this URL at the project's current revision, else `build()` (the read, raising
@@ -158,8 +163,7 @@ def remembered_json(request: Request, head: Head | None, can_see: Callable[[Head
     answer is at least as new as its revision; it is None when the thing read does not exist. Only
     answers the principal may see through the project (`can_see`) are served from or kept in memory
     (not a runner reading the run it executes)."""
-    key = (request.url.path, request.url.query, head.id, head.revision) \
-        if head is not None and can_see(head) else None
+    key = _key(request, head) if head is not None and can_see(head) else None
 
     def answer_of_build() -> _Answer:
         body = build().model_dump_json().encode()
@@ -202,7 +206,7 @@ async def kept_on_loop(request: Request, token: str | None, head: revisions.Head
         return None
     if found is None or not principal.can_see(found):
         return None
-    answer = ANSWERS.get((request.url.path, request.url.query, found.id, found.revision))
+    answer = ANSWERS.get(_key(request, found))
     if answer is not None:
         ANSWERED_ON_LOOP.inc()
     return answer

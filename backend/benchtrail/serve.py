@@ -79,9 +79,10 @@ def _log_connections(workers: int) -> None:
     from benchtrail.db import connection_limit, connection_share
     from benchtrail.logging import log
 
-    most = connection_share().total * workers
+    per_process = connection_share().total
+    most = per_process * workers
     allowed = connection_limit()
-    fields = dict(processes=workers, per_process=connection_share().total, at_most=most, database_allows=allowed)
+    fields = dict(processes=workers, per_process=per_process, at_most=most, database_allows=allowed)
     if allowed is not None and most > allowed:
         log.warning("the API may open more database connections than the database allows: raise its "
                     "max_connections (or the role's connection limit) or lower BENCHTRAIL_API_DB_CONNECTIONS", **fields)

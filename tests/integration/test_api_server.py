@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import psutil
-
 from sqlalchemy.engine import make_url
 
 from infra.localstack import VENV_BIN, Process, free_port, wait_until
