@@ -7,7 +7,7 @@ samples per cell plus CPU, versions in order, and a step (+10% latency for the a
 run goes through the product's own code in this process, each step in its own transaction like the
 API and the worker (only HTTP and the Celery hop are left out):
 
-  uploads.service.accept_upload  (validation, raw blob kept, run created)  — what POST /runs does
+  uploads.service.KeptFiles + accept_upload (files checked and kept, run created) — what POST /runs does
   ingest.service.ingest_run       (parse, cells, trails)                  — what the ingest task does
   trails.analysis.analyse_run     (overheads, windowed review, alerts)    — what the analysis task does
 
@@ -26,7 +26,6 @@ Target: analysis_growth <= 2.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import statistics
@@ -84,7 +83,8 @@ def run() -> int:
     from benchtrail.projects.schemas import ProjectCreate
     from benchtrail.projects.service import create_project
     from benchtrail.trails import analysis
-    from benchtrail.uploads.service import accept_upload
+    from benchtrail.uploads.files import RawSink, scratch_folder
+    from benchtrail.uploads.service import KeptFiles, accept_upload, parse_metadata
 
     admin = Principal(token_id=1, project_id=None, role="admin", name="bench")
     with unit_of_work() as session:
@@ -100,10 +100,15 @@ def run() -> int:
                           {"variant": "agent", "format": "benchtrail-json"}],
                 "agent_version": f"1.{i // 100}.{i % 100}", "reference": "baseline",
                 "environment": {"cpus": 2, "os": "Linux"}}
-        parts = [("baseline.json", io.BytesIO(result_file(rng, 1.0))),
-                 ("agent.json", io.BytesIO(result_file(rng, 1.05 * step)))]
-        with unit_of_work() as session:
-            run_id = accept_upload(session, admin, "bench", json.dumps(meta), parts, None).id
+        with scratch_folder() as workdir:
+            received = []
+            for name, data in (("baseline.json", result_file(rng, 1.0)), ("agent.json", result_file(rng, 1.05 * step))):
+                sink = RawSink(name, workdir)
+                sink.write(data)
+                received.append(sink.finish())
+            upload = parse_metadata(json.dumps(meta))
+            with KeptFiles(upload.files, received) as kept, unit_of_work() as session:
+                run_id = accept_upload(session, admin, "bench", upload, kept, None).id
         with unit_of_work() as session:
             ingest_run(session, run_id)
         block = "early" if i in first_block else "late" if i in last_block else None

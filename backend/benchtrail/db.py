@@ -55,9 +55,8 @@ class ConnectionShare:
 def api_share(total: int, processes: int) -> ConnectionShare:
     """Each of `processes` API processes' share of `total` connections, at least one per pool: a sixth for the
     loop reads (at most 4: each holds its connection for a fraction of a millisecond), a third for writes and
-    every other request (at most 8: an upload holds its connection while its files are checked and stored,
-    in the bucket when raw files go to S3), the rest for the hot reads (at most 16, what one process's
-    threads can keep busy)."""
+    every other request (at most 8), the rest for the hot reads (at most 16, what one process's threads can
+    keep busy)."""
     share = max(3, total // processes)
     loop = min(4, max(1, share // 6))
     write = min(8, max(1, share // 3))

@@ -10,7 +10,6 @@ from sqlalchemy.orm import Session
 
 from benchtrail import jobs
 from benchtrail.db import get_read_sessionmaker, get_sessionmaker
-from benchtrail.logging import log
 
 
 @contextmanager
@@ -19,23 +18,13 @@ def unit_of_work() -> Iterator[Session]:
     try:
         yield session
         session.commit()
-        session.info.pop("on_rollback", None)
-        session.info.pop("before_rollback", None)
         jobs.send_buffered(session)
         for callback in session.info.pop("after_commit", []):
             callback()
     except BaseException:
-        # Undo outside writes (a raw file stored by this transaction) while its locks are still held.
-        for undo in session.info.pop("before_rollback", []):
-            try:
-                undo()
-            except Exception as exc:  # an orphan object is harmless; the original error matters
-                log.warning("undo before rollback failed", error=str(exc)[:300])
         session.rollback()
         jobs.drop_buffered(session)
         session.info.pop("after_commit", None)
-        for undo in session.info.pop("on_rollback", []):
-            undo()
         raise
     finally:
         session.close()

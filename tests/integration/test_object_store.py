@@ -7,8 +7,12 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import urllib.request
+import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -16,6 +20,7 @@ import pytest
 
 from infra.localstack import VENV_BIN, Process, Redis, celery_worker, free_port, wait_until
 from tests.integration.conftest import _env
+from tests.support.flaky_proxy import FlakyProxy
 from tests.support.jtl import independent_cells, write_jtl
 from tests.support.s3 import S3Server
 
@@ -125,40 +130,105 @@ def test_a_refused_upload_leaves_nothing_in_the_bucket(s3, s3_stack, make_projec
     assert s3.keys(f"{PREFIX}/") == before
 
 
-def test_an_object_written_by_a_rolled_back_transaction_is_removed(s3, infra, scratch, monkeypatch):
-    """Storing goes object first, row second: when the transaction fails after the object was written,
-    the object is deleted (before the rollback releases the content's lock), and the row is absent."""
+def test_an_object_kept_for_a_failed_transaction_is_removed_and_written_again_for_another_upload(
+        s3, infra, scratch, monkeypatch):
+    """Files are stored before the transaction that records them. When it fails, the object the upload
+    created is removed (no blob row refers to it) and no row is left. A second upload of the same bytes
+    that found the object there before the removal writes it again under the content's lock: the blob
+    it records exists in the bucket."""
     from benchtrail import storage
+    from benchtrail.auth.principal import Principal
     from benchtrail.config import get_settings
     from benchtrail.db_boundary import unit_of_work
+    from benchtrail.projects.schemas import ProjectCreate
+    from benchtrail.projects.service import create_project
     from benchtrail.uploads import repository
     from benchtrail.uploads.files import RawSink
-    from benchtrail.uploads.service import _store_blob
+    from benchtrail.uploads.service import KeptFiles, accept_upload, parse_metadata
 
     for k, v in s3.env("rollback").items():
         monkeypatch.setenv(k, v)
     get_settings.cache_clear()
     storage.get_store.cache_clear()
     try:
-        path = scratch / "x.jtl"
-        write_jtl(path, seed=31)
-        sha = hashlib.sha256(path.read_bytes()).hexdigest()
-        with pytest.raises(RuntimeError, match="after the blob"):
-            with unit_of_work() as session:
-                sink = RawSink("x.jtl", scratch)
-                sink.write(path.read_bytes())
-                rf = sink.finish()
-                repository.lock_blobs(session, [sha])
-                _store_blob(session, rf)
-                assert s3.keys(f"rollback/blobs/{sha[:2]}/") == [f"rollback/blobs/{sha[:2]}/{sha}"]
-                raise RuntimeError("the request failed after the blob was written")
-        assert s3.keys("rollback/") == []
+        data = write_jtl(scratch / "x.jtl", seed=31).read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+        key = f"rollback/blobs/{sha[:2]}/{sha}"
+        meta = parse_metadata(json.dumps({"files": [{"variant": "baseline"}]}))
+
+        def received() -> list:
+            sink = RawSink("x.jtl", scratch)
+            sink.write(data)
+            return [sink.finish()]
+
+        project = f"kept-{uuid.uuid4().hex[:8]}"
         with unit_of_work() as session:
-            assert repository.blob_by_sha256(session, sha) is None
+            create_project(session, ProjectCreate(slug=project, is_public=True))
+        with ExitStack() as meanwhile:
+            with pytest.raises(RuntimeError, match="after its files were kept"):
+                with KeptFiles(meta.files, received()) as first, unit_of_work():
+                    assert first.files[0].created and s3.keys("rollback/") == [key]
+                    second = meanwhile.enter_context(KeptFiles(meta.files, received()))   # the same bytes
+                    assert not second.files[0].created
+                    raise RuntimeError("the first upload's transaction failed after its files were kept")
+            assert s3.keys("rollback/") == []
+            with unit_of_work() as session:
+                assert repository.blob_by_sha256(session, sha) is None
+
+            admin = Principal(token_id=1, project_id=None, role="admin", name="test")
+            with unit_of_work() as session:
+                accept_upload(session, admin, project, meta, second, None)
+        assert s3.keys("rollback/") == [key] and s3.read(key) == data
+        with unit_of_work() as session:
+            assert repository.blob_by_sha256(session, sha) is not None
     finally:
         monkeypatch.undo()
         get_settings.cache_clear()
         storage.get_store.cache_clear()
+
+
+def test_an_upload_waiting_on_the_object_store_holds_no_database_connection(
+        s3, infra, logdir, make_project, admin_token, tmp_path):
+    """The production server with one process and one connection for writes (BENCHTRAIL_API_DB_CONNECTIONS
+    3: one each for writes, reads and the event loop's reads), the bucket behind a proxy that holds the
+    upload's object until released. While the upload waits on the store, a write (a project created) is
+    answered; once the store answers, the upload is accepted and its object is in the bucket. When the
+    upload's transaction was open while its object was written, the write waited for the one connection
+    until the pool gave up: 503."""
+    slug, token = make_project()
+    proxy = FlakyProxy(("127.0.0.1", s3.port), "hold",
+                       requests=re.compile(rb"PUT /" + s3.bucket.encode() + rb"/held/blobs/"))
+    rd = Redis().start()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    api = Process("api-held", [str(VENV_BIN / "benchtrail-api"), "--port", str(port), "--workers", "1"],
+                  _env(infra, **{**s3.env("held"), "BENCHTRAIL_S3_ENDPOINT_URL": proxy.url}, BENCHTRAIL_REDIS_URL=rd.url,
+                       BENCHTRAIL_API_DB_CONNECTIONS="3", BENCHTRAIL_DATA_DIR=str(tmp_path),
+                       BENCHTRAIL_PUBLIC_URL=url), logdir)
+    try:
+        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 300, "the API")
+        jtl = write_jtl(tmp_path / "held.jtl", seed=41)
+        other = f"held-{uuid.uuid4().hex[:8]}"
+        with ThreadPoolExecutor(1) as pool:
+            upload = pool.submit(httpx.post, f"{url}/api/v1/projects/{slug}/runs",
+                                 headers={"Authorization": f"Bearer {token}"},
+                                 data={"metadata": json.dumps({"files": [{"variant": "baseline"}]})},
+                                 files=[("files", ("held.jtl", jtl.read_bytes()))], timeout=120)
+            assert proxy.held.wait(60), "the upload never wrote to the object store"
+            created = httpx.post(f"{url}/api/v1/projects", json={"slug": other, "name": other},
+                                 headers={"Authorization": f"Bearer {admin_token}"}, timeout=120)
+            upload_waited = not upload.done()
+            proxy.release.set()
+            accepted = upload.result()
+        assert created.status_code == 201, created.text
+        assert upload_waited
+        assert accepted.status_code == 202, accepted.text
+        sha = hashlib.sha256(jtl.read_bytes()).hexdigest()
+        assert s3.keys("held/") == [f"held/blobs/{sha[:2]}/{sha}"]
+    finally:
+        proxy.stop()
+        api.stop()
+        rd.stop()
 
 
 def test_a_runners_chunked_results_go_through_the_bucket(s3, s3_stack, client, make_project, runner_token, scratch):

@@ -11,7 +11,9 @@ the fault:
 - `lose_answer`: forward the whole request, then close the connection as soon as the API starts to
   answer: the API stored the results but the runner never hears so (only the first time).
 - `hold`: keep the end of the request until the test sets `release` (a slow upload; released anyway
-  after `HOLD_LIMIT_S` so a failed test cannot hang), other connections unaffected (only the first time).
+  after `HOLD_LIMIT_S` so a failed test cannot hang), other connections unaffected (only the first time);
+  `held` is set once it holds. `requests` chooses the request held (default: the results request), e.g.
+  an S3 PUT when the proxy stands in front of an object store.
 - `cut_chunk`: the first chunk of a resumable upload (`PATCH .../results/uploads/<id>?offset=N`) with
   N >= `cut_offset` is cut like `cut` (half its body, then every connection reset and new ones refused
   for `outage_s`). `chunk_bytes` counts the chunk bytes forwarded to the API (whole chunks by their
@@ -70,6 +72,8 @@ class FlakyProxy:
     outage_s: float = 2.0
     results_down_s: float = 0.0
     release: threading.Event = field(default_factory=threading.Event)   # hold: forward the held request
+    held: threading.Event = field(default_factory=threading.Event)      # hold: a request is held
+    requests: re.Pattern[bytes] = RESULTS   # the request line a fault applies to (not cut_chunk's)
     cut_offset: int = 0
     chunk_bytes: int = 0           # cut_chunk: chunk bytes forwarded to the API
     chunk_offsets: list[int] = field(default_factory=list)   # cut_chunk: the offset of every chunk seen
@@ -205,7 +209,7 @@ class FlakyProxy:
                     conn.upstream.sendall(data)
                     tail = window[-200:]
                     continue
-                match = next((m for m in RESULTS.finditer(window) if m.end() > len(tail)), None)
+                match = next((m for m in self.requests.finditer(window) if m.end() > len(tail)), None)
                 if match and self._fault_due():
                     start = max(0, match.start() - len(tail))
                     before, request = data[:start], data[start:]
@@ -219,6 +223,7 @@ class FlakyProxy:
                         # idle connection (uvicorn's keep-alive timeout), not one with a request under way.
                         conn.upstream.sendall(request[:-2])
                         request = request[-2:]
+                        self.held.set()
                         self.release.wait(HOLD_LIMIT_S)
                     elif self.mode == "lose_answer":
                         conn.drop_answer = True

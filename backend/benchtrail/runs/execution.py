@@ -21,8 +21,7 @@ from benchtrail.runs import repository as runs_repository
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs.service import locked_run
 from benchtrail.uploads.schemas import UploadMetadata
-from benchtrail.uploads.files import ReceivedFile
-from benchtrail.uploads.service import store_files
+from benchtrail.uploads.service import KeptFiles, store_files
 
 LOG_TAIL = 200
 TERMINAL = tuple(s.value for s in lifecycle.TERMINAL)
@@ -184,23 +183,24 @@ def _share_progress(session: Session, run: Run, row: RunShare, rows: list[RunSha
     return run_meta.of(run).cancel_requested
 
 
-def attach_results(session: Session, principal: Principal, slug: str, metadata_raw: str,
-                   received: list[ReceivedFile], idempotency_key: str | None = None,
+def attach_results(session: Session, principal: Principal, slug: str, meta: ResultsMetadata,
+                   kept: KeptFiles, idempotency_key: str | None = None,
                    share: int | None = None) -> tuple[Run, bool]:
-    """Store a runner's results (all files or none: one transaction). With the Idempotency-Key of
-    results already accepted, nothing is stored and the answer says `duplicate` (the runner retried
-    after losing the first answer). Concurrent retries queue on the run's row lock."""
+    """Record a runner's results, checked and stored beforehand (`KeptFiles`; all files or none: one
+    transaction). With the Idempotency-Key of results already accepted, nothing is recorded and the
+    answer says `duplicate` (the runner retried after losing the first answer). Concurrent retries
+    queue on the run's row lock."""
     run = runner_run(session, principal, slug, claiming=share is not None)
     row, rows = _share(session, run, share, principal)
     if row is not None:
-        return _share_results(session, run, row, rows, metadata_raw, received, idempotency_key)
+        return _share_results(session, run, row, rows, meta, kept, idempotency_key)
     if idempotency_key is not None and run.results_key == idempotency_key:
         return run, True
     late = run.status == RunStatus.FAILED and run.results_key is None
     if run.status != RunStatus.RUNNING and not late:
         raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from the runner that runs it "
                        f"(or, once, late from that runner after the run failed without results)")
-    meta = _results_metadata(session, run, metadata_raw)
+    _adopt_environment(session, run, meta)
     run_meta.update(run, loadgen=meta.loadgen)
     if late:
         # The load test finished but its runner lost the API while delivering it (the sweeper or the
@@ -208,7 +208,7 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
         earlier = (run.status_detail or {}).get("reason", "")
         lifecycle.transition(run, RunStatus.INGESTING, detail={
             "reason": f"results delivered late by the runner after the run had failed ({earlier})"})
-    store_files(session, run, meta, received)
+    store_files(session, run, meta, kept)
     # No key: a placeholder still marks the run as having results (late results are accepted once).
     run.results_key = idempotency_key or f"unkeyed-{run.id}"
     run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
@@ -216,19 +216,22 @@ def attach_results(session: Session, principal: Principal, slug: str, metadata_r
 
 
 
-def _results_metadata(session: Session, run: Run, metadata_raw: str) -> ResultsMetadata:
-    """The results' metadata, validated; the environment it describes becomes the run's if it has none."""
+def parse_results_metadata(metadata_raw: str) -> ResultsMetadata:
+    """The results' metadata, checked before any of their files is (`KeptFiles`)."""
     try:
-        meta = ResultsMetadata.model_validate_json(metadata_raw)
+        return ResultsMetadata.model_validate_json(metadata_raw)
     except ValidationError as exc:
         raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+
+
+def _adopt_environment(session: Session, run: Run, meta: ResultsMetadata) -> None:
+    """The environment the results describe becomes the run's if it has none."""
     if run.environment_id is None and meta.environment is not None:
         run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
-    return meta
 
 
-def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShare], metadata_raw: str,
-                   received: list[ReceivedFile], idempotency_key: str | None) -> tuple[Run, bool]:
+def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShare], meta: ResultsMetadata,
+                   kept: KeptFiles, idempotency_key: str | None) -> tuple[Run, bool]:
     """One share's outputs: stored with their share (`RunFile.options.share`); the run is ingested once
     every share has delivered. Late results of a failed run are not taken from a share."""
     if idempotency_key is not None and row.results_key == idempotency_key:
@@ -236,15 +239,15 @@ def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShar
     if run.status != RunStatus.RUNNING or row.status != "running":
         raise Conflict(f"share {row.index + 1} of run '{run.slug}' is {row.status} (run {run.status}); "
                        f"results are accepted only from the runner running the share")
-    meta = _results_metadata(session, run, metadata_raw)
+    _adopt_environment(session, run, meta)
     run_meta.update(run, loadgen=[*run_meta.of(run).loadgen, *meta.loadgen])
     row.status, row.results_key = "delivered", idempotency_key or f"unkeyed-share-{row.id}"
     row.finished_at = datetime.now(timezone.utc)
     done = all(s.status == "delivered" for s in rows)
-    store_files(session, run, meta, received, share=row.index, ingest=done)
+    store_files(session, run, meta, kept, share=row.index, ingest=done)
     current = dict(run.progress or {})
     current["log"] = (list(current.get("log", [])) + [
-        f"share {row.index + 1} of {len(rows)} delivered {len(received)} output(s)"])[-LOG_TAIL:]
+        f"share {row.index + 1} of {len(rows)} delivered {len(kept.files)} output(s)"])[-LOG_TAIL:]
     if done:
         run.results_key = f"shares-{run.id}"
         current.update({"percent": 100.0, "step": "ingesting"})

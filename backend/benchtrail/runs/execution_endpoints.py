@@ -29,6 +29,7 @@ from benchtrail.runs import results_uploads as uploads
 from benchtrail.runs import shares
 from benchtrail.runs.service import get_visible_run
 from benchtrail.uploads.form import Form, form_body, with_form
+from benchtrail.uploads.service import KeptFiles
 
 router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
 # One server-sent event: `data` is the run's state as JSON (keep-alive comments carry no event).
@@ -82,8 +83,8 @@ async def upload_results(request: Request, slug: str, token: str | None = TokenD
                              description="The runner's key for these results: sent again (a retry whose answer "
                                          "was lost), the results are not stored twice and the answer is 200"),
                          share: int | None = ShareQuery) -> JSONResponse:
-    """A runner's raw outputs for the run it claimed, validated and stored in one transaction (all or
-    nothing), then ingested. Each file is written once, as it arrives (`uploads.form`)."""
+    """A runner's raw outputs for the run it claimed, checked and stored, then recorded in one transaction
+    (all or nothing) and ingested. Each file is written once, as it arrives (`uploads.form`)."""
     def check() -> None:   # not a runner, or not its run: answered before the body is read
         with unit_of_work() as session:
             service.reporting_run(session, resolve(session, token), slug, share, lock=False)
@@ -91,10 +92,10 @@ async def upload_results(request: Request, slug: str, token: str | None = TokenD
     await run_in_threadpool(check)
 
     def attach(form: Form) -> tuple[str, str, bool]:
-        with unit_of_work() as session:
-            run, duplicate = service.attach_results(
-                session, resolve(session, token), slug, form.text("metadata", "ResultsMetadata as JSON"),
-                form.files.get("files", []), idempotency_key, share)
+        meta = service.parse_results_metadata(form.text("metadata", "ResultsMetadata as JSON"))
+        with KeptFiles(meta.files, form.files.get("files", [])) as kept, unit_of_work() as session:
+            run, duplicate = service.attach_results(session, resolve(session, token), slug, meta, kept,
+                                                    idempotency_key, share)
             return run.slug, run.status, duplicate
 
     run_slug, status, duplicate = await with_form(request, attach)
@@ -177,11 +178,10 @@ async def results_upload_chunk(request: Request, slug: str, upload_id: str = UPL
                         **errors(403), **errors(409, e409=UPLOAD_409),
                         **errors(413, e413="A decompression bomb")})
 def commit_results_upload(slug: str, upload_id: str = UPLOAD_ID, share: int | None = ShareQuery,
-                          session: Session = SessionDep, principal: Principal = Depends(get_principal)
-                          ) -> JSONResponse:
+                          token: str | None = TokenDep) -> JSONResponse:
     """Store the complete package as the run's results (as POST .../results does: all files or none,
     then ingested), exactly once."""
-    _, body = uploads.commit(session, principal, slug, upload_id, share)
+    body = uploads.commit(token, slug, upload_id, share)
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if body.duplicate else 202)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -25,8 +26,9 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
-from benchtrail.auth.principal import Principal
+from benchtrail.auth.principal import Principal, resolve
 from benchtrail.config import get_settings
+from benchtrail.db_boundary import unit_of_work
 from benchtrail.errors import (Conflict, InvalidRequest, InvalidResultFile, NotFound, PayloadTooLarge,
                                ServiceUnavailable)
 from benchtrail.logging import log
@@ -35,6 +37,7 @@ from benchtrail.plans.schemas import ResultsAccepted, ResultsUploadIn, ResultsUp
 from benchtrail.runs import execution, repository
 from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.uploads.files import RawSink, ReceivedFile, scratch_folder
+from benchtrail.uploads.service import KeptFiles
 
 CHUNK_MAX_MB = 64  # one chunk's limit (also under BENCHTRAIL_MAX_UPLOAD_MB); runners send 8 MB
 
@@ -137,28 +140,43 @@ def add_chunk(session: Session, principal: Principal, slug: str, upload_id: str,
     return _out(upload, run)
 
 
-def commit(session: Session, principal: Principal, slug: str, upload_id: str,
-           share: int | None = None) -> tuple[Run, ResultsAccepted]:
-    """Store the session's package as the run's results, exactly once (its Idempotency-Key)."""
-    run = execution.reporting_run(session, principal, slug, share)
-    upload = _session_of(session, run, upload_id, lock=True)
-    if run.results_key == upload.idempotency_key:
-        return run, ResultsAccepted(run=run.slug, status=run.status, duplicate=True)
-    if upload.received < upload.size:
-        raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send the "
-                       f"rest from offset {upload.received} first", extra={"offset": upload.received})
+@dataclass(frozen=True, slots=True)
+class _Committing:
+    id: str
+    files: list[dict]
+    size: int
+    metadata_json: str
+    idempotency_key: str
+
+
+def commit(token: str | None, slug: str, upload_id: str, share: int | None = None) -> ResultsAccepted:
+    """Store the session's package as the run's results, exactly once (its Idempotency-Key). The package is
+    put together from its chunks, checked and stored with no transaction open (it can be gigabytes from an
+    object store); then one transaction records it, as `POST .../results` does."""
+    with unit_of_work() as session:
+        run = execution.reporting_run(session, resolve(session, token), slug, share)
+        upload = _session_of(session, run, upload_id, lock=True)
+        if run.results_key == upload.idempotency_key:
+            return ResultsAccepted(run=run.slug, status=run.status, duplicate=True)
+        if upload.received < upload.size:
+            raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send "
+                           f"the rest from offset {upload.received} first", extra={"offset": upload.received})
+        package = _Committing(upload.id, list(upload.files), upload.size, upload.metadata_json,
+                              upload.idempotency_key)
+    meta = execution.parse_results_metadata(package.metadata_json)
     with scratch_folder() as workdir:
-        received = _assemble(storage.get_store(), upload, workdir)
-        run, duplicate = execution.attach_results(session, principal, slug, upload.metadata_json, received,
-                                                  upload.idempotency_key, share)
-    upload.committed_at = datetime.now(timezone.utc)
-    upload_key = upload.id
-    # The chunks go once the results are committed (a failed commit keeps them for the next attempt).
-    session.info.setdefault("after_commit", []).append(lambda: _drop_parts(upload_key))
-    return run, ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
+        received = _assemble(storage.get_store(), package, workdir)
+        with KeptFiles(meta.files, received) as kept, unit_of_work() as session:
+            run, duplicate = execution.attach_results(session, resolve(session, token), slug, meta, kept,
+                                                      package.idempotency_key, share)
+            upload = _session_of(session, run, upload_id, lock=True)
+            upload.committed_at = upload.committed_at or datetime.now(timezone.utc)
+            # The chunks go once the results are committed (a failed commit keeps them for the next attempt).
+            session.info.setdefault("after_commit", []).append(lambda: _drop_parts(package.id))
+            return ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
 
 
-def _assemble(store: storage.BlobStore, upload: ResultsUpload, workdir: Path) -> list[ReceivedFile]:
+def _assemble(store: storage.BlobStore, upload: _Committing, workdir: Path) -> list[ReceivedFile]:
     """The package's files, written once from its chunks into the upload's folder (hashed on the way),
     each checked against the sha256 the runner declared."""
     package = _Package([int(entry["size"]) for entry in upload.files],

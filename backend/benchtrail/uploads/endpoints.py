@@ -29,10 +29,10 @@ async def upload_run(request: Request, slug: str, token: str | None = TokenDep,
     await run_in_threadpool(check)
 
     def accept(form: Form) -> UploadAccepted:
-        with unit_of_work() as session:
-            return service.accept_upload(session, resolve(session, token), slug,
-                                         form.text("metadata", "UploadMetadata as JSON"),
-                                         form.files.get("files", []), idempotency_key)
+        meta = service.parse_metadata(form.text("metadata", "UploadMetadata as JSON"))
+        # Files checked and stored first: the transaction then holds its connection only to record them.
+        with service.KeptFiles(meta.files, form.files.get("files", [])) as kept, unit_of_work() as session:
+            return service.accept_upload(session, resolve(session, token), slug, meta, kept, idempotency_key)
 
     result = await with_form(request, accept)
     return JSONResponse(result.model_dump(mode="json"), status_code=200 if result.duplicate else 202)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from pydantic import ValidationError
@@ -18,6 +20,7 @@ from sqlalchemy.orm import Session
 from benchtrail import jobs, storage
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
+from benchtrail.db_boundary import unit_of_work
 from benchtrail import logging as applog
 from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile, InvalidText, ServiceUnavailable
 from benchtrail.ingest.model import ParseError
@@ -29,7 +32,7 @@ from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs import meta as run_meta
 from benchtrail.uploads import repository
 from benchtrail.uploads.files import ReceivedFile
-from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
+from benchtrail.uploads.schemas import FileIn, UploadAccepted, UploadMetadata
 from benchtrail.validation import unsafe_text_errors
 
 
@@ -42,6 +45,7 @@ def new_slug() -> str:
 
 
 def parse_metadata(raw: str) -> UploadMetadata:
+    """The upload's metadata, checked in full before any of its files is (`KeptFiles`)."""
     # Python's json keeps an escaped unpaired surrogate ("\ud800") as it is, so that the check below
     # can name the field that holds it.
     try:
@@ -49,7 +53,7 @@ def parse_metadata(raw: str) -> UploadMetadata:
     except (ValueError, RecursionError) as exc:
         raise InvalidRequest(f"metadata: not valid JSON ({str(exc)[:200]})") from None
     try:
-        return UploadMetadata.model_validate(data)
+        meta = UploadMetadata.model_validate(data)
     except ValidationError as exc:
         unsafe = unsafe_text_errors(exc.errors())
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'metadata'}: {e['msg']}"
@@ -57,6 +61,15 @@ def parse_metadata(raw: str) -> UploadMetadata:
         if unsafe:
             raise InvalidText(f"metadata: {problems}") from None
         raise InvalidRequest(f"metadata: {problems}") from None
+    variants = list(dict.fromkeys(f.variant for f in meta.files))
+    if meta.reference is not None and meta.reference not in variants:
+        raise InvalidRequest(f"reference '{meta.reference}' is not one of the variants: {', '.join(variants)}")
+    for i, c in enumerate(meta.criteria):
+        if c.variant is not None and c.variant not in variants:
+            raise InvalidRequest(f"metadata.criteria[{i}].variant: no file of variant '{c.variant}'")
+        if c.overhead and len(variants) < 2:
+            raise InvalidRequest(f"metadata.criteria[{i}].overhead: an overhead needs a reference and another variant")
+    return meta
 
 
 def uploader_project(session: Session, principal: Principal, project_slug: str) -> Project:
@@ -67,42 +80,89 @@ def uploader_project(session: Session, principal: Principal, project_slug: str) 
     return project
 
 
-def accept_upload(session: Session, principal: Principal, project_slug: str, metadata_raw: str,
-                  received: list[ReceivedFile], idempotency_key: str | None) -> UploadAccepted:
-    """A run from files already received (`uploads.form.receive_form`)."""
+def accept_upload(session: Session, principal: Principal, project_slug: str, meta: UploadMetadata,
+                  kept: KeptFiles, idempotency_key: str | None) -> UploadAccepted:
+    """A run from files already checked and stored (`KeptFiles`), in the transaction of `session`."""
     project = uploader_project(session, principal, project_slug)
-    meta = parse_metadata(metadata_raw)
-    variants = list(dict.fromkeys(f.variant for f in meta.files))
-    if meta.reference is not None and meta.reference not in variants:
-        raise InvalidRequest(f"reference '{meta.reference}' is not one of the variants: {', '.join(variants)}")
     if idempotency_key:
         existing = repository.run_by_idempotency_key(session, project.id, idempotency_key)
         if existing is not None:
             return accepted(existing, duplicate=True)
 
     run = _create_run(session, project, meta, idempotency_key, tool=meta.tool or "")
-    store_files(session, run, meta, received)
+    store_files(session, run, meta, kept)
     return accepted(run)
 
 
-def store_files(session: Session, run: Run, meta: UploadMetadata, received: list[ReceivedFile],
+@dataclass(slots=True)
+class KeptFile:
+    received: ReceivedFile
+    format: str
+    created: bool = False   # this request wrote the object to the store
+
+
+class KeptFiles:
+    """An upload's files, checked and written to the raw file store before the transaction that records
+    them, so that no database connection waits on a slow disk or object store (an API process has a few:
+    `db.api_share`). Entered around that transaction:
+
+        with KeptFiles(meta.files, received) as kept, unit_of_work() as session:
+            ...store_files(session, run, meta, kept)
+
+    A refused file is refused before anything is written. When the transaction fails, or records none of
+    the files (a duplicate upload), each object this request created that no blob row refers to is
+    removed again (`release`, under the content's lock, like `store_files`): nothing is left behind."""
+
+    def __init__(self, specs: Sequence[FileIn], received: list[ReceivedFile]) -> None:
+        if len(specs) != len(received):
+            raise InvalidRequest(f"metadata.files describes {len(specs)} file(s) but the request "
+                                 f"carries {len(received)}; give one entry per uploaded file, in order")
+        self.specs, self.received = specs, received
+        self.files: list[KeptFile] = []
+        self.recorded = False
+
+    def __enter__(self) -> KeptFiles:
+        self.files = [KeptFile(rf, _validate(rf, spec.format, spec)) for rf, spec in zip(self.received, self.specs)]
+        try:
+            for f in self.files:
+                f.created = _put(f.received)
+        except BaseException:
+            self.release()
+            raise
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None or not self.recorded:
+            self.release()
+
+    def release(self) -> None:
+        created = [f.received.raw_sha256 for f in self.files if f.created]
+        if not created:
+            return
+        try:
+            with unit_of_work() as session:
+                repository.lock_blobs(session, created)
+                for sha in created:
+                    if repository.blob_by_sha256(session, sha) is None:
+                        storage.get_store().delete(sha)
+        except Exception as exc:  # an orphan object costs space only; the request's own error matters
+            applog.log.warning("raw file of a refused upload not removed", sha256=created, error=str(exc)[:300])
+
+
+def store_files(session: Session, run: Run, meta: UploadMetadata, kept: KeptFiles,
                 share: int | None = None, ingest: bool = True) -> None:
-    """Validate every file (refusing the whole request on the first bad one), keep the raw bytes and
-    enqueue ingestion of the run. Shared by CI uploads and runners reporting their outputs. A share of
-    a run over several generators stores its files with `share` and, until the last share delivered,
-    does not ingest (`ingest=False`)."""
-    if len(meta.files) != len(received):
-        raise InvalidRequest(f"metadata.files describes {len(meta.files)} file(s) but the request "
-                             f"carries {len(received)}; give one entry per uploaded file, in order")
-    formats = [_validate(rf, spec.format, spec) for rf, spec in zip(received, meta.files)]
-    run.tool = run.tool or _tool_of(formats)
-    repository.lock_blobs(session, [rf.raw_sha256 for rf in received])
-    for position, (rf, spec, fmt) in enumerate(zip(received, meta.files, formats)):
-        blob = _store_blob(session, rf)
-        session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=rf.filename, variant=spec.variant,
-                            format=fmt, position=position,
+    """Record the kept files as the run's and enqueue its ingestion. Shared by CI uploads and runners
+    reporting their outputs. A share of a run over several generators stores its files with `share`
+    and, until the last share delivered, does not ingest (`ingest=False`)."""
+    run.tool = run.tool or _tool_of([f.format for f in kept.files])
+    repository.lock_blobs(session, [f.received.raw_sha256 for f in kept.files])
+    for position, (f, spec) in enumerate(zip(kept.files, meta.files)):
+        blob = _blob(session, f)
+        session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=f.received.filename, variant=spec.variant,
+                            format=f.format, position=position,
                             options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)
                             | ({"share": share} if share is not None else {})))
+    kept.recorded = True
     if not ingest:
         session.flush()
         return
@@ -138,11 +198,6 @@ def _create_run(session: Session, project: Project, meta: UploadMetadata, idempo
                 tool: str) -> Run:
     env = environments.get_or_create(session, project.id, meta.environment)
     variants = list(dict.fromkeys(f.variant for f in meta.files))
-    for i, c in enumerate(meta.criteria):
-        if c.variant is not None and c.variant not in variants:
-            raise InvalidRequest(f"metadata.criteria[{i}].variant: no file of variant '{c.variant}'")
-        if c.overhead and len(variants) < 2:
-            raise InvalidRequest(f"metadata.criteria[{i}].overhead: an overhead needs a reference and another variant")
     run = Run(slug=new_slug(), project_id=project.id, environment_id=env.id, source=meta.source, tool=tool,
               agent_version=meta.agent_version, app_version=meta.app_version, commit=meta.commit,
               branch=meta.branch, labels=meta.labels, status=RunStatus.INGESTING.value,
@@ -156,22 +211,23 @@ def _create_run(session: Session, project: Project, meta: UploadMetadata, idempo
     return run
 
 
-def _store_blob(session: Session, rf: ReceivedFile) -> Blob:
-    """The blob of a received file (under its advisory lock, `lock_blobs`): the object is written
-    before the row is committed; an object this transaction created is removed if it rolls back."""
-    blob = repository.blob_by_sha256(session, rf.raw_sha256)
-    store = storage.get_store()
+def _put(rf: ReceivedFile) -> bool:
+    """Write a received file to the store unless it is there; True if this call created it."""
     try:
-        created = store.put(rf.raw_path, rf.raw_sha256)
+        return storage.get_store().put(rf.raw_path, rf.raw_sha256)
     except storage.StorageError as exc:
         applog.log.error("raw file not stored", sha256=rf.raw_sha256, error=str(exc))
         raise ServiceUnavailable("the raw file store cannot be written, retry later; nothing was stored") from exc
-    if created:
-        # A rolled-back upload leaves nothing behind. Undone before the rollback ends the transaction
-        # (and its lock on this sha256), so a concurrent writer of the same bytes never loses them.
-        session.info.setdefault("before_rollback", []).append(lambda sha=rf.raw_sha256: store.delete(sha))
+
+
+def _blob(session: Session, f: KeptFile) -> Blob:
+    """The blob row of a kept file (under its content's lock, `lock_blobs`). A blob with a row is never
+    removed; without one, the object written before this transaction may have been removed since by a
+    failed upload of the same bytes (`KeptFiles.release`): then it is written again."""
+    blob = repository.blob_by_sha256(session, f.received.raw_sha256)
     if blob is None:
-        blob = Blob(sha256=rf.raw_sha256, size=rf.raw_size)
+        f.created = _put(f.received) or f.created
+        blob = Blob(sha256=f.received.raw_sha256, size=f.received.raw_size)
         session.add(blob)
         session.flush()
     return blob

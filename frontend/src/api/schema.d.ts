@@ -622,8 +622,8 @@ export interface paths {
         put?: never;
         /**
          * Upload Results
-         * @description A runner's raw outputs for the run it claimed, validated and stored in one transaction (all or
-         *     nothing), then ingested. Each file is written once, as it arrives (`uploads.form`).
+         * @description A runner's raw outputs for the run it claimed, checked and stored, then recorded in one transaction
+         *     (all or nothing) and ingested. Each file is written once, as it arrives (`uploads.form`).
          */
         post: operations["upload_results_api_v1_runs__slug__results_post"];
         delete?: never;
