@@ -273,6 +273,62 @@ def test_a_runners_chunked_results_go_through_the_bucket(s3, s3_stack, client, m
         assert got[key]["latency_p75"] == pytest.approx(exp["latency_p75"], rel=1e-3)
 
 
+def test_a_commit_sent_twice_answers_duplicate_when_the_other_took_the_chunks(
+        s3, infra, logdir, client, make_project, runner_token, tmp_path):
+    """A package's commit is put together from its chunks with no transaction open, so a commit sent again
+    (a runner that stopped waiting for the first) works beside the first. Here the first commit's read of
+    its chunk is held by a proxy in front of the bucket; the second commit records the results and removes
+    the chunks; the first, released, finds its chunk gone and answers as the results are: 200 duplicate.
+    One set of files is recorded."""
+    from benchtrail_runner import delivery
+
+    from tests.integration.test_runner import hey_plan, post_plan, start
+
+    slug, token = make_project(role="admin")
+    post_plan(client, slug, token, hey_plan("twice", "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))
+    run_slug = start(client, slug, token, "twice")
+    proxy = FlakyProxy(("127.0.0.1", s3.port), "hold",
+                       requests=re.compile(rb"GET /" + s3.bucket.encode() + rb"/twice/uploads/"))
+    rd = Redis().start()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    api = Process("api-twice", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
+                                "127.0.0.1", "--port", str(port)],
+                  _env(infra, **{**s3.env("twice"), "BENCHTRAIL_S3_ENDPOINT_URL": proxy.url}, BENCHTRAIL_REDIS_URL=rd.url,
+                       BENCHTRAIL_DATA_DIR=str(tmp_path / "data"), BENCHTRAIL_PUBLIC_URL=url), logdir)
+    try:
+        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {runner_token}"}, timeout=120) as http:
+            assert http.post(f"/api/v1/runs/{run_slug}/claim", params={"runner": "test"}).status_code == 200
+            jtl = write_jtl(tmp_path / "out.jtl", seed=43)
+            pkg = delivery.package(run_slug, {"files": [{"variant": "target"}]}, [jtl], tmp_path / "upload")
+            data = pkg.files[0].read_bytes()
+            base = f"/api/v1/runs/{run_slug}/results/uploads"
+            opened = http.post(base, headers={"Idempotency-Key": pkg.idempotency_key}, json={
+                "metadata": pkg.metadata, "files": [{"name": pkg.files[0].name, "size": len(data),
+                                                     "sha256": hashlib.sha256(data).hexdigest()}]})
+            assert opened.status_code == 201, opened.text
+            upload_id = opened.json()["id"]
+            sent = http.patch(f"{base}/{upload_id}", params={"offset": 0}, content=data,
+                              headers={"Content-Type": "application/octet-stream"})
+            assert sent.status_code == 200 and sent.json()["offset"] == len(data), sent.text
+            with ThreadPoolExecutor(1) as pool:
+                first = pool.submit(http.post, f"{base}/{upload_id}/commit")
+                assert proxy.held.wait(60), "the first commit never read its chunk"
+                second = http.post(f"{base}/{upload_id}/commit")
+                proxy.release.set()
+                first_answer = first.result()
+            assert second.status_code == 202 and second.json()["duplicate"] is False, second.text
+            assert first_answer.status_code == 200 and first_answer.json()["duplicate"] is True, first_answer.text
+            run = http.get(f"/api/v1/runs/{run_slug}").json()
+        assert [f["sha256"] for f in run["files"]] == [hashlib.sha256(data).hexdigest()]
+        assert s3.keys("twice/uploads/") == []
+    finally:
+        proxy.stop()
+        api.stop()
+        rd.stop()
+
+
 def test_backup_with_the_s3_backend_holds_the_database_and_names_the_bucket(s3, infra, tmp_path):
     """`make backup` with BENCHTRAIL_STORAGE=s3: the database only (the bucket is the user's to back up),
     the manifest and the output say where the raw files are."""

@@ -153,19 +153,20 @@ def commit(token: str | None, slug: str, upload_id: str, share: int | None = Non
     """Store the session's package as the run's results, exactly once (its Idempotency-Key). The package is
     put together from its chunks, checked and stored with no transaction open (it can be gigabytes from an
     object store); then one transaction records it, as `POST .../results` does."""
-    with unit_of_work() as session:
-        run = execution.reporting_run(session, resolve(session, token), slug, share)
-        upload = _session_of(session, run, upload_id, lock=True)
-        if run.results_key == upload.idempotency_key:
-            return ResultsAccepted(run=run.slug, status=run.status, duplicate=True)
-        if upload.received < upload.size:
-            raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send "
-                           f"the rest from offset {upload.received} first", extra={"offset": upload.received})
-        package = _Committing(upload.id, list(upload.files), upload.size, upload.metadata_json,
-                              upload.idempotency_key)
+    package = _to_commit(token, slug, upload_id, share)
+    if isinstance(package, ResultsAccepted):
+        return package
     meta = execution.parse_results_metadata(package.metadata_json)
     with scratch_folder() as workdir:
-        received = _assemble(storage.get_store(), package, workdir)
+        try:
+            received = _assemble(storage.get_store(), package, workdir)
+        except (Conflict, ServiceUnavailable):
+            # A commit of this session sent twice (a runner that stopped waiting for the first) may have
+            # ended meanwhile and removed the chunks: then its answer is this one's.
+            done = _to_commit(token, slug, upload_id, share)
+            if isinstance(done, ResultsAccepted):
+                return done
+            raise
         with KeptFiles(meta.files, received) as kept, unit_of_work() as session:
             run, duplicate = execution.attach_results(session, resolve(session, token), slug, meta, kept,
                                                       package.idempotency_key, share)
@@ -174,6 +175,20 @@ def commit(token: str | None, slug: str, upload_id: str, share: int | None = Non
             # The chunks go once the results are committed (a failed commit keeps them for the next attempt).
             session.info.setdefault("after_commit", []).append(lambda: _drop_parts(package.id))
             return ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
+
+
+def _to_commit(token: str | None, slug: str, upload_id: str, share: int | None) -> _Committing | ResultsAccepted:
+    """What a commit puts together (the session's files, size, metadata and key), or the answer when these
+    results are in already; refused while bytes are missing."""
+    with unit_of_work() as session:
+        run = execution.reporting_run(session, resolve(session, token), slug, share)
+        upload = _session_of(session, run, upload_id, lock=False)
+        if upload.committed_at is not None or run.results_key == upload.idempotency_key:
+            return ResultsAccepted(run=run.slug, status=run.status, duplicate=True)
+        if upload.received < upload.size:
+            raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send "
+                           f"the rest from offset {upload.received} first", extra={"offset": upload.received})
+        return _Committing(upload.id, list(upload.files), upload.size, upload.metadata_json, upload.idempotency_key)
 
 
 def _assemble(store: storage.BlobStore, upload: _Committing, workdir: Path) -> list[ReceivedFile]:
