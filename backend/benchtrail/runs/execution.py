@@ -208,7 +208,7 @@ def attach_results(session: Session, principal: Principal, slug: str, meta: Resu
         earlier = (run.status_detail or {}).get("reason", "")
         lifecycle.transition(run, RunStatus.INGESTING, detail={
             "reason": f"results delivered late by the runner after the run had failed ({earlier})"})
-    store_files(session, run, meta, kept)
+    store_files(session, run, kept)
     # No key: a placeholder still marks the run as having results (late results are accepted once).
     run.results_key = idempotency_key or f"unkeyed-{run.id}"
     run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
@@ -244,7 +244,7 @@ def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShar
     row.status, row.results_key = "delivered", idempotency_key or f"unkeyed-share-{row.id}"
     row.finished_at = datetime.now(timezone.utc)
     done = all(s.status == "delivered" for s in rows)
-    store_files(session, run, meta, kept, share=row.index, ingest=done)
+    store_files(session, run, kept, share=row.index, ingest=done)
     current = dict(run.progress or {})
     current["log"] = (list(current.get("log", [])) + [
         f"share {row.index + 1} of {len(rows)} delivered {len(kept.files)} output(s)"])[-LOG_TAIL:]

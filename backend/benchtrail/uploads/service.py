@@ -90,13 +90,14 @@ def accept_upload(session: Session, principal: Principal, project_slug: str, met
             return accepted(existing, duplicate=True)
 
     run = _create_run(session, project, meta, idempotency_key, tool=meta.tool or "")
-    store_files(session, run, meta, kept)
+    store_files(session, run, kept)
     return accepted(run)
 
 
 @dataclass(slots=True)
 class KeptFile:
     received: ReceivedFile
+    spec: FileIn            # its entry in the metadata
     format: str
     created: bool = False   # this request wrote the object to the store
 
@@ -107,11 +108,12 @@ class KeptFiles:
     `db.api_share`). Entered around that transaction:
 
         with KeptFiles(meta.files, received) as kept, unit_of_work() as session:
-            ...store_files(session, run, meta, kept)
+            ...store_files(session, run, kept)
 
     A refused file is refused before anything is written. When the transaction fails, or records none of
     the files (a duplicate upload), each object this request created that no blob row refers to is
-    removed again (`release`, under the content's lock, like `store_files`): nothing is left behind."""
+    removed again (`release`, under the content's lock, like `store_files`). Only a process killed in
+    between, or a database failing that removal, leaves an object no row refers to: space, never a run."""
 
     def __init__(self, specs: Sequence[FileIn], received: list[ReceivedFile]) -> None:
         if len(specs) != len(received):
@@ -122,7 +124,7 @@ class KeptFiles:
         self.recorded = False
 
     def __enter__(self) -> KeptFiles:
-        self.files = [KeptFile(rf, _validate(rf, spec.format, spec)) for rf, spec in zip(self.received, self.specs)]
+        self.files = [KeptFile(rf, spec, _validate(rf, spec.format, spec)) for rf, spec in zip(self.received, self.specs)]
         try:
             for f in self.files:
                 f.created = _put(f.received)
@@ -149,18 +151,17 @@ class KeptFiles:
             applog.log.warning("raw file of a refused upload not removed", sha256=created, error=str(exc)[:300])
 
 
-def store_files(session: Session, run: Run, meta: UploadMetadata, kept: KeptFiles,
-                share: int | None = None, ingest: bool = True) -> None:
+def store_files(session: Session, run: Run, kept: KeptFiles, share: int | None = None, ingest: bool = True) -> None:
     """Record the kept files as the run's and enqueue its ingestion. Shared by CI uploads and runners
     reporting their outputs. A share of a run over several generators stores its files with `share`
     and, until the last share delivered, does not ingest (`ingest=False`)."""
     run.tool = run.tool or _tool_of([f.format for f in kept.files])
     repository.lock_blobs(session, [f.received.raw_sha256 for f in kept.files])
-    for position, (f, spec) in enumerate(zip(kept.files, meta.files)):
+    for position, f in enumerate(kept.files):
         blob = _blob(session, f)
-        session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=f.received.filename, variant=spec.variant,
+        session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=f.received.filename, variant=f.spec.variant,
                             format=f.format, position=position,
-                            options=spec.model_dump(exclude={"variant", "format"}, exclude_none=True)
+                            options=f.spec.model_dump(exclude={"variant", "format"}, exclude_none=True)
                             | ({"share": share} if share is not None else {})))
     kept.recorded = True
     if not ingest:
