@@ -12,7 +12,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -187,6 +187,26 @@ def test_an_object_kept_for_a_failed_transaction_is_removed_and_written_again_fo
         storage.get_store.cache_clear()
 
 
+@contextmanager
+def _api_via(proxy: FlakyProxy, s3: S3Server, infra: dict[str, str], logdir: Path, prefix: str, data_dir: Path,
+             **env: str) -> Iterator[str]:
+    """The production server, one process, reaching the bucket (under `prefix`) through `proxy`, with a broker
+    of its own (its jobs stay there: no worker of the session takes them); yields its URL."""
+    rd = Redis().start()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    api = Process(f"api-{prefix}", [str(VENV_BIN / "benchtrail-api"), "--port", str(port), "--workers", "1"],
+                  _env(infra, **{**s3.env(prefix), "BENCHTRAIL_S3_ENDPOINT_URL": proxy.url}, BENCHTRAIL_REDIS_URL=rd.url,
+                       BENCHTRAIL_DATA_DIR=str(data_dir), BENCHTRAIL_PUBLIC_URL=url, **env), logdir)
+    try:
+        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 300, "the API")
+        yield url
+    finally:
+        proxy.stop()
+        api.stop()
+        rd.stop()
+
+
 def test_an_upload_waiting_on_the_object_store_holds_no_database_connection(
         s3, infra, logdir, make_project, admin_token, tmp_path):
     """The production server with one process and one connection for writes (BENCHTRAIL_API_DB_CONNECTIONS
@@ -198,15 +218,7 @@ def test_an_upload_waiting_on_the_object_store_holds_no_database_connection(
     slug, token = make_project()
     proxy = FlakyProxy(("127.0.0.1", s3.port), "hold",
                        requests=re.compile(rb"PUT /" + s3.bucket.encode() + rb"/held/blobs/"))
-    rd = Redis().start()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    api = Process("api-held", [str(VENV_BIN / "benchtrail-api"), "--port", str(port), "--workers", "1"],
-                  _env(infra, **{**s3.env("held"), "BENCHTRAIL_S3_ENDPOINT_URL": proxy.url}, BENCHTRAIL_REDIS_URL=rd.url,
-                       BENCHTRAIL_API_DB_CONNECTIONS="3", BENCHTRAIL_DATA_DIR=str(tmp_path),
-                       BENCHTRAIL_PUBLIC_URL=url), logdir)
-    try:
-        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 300, "the API")
+    with _api_via(proxy, s3, infra, logdir, "held", tmp_path / "data", BENCHTRAIL_API_DB_CONNECTIONS="3") as url:
         jtl = write_jtl(tmp_path / "held.jtl", seed=41)
         other = f"held-{uuid.uuid4().hex[:8]}"
         with ThreadPoolExecutor(1) as pool:
@@ -225,10 +237,6 @@ def test_an_upload_waiting_on_the_object_store_holds_no_database_connection(
         assert accepted.status_code == 202, accepted.text
         sha = hashlib.sha256(jtl.read_bytes()).hexdigest()
         assert s3.keys("held/") == [f"held/blobs/{sha[:2]}/{sha}"]
-    finally:
-        proxy.stop()
-        api.stop()
-        rd.stop()
 
 
 def test_a_runners_chunked_results_go_through_the_bucket(s3, s3_stack, client, make_project, runner_token, scratch):
@@ -289,15 +297,7 @@ def test_a_commit_sent_twice_answers_duplicate_when_the_other_took_the_chunks(
     run_slug = start(client, slug, token, "twice")
     proxy = FlakyProxy(("127.0.0.1", s3.port), "hold",
                        requests=re.compile(rb"GET /" + s3.bucket.encode() + rb"/twice/uploads/"))
-    rd = Redis().start()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    api = Process("api-twice", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
-                                "127.0.0.1", "--port", str(port)],
-                  _env(infra, **{**s3.env("twice"), "BENCHTRAIL_S3_ENDPOINT_URL": proxy.url}, BENCHTRAIL_REDIS_URL=rd.url,
-                       BENCHTRAIL_DATA_DIR=str(tmp_path / "data"), BENCHTRAIL_PUBLIC_URL=url), logdir)
-    try:
-        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
+    with _api_via(proxy, s3, infra, logdir, "twice", tmp_path / "data") as url:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {runner_token}"}, timeout=120) as http:
             assert http.post(f"/api/v1/runs/{run_slug}/claim", params={"runner": "test"}).status_code == 200
             jtl = write_jtl(tmp_path / "out.jtl", seed=43)
@@ -323,10 +323,6 @@ def test_a_commit_sent_twice_answers_duplicate_when_the_other_took_the_chunks(
             run = http.get(f"/api/v1/runs/{run_slug}").json()
         assert [f["sha256"] for f in run["files"]] == [hashlib.sha256(data).hexdigest()]
         assert s3.keys("twice/uploads/") == []
-    finally:
-        proxy.stop()
-        api.stop()
-        rd.stop()
 
 
 def test_backup_with_the_s3_backend_holds_the_database_and_names_the_bucket(s3, infra, tmp_path):

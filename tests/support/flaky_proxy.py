@@ -1,9 +1,9 @@
-"""A loopback TCP proxy in front of the real API that breaks a runner's results upload on purpose.
+"""A loopback TCP proxy in front of the real API (or an object store) that breaks a request on purpose.
 
 It forwards bytes both ways (one thread per direction and connection) and watches the client's bytes
 for the request that delivers the results: `POST /api/v1/runs/<slug>/results` or the commit of a
-resumable upload, `POST /api/v1/runs/<slug>/results/uploads/<id>/commit`. What it does to that request is
-the fault:
+resumable upload, `POST /api/v1/runs/<slug>/results/uploads/<id>/commit` (or the request `requests`
+matches). What it does to that request is the fault:
 
 - `cut`: forward the headers and half of the body, then reset every open connection and refuse new
   ones for `outage_s` seconds (the API is gone); after that, results requests are cut the same way for
