@@ -181,7 +181,7 @@ def _to_commit(token: str | None, slug: str, upload_id: str, share: int | None) 
     """What a commit puts together (the session's files, size, metadata and key), or the answer when these
     results are in already; refused while bytes are missing."""
     with unit_of_work() as session:
-        run = execution.reporting_run(session, resolve(session, token), slug, share)
+        run = execution.reporting_run(session, resolve(session, token), slug, share, lock=False)
         upload = _session_of(session, run, upload_id, lock=False)
         if upload.committed_at is not None or run.results_key == upload.idempotency_key:
             return ResultsAccepted(run=run.slug, status=run.status, duplicate=True)
