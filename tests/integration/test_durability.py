@@ -205,3 +205,101 @@ def test_a_stored_file_reaches_the_disk_before_its_name_and_its_name_before_put_
         ("fsync", second), ("replace", f"{second} -> {folder}/{23:020d}"), ("fsync", str(folder)),
     ]
     assert store.part_offsets("s1") == [0, 23]
+
+
+def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweeper_removes(
+        client, infra, logdir, make_project, scratch):
+    """The production server stores an upload's file, then waits for the content's lock to record it (the
+    test holds that lock) and is killed there with SIGKILL: the file is on disk, no run and no blob row
+    refer to it, and `unrecorded_blobs` names it. Beat's sweeper leaves it for an hour (an upload may still be
+    recording it), then removes it. A file a run refers to stays, also when a duplicate upload of it (the same
+    Idempotency-Key: nothing recorded) left its row."""
+    import signal
+    import threading
+    import uuid
+
+    import httpx
+    from sqlalchemy import select, text
+
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Blob, Project, Run, UnrecordedBlob
+    from benchtrail.uploads import repository
+    from benchtrail_worker.tasks.sweeper import sweep
+    from infra.localstack import VENV_BIN, Process
+    from tests.integration.conftest import _env
+
+    slug, token = make_project()
+    auth = {"Authorization": f"Bearer {token}"}
+    data_dir = Path(infra["BENCHTRAIL_DATA_DIR"])
+    killed_jtl, kept_jtl = write_jtl(scratch / "killed.jtl", seed=61), write_jtl(scratch / "kept.jtl", seed=62)
+    killed_sha = hashlib.sha256(killed_jtl.read_bytes()).hexdigest()
+    kept_sha = hashlib.sha256(kept_jtl.read_bytes()).hexdigest()
+    killed_blob, kept_blob = (data_dir / "blobs" / s[:2] / s for s in (killed_sha, kept_sha))
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    api = Process(f"api-killed-{uuid.uuid4().hex[:6]}", [str(VENV_BIN / "benchtrail-api"), "--port", str(port),
+                                                         "--workers", "1"],
+                  _env(infra, BENCHTRAIL_PUBLIC_URL=url), logdir)
+    answers: list[object] = []
+    try:
+        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
+        with unit_of_work() as holder:   # as an upload of the same bytes recording them holds it
+            repository.lock_blobs(holder, [killed_sha])
+
+            def post() -> None:
+                try:
+                    answers.append(httpx.post(f"{url}/api/v1/projects/{slug}/runs", headers=auth,
+                                              data={"metadata": json.dumps({"files": [{"variant": "baseline"}]})},
+                                              files=[("files", (killed_jtl.name, killed_jtl.read_bytes()))],
+                                              timeout=60))
+                except httpx.TransportError as exc:
+                    answers.append(exc)
+
+            sender = threading.Thread(target=post)
+            sender.start()
+            with unit_of_work() as watcher:
+                wait_until(lambda: watcher.scalar(text(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 7402 "
+                    "AND NOT granted")) == 1, 60, "the upload to wait for the content's lock to record its file")
+            assert killed_blob.is_file()
+            api.stop(signal.SIGKILL)
+            sender.join(30)
+        assert len(answers) == 1 and isinstance(answers[0], httpx.TransportError), answers
+    finally:
+        api.stop()
+
+    def unrecorded() -> set[str]:
+        with unit_of_work() as session:
+            return set(session.scalars(select(UnrecordedBlob.sha256).where(
+                UnrecordedBlob.sha256.in_([killed_sha, kept_sha]))))
+
+    def upload_kept() -> httpx.Response:
+        return client.post(f"/api/v1/projects/{slug}/runs", headers={**auth, "Idempotency-Key": "kept"},
+                           data={"metadata": json.dumps({"files": [{"variant": "baseline"}]})},
+                           files=[("files", (kept_jtl.name, kept_jtl.read_bytes()))])
+
+    r = upload_kept()
+    assert r.status_code == 202, r.text
+    with unit_of_work() as session:
+        project_runs = session.scalars(select(Run.slug).join(Project, Project.id == Run.project_id)
+                                       .where(Project.slug == slug)).all()
+        assert project_runs == [r.json()["run"]]
+        assert session.scalar(select(Blob.id).where(Blob.sha256 == killed_sha)) is None
+    assert unrecorded() == {killed_sha}
+    again = upload_kept()
+    assert again.status_code == 200 and again.json()["duplicate"] is True, again.text
+    assert unrecorded() == {killed_sha, kept_sha}
+    assert killed_blob.is_file() and kept_blob.is_file()
+
+    sweep()   # within the hour: an upload may still be about to record it
+    assert killed_blob.is_file()
+    with unit_of_work() as session:   # as if the hour had passed
+        session.execute(text("UPDATE unrecorded_blobs SET written_at = now() - interval '61 minutes' "
+                             "WHERE sha256 = ANY(:shas)"), {"shas": [killed_sha, kept_sha]})
+    sweep()
+    assert not killed_blob.exists() and kept_blob.is_file()
+    assert unrecorded() == set()
+    with unit_of_work() as session:
+        assert session.scalar(select(Blob.id).where(Blob.sha256 == kept_sha)) is not None
+

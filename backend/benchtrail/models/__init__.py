@@ -3,13 +3,13 @@
 from benchtrail.models.alert import Alert, AlertEvent, Annotation, WebhookDelivery, Webhook
 from benchtrail.models.project import ApiToken, Project, ProjectChange, ProjectRevision
 from benchtrail.models.result import (Blob, Cell, Environment, Load, MetricDef, ResultsUpload, Run, RunFile, RunShare,
-                                      Scenario, Series, Trail, Variant)
+                                      Scenario, Series, Trail, UnrecordedBlob, Variant)
 from benchtrail.models.plan import Plan, Schedule
 from benchtrail.models.snapshot import Snapshot
 
 __all__ = [
     "Alert", "AlertEvent", "Annotation", "ApiToken", "Blob", "Cell", "Environment", "Load", "MetricDef",
     "Plan", "Project", "ProjectChange", "ProjectRevision", "ResultsUpload", "Run", "RunFile", "RunShare", "Scenario",
-    "Schedule", "Series", "Snapshot", "Trail", "Variant",
+    "Schedule", "Series", "Snapshot", "Trail", "UnrecordedBlob", "Variant",
     "Webhook", "WebhookDelivery",
 ]

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (BigInteger, Boolean, CheckConstraint, DateTime, Double, ForeignKey, Index, Integer,
-                        LargeBinary, String, Text, UniqueConstraint)
+                        LargeBinary, String, Text, UniqueConstraint, func)
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -109,6 +109,17 @@ class Blob(Base):
     sha256: Mapped[str] = mapped_column(String(64), unique=True)
     size: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = created_at_column()
+
+
+class UnrecordedBlob(Base):
+    """A raw file an upload is writing to the store before the transaction that records it as a blob
+    (uploads/service.py `KeptFiles`). That transaction removes the row; beat's sweeper removes one left by an
+    upload that failed or whose process died, and the object with it when no blob row refers to it."""
+
+    __tablename__ = "unrecorded_blobs"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(), index=True)
 
 
 class RunFile(Base):

@@ -12,7 +12,7 @@ import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -110,10 +110,11 @@ class KeptFiles:
         with KeptFiles(meta.files, received) as kept, unit_of_work() as session:
             ...store_files(session, run, kept)
 
-    A refused file is refused before anything is written. When the transaction fails, or records none of
-    the files (a duplicate upload), each object this request created that no blob row refers to is
-    removed again (`release`, under the content's lock, like `store_files`). Only a process killed in
-    between, or a database failing that removal, leaves an object no row refers to: space, never a run."""
+    A refused file is refused before anything is written. Each file is first named in `unrecorded_blobs`, a
+    row the recording transaction removes. When the transaction fails, or records none of the files (a
+    duplicate upload), each object this request created that no blob row refers to is removed again
+    (`release`, under the content's lock, like `store_files`). A process killed in between, or a database
+    failing that removal, leaves the row, and beat's sweeper removes the object (`remove_unrecorded`)."""
 
     def __init__(self, specs: Sequence[FileIn], received: list[ReceivedFile]) -> None:
         if len(specs) != len(received):
@@ -126,6 +127,8 @@ class KeptFiles:
     def __enter__(self) -> KeptFiles:
         self.files = [KeptFile(rf, spec, _validate(rf, spec.format, spec)) for rf, spec in zip(self.received, self.specs)]
         try:
+            with unit_of_work() as session:
+                repository.note_unrecorded(session, [f.received.raw_sha256 for f in self.files])
             for f in self.files:
                 f.created = _put(f.received)
         except BaseException:
@@ -147,8 +150,39 @@ class KeptFiles:
                 for sha in created:
                     if repository.blob_by_sha256(session, sha) is None:
                         storage.get_store().delete(sha)
-        except Exception as exc:  # an orphan object costs space only; the request's own error matters
-            applog.log.warning("raw file of a refused upload not removed", sha256=created, error=str(exc)[:300])
+                repository.forget_unrecorded(session, created)
+        except Exception as exc:  # the request's own error matters; beat's sweeper removes the object later
+            applog.log.warning("raw file of a refused upload not removed yet", sha256=created, error=str(exc)[:300])
+
+
+UNRECORDED_AFTER_S = 3600  # an upload records its files seconds after writing them
+
+
+def remove_unrecorded(now: datetime, limit: int = 200) -> list[str]:
+    """Beat's sweeper: remove the objects uploads wrote but never recorded (the upload failed and could not
+    remove them, or its process died in between) unless a blob row refers to them by now; returns their
+    sha256. Under the content's lock, like `store_files`: an upload recording the same bytes meanwhile
+    writes its object again (`_blob`)."""
+    before = now - timedelta(seconds=UNRECORDED_AFTER_S)
+    with unit_of_work() as session:  # a blob row is never removed: its object needs no look (a duplicate upload)
+        repository.forget_recorded(session, before)
+    with unit_of_work() as session:
+        stale = repository.unrecorded_before(session, before, limit)
+    removed = []
+    for sha in stale:
+        with unit_of_work() as session:
+            repository.lock_blobs(session, [sha])
+            if not repository.unrecorded_before(session, before, 1, sha256=sha):
+                continue  # recorded meanwhile, or a new attempt is writing it
+            if repository.blob_by_sha256(session, sha) is None:
+                try:
+                    storage.get_store().delete(sha)
+                except storage.StorageError as exc:
+                    applog.log.warning("unrecorded raw file not removed", sha256=sha, error=str(exc)[:300])
+                    continue
+                removed.append(sha)
+            repository.forget_unrecorded(session, [sha])
+    return removed
 
 
 def store_files(session: Session, run: Run, kept: KeptFiles, share: int | None = None, ingest: bool = True) -> None:
@@ -156,13 +190,15 @@ def store_files(session: Session, run: Run, kept: KeptFiles, share: int | None =
     reporting their outputs. A share of a run over several generators stores its files with `share`
     and, until the last share delivered, does not ingest (`ingest=False`)."""
     run.tool = run.tool or _tool_of([f.format for f in kept.files])
-    repository.lock_blobs(session, [f.received.raw_sha256 for f in kept.files])
+    shas = [f.received.raw_sha256 for f in kept.files]
+    repository.lock_blobs(session, shas)
     for position, f in enumerate(kept.files):
         blob = _blob(session, f)
         session.add(RunFile(run_id=run.id, blob_id=blob.id, filename=f.received.filename, variant=f.spec.variant,
                             format=f.format, position=position,
                             options=f.spec.model_dump(exclude={"variant", "format"}, exclude_none=True)
                             | ({"share": share} if share is not None else {})))
+    repository.forget_unrecorded(session, shas)
     kept.recorded = True
     if not ingest:
         session.flush()

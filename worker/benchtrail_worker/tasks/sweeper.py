@@ -12,6 +12,9 @@
   duplicate job does nothing and the cells are written exactly once.
 - A resumable results upload that can never be committed (its run has other results or ended, or no
   chunk came for a week) loses its chunks and its row (runs/results_uploads.py).
+- A raw file an upload wrote to the store but never recorded (the upload failed and could not remove it,
+  or its process died in between) is removed after an hour unless a run refers to it by then
+  (uploads/service.py `remove_unrecorded`).
 - The projects' change rows are folded into their counts (benchtrail/revisions.py), so reading a
   revision stays cheap however many writes came since.
 """
@@ -31,6 +34,7 @@ from benchtrail.models import Run
 from benchtrail.runs import lifecycle, results_uploads, shares
 from benchtrail.runs import meta as run_meta
 from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.uploads import service as uploads
 from benchtrail_worker.policy import task
 
 BATCH = 200
@@ -71,10 +75,13 @@ def sweep(self: Any) -> int:
                             Run.analysis_status == AnalysisStatus.PENDING, before=lost)
     with unit_of_work() as session:
         dropped = results_uploads.drop_abandoned(session, now)
+    unrecorded = uploads.remove_unrecorded(now)
     with unit_of_work() as session:
         revisions.fold(session)
     if dropped:
         log.info("removed results uploads that can never be committed", uploads=dropped)
+    if unrecorded:
+        log.info("removed raw files no upload recorded", sha256=unrecorded)
     if failed:
         log.warning("swept stuck runs", run_ids=failed)
     if ingests:
