@@ -5,10 +5,12 @@ content-addressed blobs under BENCHTRAIL_DATA_DIR/blobs) in one tar archive.
   backup.py restore ARCHIVE
 
 Both read BENCHTRAIL_DATABASE_URL and BENCHTRAIL_DATA_DIR (`make backup` / `make restore` set them to
-`make up`'s stack). The archive holds `manifest.json`, `database.dump` and `blobs/<xx>/<sha256>`.
+`make up`'s stack). The archive holds `database.dump`, `blobs/<sha256>` and `manifest.json`.
 
-Consistency: the database is dumped first (one snapshot), the blobs after. Blobs are immutable and
-only ever added, so every blob the dump refers to is in the archive (later ones are harmless extras).
+Consistency: the database is dumped first (one snapshot), the blobs after. A blob a row refers to is
+immutable and never removed, so every blob the dump refers to is in the archive (later ones are harmless
+extras). Only an object no row refers to (an upload that failed) may be removed meanwhile, by beat's
+sweeper: it is then left out. Each blob is read once, hashed as it is added; the manifest comes last.
 A restore replaces the target database's tables (pg_restore --clean) in one transaction and adds
 the blobs, checking each one's sha256 against its name.
 """
@@ -82,28 +84,54 @@ def backup(database_url: str, data_dir: Path, archive: Path, blobs_in: str | Non
                                "-f", str(dump)], env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             raise BackupError(f"pg_dump failed: {proc.stderr.strip()}")
-        blobs = []
-        for path in sorted(blob_dir.glob("*/*")) if blob_dir.is_dir() and not blobs_in else []:
-            if not SHA256.match(path.name) or path.parent.name != path.name[:2]:
-                continue  # a .part left by an interrupted write
-            digest = _sha256(path)
-            if digest != path.name:
-                raise BackupError(f"blob {path} is corrupt: its content hashes to {digest}")
-            blobs.append({"sha256": digest, "size": path.stat().st_size})
-        manifest = {"format": FORMAT, "created_at": datetime.now(timezone.utc).isoformat(),
-                    "database": "database.dump", "blobs": blobs, **({"blobs_in": blobs_in} if blobs_in else {})}
         part = archive.with_name(archive.name + ".part")
         fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as fh, tarfile.open(fileobj=fh, mode="w") as tar:
-            data = json.dumps(manifest, indent=1).encode()
-            info = tarfile.TarInfo("manifest.json")
-            info.size, info.mode = len(data), 0o600
-            tar.addfile(info, io.BytesIO(data))
-            tar.add(dump, arcname="database.dump")
-            for blob in blobs:
-                tar.add(blob_dir / blob["sha256"][:2] / blob["sha256"], arcname=f"blobs/{blob['sha256']}")
-        os.replace(part, archive)
+        try:
+            with os.fdopen(fd, "wb") as fh, tarfile.open(fileobj=fh, mode="w") as tar:
+                tar.add(dump, arcname="database.dump")
+                blobs = [] if blobs_in or not blob_dir.is_dir() else _add_blobs(tar, blob_dir)
+                manifest = {"format": FORMAT, "created_at": datetime.now(timezone.utc).isoformat(),
+                            "database": "database.dump", "blobs": blobs,
+                            **({"blobs_in": blobs_in} if blobs_in else {})}
+                data = json.dumps(manifest, indent=1).encode()
+                info = tarfile.TarInfo("manifest.json")
+                info.size, info.mode = len(data), 0o600
+                tar.addfile(info, io.BytesIO(data))
+            os.replace(part, archive)
+        finally:
+            part.unlink(missing_ok=True)
     return manifest
+
+
+class _Hashing:
+    """A file read once: what tarfile copies from it is hashed on the way."""
+
+    def __init__(self, f: io.BufferedReader) -> None:
+        self.f, self.hash = f, hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.f.read(size)
+        self.hash.update(data)
+        return data
+
+
+def _add_blobs(tar: tarfile.TarFile, blob_dir: Path) -> list[dict]:
+    blobs = []
+    for path in sorted(blob_dir.glob("*/*")):
+        if not SHA256.match(path.name) or path.parent.name != path.name[:2]:
+            continue  # a .part left by an interrupted write
+        try:
+            f = path.open("rb")
+        except FileNotFoundError:
+            continue  # an object no row refers to, removed by the sweeper since the listing
+        with f:
+            info = tar.gettarinfo(arcname=f"blobs/{path.name}", fileobj=f)
+            hashing = _Hashing(f)
+            tar.addfile(info, hashing)
+        if hashing.hash.hexdigest() != path.name:
+            raise BackupError(f"blob {path} is corrupt: its content hashes to {hashing.hash.hexdigest()}")
+        blobs.append({"sha256": path.name, "size": info.size})
+    return blobs
 
 
 def restore(archive: Path, database_url: str, data_dir: Path) -> dict:

@@ -303,3 +303,41 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
     with unit_of_work() as session:
         assert session.scalar(select(Blob.id).where(Blob.sha256 == kept_sha)) is not None
 
+
+def test_a_backup_leaves_out_a_file_the_sweeper_removes_while_it_runs_and_refuses_a_corrupt_one(
+        infra, tmp_path, monkeypatch):
+    """Blobs are listed, then archived one by one: a file no row refers to that beat's sweeper removes in
+    between is left out (the backup does not fail), a file whose bytes no longer match its name stops it."""
+    import tarfile
+    from backup import BackupError, backup
+
+    data = tmp_path / "data"
+    contents = {name: f"timeStamp,elapsed\n1,{n}\n".encode() for n, name in enumerate(("kept", "swept", "bad"))}
+    paths = {}
+    for name, raw in contents.items():
+        sha = hashlib.sha256(raw).hexdigest()
+        paths[name] = data / "blobs" / sha[:2] / sha
+        paths[name].parent.mkdir(parents=True, exist_ok=True)
+        paths[name].write_bytes(raw)
+    paths["bad"].unlink()
+    real_glob = Path.glob
+
+    def glob(self: Path, pattern: str):  # type: ignore[no-untyped-def]
+        found = list(real_glob(self, pattern))
+        if self == data / "blobs":
+            paths["swept"].unlink(missing_ok=True)   # the sweeper, right after the listing
+        return iter(found)
+
+    monkeypatch.setattr(Path, "glob", glob)
+    manifest = backup(infra["BENCHTRAIL_DATABASE_URL"], data, tmp_path / "a.tar")
+    kept_sha = paths["kept"].name
+    assert manifest["blobs"] == [{"sha256": kept_sha, "size": len(contents["kept"])}]
+    with tarfile.open(tmp_path / "a.tar") as tar:
+        assert sorted(tar.getnames()) == sorted(["database.dump", f"blobs/{kept_sha}", "manifest.json"])
+        assert tar.extractfile(f"blobs/{kept_sha}").read() == contents["kept"]  # type: ignore[union-attr]
+        assert json.load(tar.extractfile("manifest.json")) == manifest  # type: ignore[arg-type]
+
+    paths["bad"].write_bytes(contents["kept"])   # a name whose bytes are another file's
+    with pytest.raises(BackupError, match=f"blob {paths['bad']} is corrupt"):
+        backup(infra["BENCHTRAIL_DATABASE_URL"], data, tmp_path / "b.tar")
+    assert not (tmp_path / "b.tar").exists() and not (tmp_path / "b.tar.part").exists()
