@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +32,7 @@ from benchtrail.config import get_settings
 
 CHUNK = 1 << 20
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+STALE_SCRATCH_S = 24 * 3600  # no upload, chunk or ingest keeps its scratch files this long
 
 
 class StorageError(Exception):
@@ -84,13 +86,46 @@ def temp_files_on_data_disk() -> None:
     """Point this process's (and its children's) temporary files at `scratch_dir()` unless TMPDIR
     chooses: whatever a library or a tool writes to a temporary file (the worker recodes legacy-encoded JTLs
     there) may be a 2 GB file and must land on the data disk, not in a RAM-backed /tmp (Debian 13 mounts /tmp
-    as tmpfs). Uploads are written under `scratch_dir()` explicitly (uploads/form.py)."""
+    as tmpfs). Uploads are written under `scratch_dir()` explicitly (uploads/form.py). Called as an API or a
+    worker starts, which also removes what a killed process left there (`remove_stale_scratch`)."""
     from benchtrail.logging import log
 
     if not os.environ.get("TMPDIR"):
         os.environ["TMPDIR"] = str(scratch_dir())
         tempfile.tempdir = None   # tempfile reads TMPDIR again on its next use
-    log.info("temporary files", folder=tempfile.gettempdir())
+    log.info("temporary files", folder=tempfile.gettempdir(), stale_removed=remove_stale_scratch())
+
+
+def remove_stale_scratch(max_age_s: float = STALE_SCRATCH_S) -> list[str]:
+    """Remove the entries of `scratch_dir()` in which nothing changed for `max_age_s`: what a process killed
+    in the middle of an upload or an ingest left (a process removes its own scratch files when it is done).
+    Returns their names."""
+    cutoff = time.time() - max_age_s
+    removed = []
+    for entry in os.scandir(scratch_dir()):
+        try:
+            if _newest_change(Path(entry.path)) >= cutoff:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except FileNotFoundError:   # its process removed it meanwhile
+            continue
+        removed.append(entry.name)
+    return removed
+
+
+def _newest_change(path: Path) -> float:
+    newest = path.lstat().st_mtime
+    if path.is_dir() and not path.is_symlink():
+        for folder, dirs, files in os.walk(path):
+            for name in dirs + files:
+                try:
+                    newest = max(newest, os.lstat(os.path.join(folder, name)).st_mtime)
+                except FileNotFoundError:
+                    continue
+    return newest
 
 
 def _make_dirs(folder: Path) -> list[Path]:

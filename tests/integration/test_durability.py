@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import psycopg
@@ -213,7 +215,8 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
     test holds that lock) and is killed there with SIGKILL: the file is on disk, no run and no blob row
     refer to it, and `unrecorded_blobs` names it. Beat's sweeper leaves it for an hour (an upload may still be
     recording it), then removes it. A file a run refers to stays, also when a duplicate upload of it (the same
-    Idempotency-Key: nothing recorded) left its row."""
+    Idempotency-Key: nothing recorded) left its row. The request's scratch folder, left too, is removed when
+    an API starts once nothing changed in it for a day."""
     import signal
     import threading
     import uuid
@@ -236,14 +239,20 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
     kept_sha = hashlib.sha256(kept_jtl.read_bytes()).hexdigest()
     killed_blob, kept_blob = (data_dir / "blobs" / s[:2] / s for s in (killed_sha, kept_sha))
 
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    api = Process(f"api-killed-{uuid.uuid4().hex[:6]}", [str(VENV_BIN / "benchtrail-api"), "--port", str(port),
-                                                         "--workers", "1"],
-                  _env(infra, BENCHTRAIL_PUBLIC_URL=url), logdir)
+    def start_api() -> tuple[Process, str]:
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        api = Process(f"api-killed-{uuid.uuid4().hex[:6]}", [str(VENV_BIN / "benchtrail-api"), "--port", str(port),
+                                                             "--workers", "1"],
+                      _env(infra, BENCHTRAIL_PUBLIC_URL=url), logdir)
+        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
+        return api, url
+
+    scratch_dir = data_dir / "tmp"
+    folders_before = set(scratch_dir.glob("upload-*"))
+    api, url = start_api()
     answers: list[object] = []
     try:
-        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
         with unit_of_work() as holder:   # as an upload of the same bytes recording them holds it
             repository.lock_blobs(holder, [killed_sha])
 
@@ -268,6 +277,22 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
         assert len(answers) == 1 and isinstance(answers[0], httpx.TransportError), answers
     finally:
         api.stop()
+
+    left = set(scratch_dir.glob("upload-*")) - folders_before
+    assert len(left) == 1, left   # the killed request's folder, with the file it received
+    fresh, busy = (scratch_dir / f"{kind}-{uuid.uuid4().hex[:6]}" for kind in ("upload", "ingest"))
+    fresh.mkdir()
+    busy.mkdir()
+    day_ago = time.time() - 86400 - 60
+    for path in [*left, *next(iter(left)).rglob("*"), busy]:
+        os.utime(path, (day_ago, day_ago))
+    (busy / "being-written").write_bytes(b"x")   # an old folder with a file written now: in use
+    os.utime(busy, (day_ago, day_ago))
+    api, _ = start_api()   # a restarted API removes what the killed one left
+    api.stop()
+    assert not any(p.exists() for p in left) and fresh.is_dir() and busy.is_dir()
+    shutil.rmtree(fresh)
+    shutil.rmtree(busy)
 
     def unrecorded() -> set[str]:
         with unit_of_work() as session:

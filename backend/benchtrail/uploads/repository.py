@@ -37,8 +37,10 @@ def note_unrecorded(session: Session, sha256s: Iterable[str]) -> None:
     at the same content starts the clock again). In a transaction of its own, which does not wait for its
     WAL to reach the disk: a row PostgreSQL loses in a crash of its own only leaves an object that costs
     space, and waiting would add a disk flush to every upload."""
-    session.execute(text("SET LOCAL synchronous_commit = off"))
     rows = [{"sha256": sha} for sha in sorted(set(sha256s))]
+    if not rows:
+        return
+    session.execute(text("SET LOCAL synchronous_commit = off"))
     stmt = insert(UnrecordedBlob).values(rows)
     session.execute(stmt.on_conflict_do_update(index_elements=[UnrecordedBlob.sha256],
                                                set_={"written_at": func.now()}))
