@@ -214,9 +214,9 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
     """The production server stores an upload's file, then waits for the content's lock to record it (the
     test holds that lock) and is killed there with SIGKILL: the file is on disk, no run and no blob row
     refer to it, and `unrecorded_blobs` names it. Beat's sweeper leaves it for an hour (an upload may still be
-    recording it), then removes it. A file a run refers to stays, also when a duplicate upload of it (the same
-    Idempotency-Key: nothing recorded) left its row. The request's scratch folder, left too, is removed when
-    an API starts once nothing changed in it for a day."""
+    recording it), then removes it. A file a run refers to stays, also when a killed upload of the same bytes
+    left its row. The request's scratch folder, left too, is removed when an API starts once nothing changed
+    in it for a day."""
     import signal
     import threading
     import uuid
@@ -312,10 +312,13 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
         assert project_runs == [r.json()["run"]]
         assert session.scalar(select(Blob.id).where(Blob.sha256 == killed_sha)) is None
     assert unrecorded() == {killed_sha}
-    again = upload_kept()
+    again = upload_kept()   # a duplicate (the same Idempotency-Key): nothing recorded, its row settled
     assert again.status_code == 200 and again.json()["duplicate"] is True, again.text
-    assert unrecorded() == {killed_sha, kept_sha}
+    assert unrecorded() == {killed_sha}
     assert killed_blob.is_file() and kept_blob.is_file()
+    with unit_of_work() as session:   # the row a killed upload of the kept bytes would have left
+        repository.note_unrecorded(session, [kept_sha])
+    assert unrecorded() == {killed_sha, kept_sha}
 
     sweep()   # within the hour: an upload may still be about to record it
     assert killed_blob.is_file()

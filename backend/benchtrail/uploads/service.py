@@ -122,6 +122,7 @@ class KeptFiles:
                                  f"carries {len(received)}; give one entry per uploaded file, in order")
         self.specs, self.received = specs, received
         self.files: list[KeptFile] = []
+        self.noted = False      # the files are named in unrecorded_blobs
         self.recorded = False
 
     def __enter__(self) -> KeptFiles:
@@ -129,6 +130,7 @@ class KeptFiles:
         try:
             with unit_of_work() as session:
                 repository.note_unrecorded(session, [f.received.raw_sha256 for f in self.files])
+            self.noted = True
             for f in self.files:
                 f.created = _put(f.received)
         except BaseException:
@@ -141,18 +143,27 @@ class KeptFiles:
             self.release()
 
     def release(self) -> None:
-        created = [f.received.raw_sha256 for f in self.files if f.created]
-        if not created:
+        """Settle the files of an upload that recorded none of them: remove each object this request created
+        that no blob row refers to. A file neither recorded nor created here keeps its row: another upload
+        may be storing it (beat's sweeper looks again in an hour)."""
+        if not self.noted:
             return
+        shas = sorted({f.received.raw_sha256 for f in self.files})
+        created = {f.received.raw_sha256 for f in self.files if f.created}
         try:
             with unit_of_work() as session:
-                repository.lock_blobs(session, created)
-                for sha in created:
-                    if repository.blob_by_sha256(session, sha) is None:
+                repository.lock_blobs(session, shas)
+                settled = []
+                for sha in shas:
+                    if repository.blob_by_sha256(session, sha) is not None:
+                        settled.append(sha)   # a run refers to it (a duplicate upload): nothing to remove
+                    elif sha in created:
                         storage.get_store().delete(sha)
-                repository.forget_unrecorded(session, created)
+                        settled.append(sha)
+                repository.forget_unrecorded(session, settled)
         except Exception as exc:  # the request's own error matters; beat's sweeper removes the object later
-            applog.log.warning("raw file of a refused upload not removed yet", sha256=created, error=str(exc)[:300])
+            applog.log.warning("raw file of a refused upload not removed yet", sha256=sorted(created),
+                               error=str(exc)[:300])
 
 
 UNRECORDED_AFTER_S = 3600  # an upload records its files seconds after writing them
