@@ -175,7 +175,7 @@ def remove_unrecorded(now: datetime, limit: int = 200) -> list[str]:
     sha256. Under the content's lock, like `store_files`: an upload recording the same bytes meanwhile
     writes its object again (`_blob`)."""
     before = now - timedelta(seconds=UNRECORDED_AFTER_S)
-    with unit_of_work() as session:  # a blob row is never removed: its object needs no look (a duplicate upload)
+    with unit_of_work() as session:  # a blob row is never removed: such an object needs no look
         repository.forget_recorded(session, before)
     with unit_of_work() as session:
         stale = repository.unrecorded_before(session, before, limit)
