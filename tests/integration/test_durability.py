@@ -317,7 +317,7 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
     assert unrecorded() == {killed_sha}
     assert killed_blob.is_file() and kept_blob.is_file()
     with unit_of_work() as session:   # the row a killed upload of the kept bytes would have left
-        repository.note_unrecorded(session, [kept_sha])
+        repository.note_unrecorded(session, "killed-upload", [kept_sha])
     assert unrecorded() == {killed_sha, kept_sha}
 
     sweep()   # within the hour: an upload may still be about to record it

@@ -187,6 +187,69 @@ def test_an_object_kept_for_a_failed_transaction_is_removed_and_written_again_fo
         storage.get_store.cache_clear()
 
 
+
+def test_a_failed_upload_keeps_the_row_of_another_upload_of_the_same_bytes(s3, infra, scratch, monkeypatch):
+    """Two uploads of the same bytes: the first's transaction fails and it removes the object it created.
+    The second writes the object again while recording it, and its process dies before the commit (its
+    transaction rolls back, its clean-up never runs). The object is in the bucket with no row referring to
+    it; the second upload's row in `unrecorded_blobs` is still there (the first's clean-up dropped only its
+    own), so the sweeper removes the object an hour later."""
+    from datetime import datetime, timedelta, timezone
+
+    from benchtrail import storage
+    from benchtrail.auth.principal import Principal
+    from benchtrail.config import get_settings
+    from benchtrail.db import get_sessionmaker
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.projects.schemas import ProjectCreate
+    from benchtrail.projects.service import create_project
+    from benchtrail.uploads import repository
+    from benchtrail.uploads.files import RawSink
+    from benchtrail.uploads.service import KeptFiles, accept_upload, parse_metadata, remove_unrecorded
+
+    for k, v in s3.env("twice").items():
+        monkeypatch.setenv(k, v)
+    get_settings.cache_clear()
+    storage.get_store.cache_clear()
+    try:
+        data = write_jtl(scratch / "t.jtl", seed=33).read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+        key = f"twice/blobs/{sha[:2]}/{sha}"
+        meta = parse_metadata(json.dumps({"files": [{"variant": "baseline"}]}))
+
+        def received() -> list:
+            sink = RawSink("t.jtl", scratch)
+            sink.write(data)
+            return [sink.finish()]
+
+        project = f"twice-{uuid.uuid4().hex[:8]}"
+        with unit_of_work() as session:
+            create_project(session, ProjectCreate(slug=project, is_public=True))
+        second = KeptFiles(meta.files, received())
+        with pytest.raises(RuntimeError, match="failed"):
+            with KeptFiles(meta.files, received()) as first, unit_of_work():
+                assert first.files[0].created
+                second.__enter__()   # the same bytes, found there; never exited: its process dies below
+                raise RuntimeError("the first upload's transaction failed")
+        assert s3.keys("twice/") == []
+
+        session = get_sessionmaker()()   # the second records the file, writing it again, and dies
+        accept_upload(session, Principal(token_id=1, project_id=None, role="admin", name="test"), project, meta,
+                      second, None)
+        assert s3.keys("twice/") == [key]
+        session.rollback()
+        session.close()
+        with unit_of_work() as session:
+            assert repository.blob_by_sha256(session, sha) is None
+
+        assert sha not in remove_unrecorded(datetime.now(timezone.utc)) and s3.keys("twice/") == [key]
+        assert sha in remove_unrecorded(datetime.now(timezone.utc) + timedelta(minutes=61))
+        assert s3.keys("twice/") == []
+    finally:
+        monkeypatch.undo()
+        get_settings.cache_clear()
+        storage.get_store.cache_clear()
+
 @contextmanager
 def _api_via(proxy: FlakyProxy, s3: S3Server, infra: dict[str, str], logdir: Path, prefix: str, data_dir: Path,
              **env: str) -> Iterator[str]:

@@ -112,13 +112,15 @@ class Blob(Base):
 
 
 class UnrecordedBlob(Base):
-    """A raw file an upload is writing to the store before the transaction that records it as a blob
-    (uploads/service.py `KeptFiles`). That transaction removes the row; beat's sweeper removes one left by an
-    upload that failed or whose process died, and the object with it when no blob row refers to it."""
+    """A raw file an upload (`attempt`: one request) is writing to the store before the transaction that
+    records it as a blob (uploads/service.py `KeptFiles`). That transaction removes the rows; beat's sweeper
+    removes the ones an upload that failed or whose process died left, and the object with them when no blob
+    row refers to it."""
 
     __tablename__ = "unrecorded_blobs"
 
     sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    attempt: Mapped[str] = mapped_column(String(32), primary_key=True)
     written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(), index=True)
 
 

@@ -32,22 +32,27 @@ def lock_blobs(session: Session, sha256s: Iterable[str]) -> None:
                         {"cls": _BLOB_LOCK, "id": int(sha[:8], 16) - (1 << 31)})
 
 
-def note_unrecorded(session: Session, sha256s: Iterable[str]) -> None:
-    """Objects about to be written to the store before the transaction that records them (a new attempt
-    at the same content starts the clock again). In a transaction of its own, which does not wait for its
-    WAL to reach the disk: a row PostgreSQL loses in a crash of its own only leaves an object that costs
-    space, and waiting would add a disk flush to every upload."""
-    rows = [{"sha256": sha} for sha in sorted(set(sha256s))]
+def note_unrecorded(session: Session, attempt: str, sha256s: Iterable[str]) -> None:
+    """Files one upload request (`attempt`) is about to write to the store before the transaction that
+    records them. In a transaction of its own, which does not wait for its WAL to reach the disk: a row
+    PostgreSQL loses in a crash of its own only leaves an object that costs space, and waiting would add a
+    disk flush to every upload."""
+    rows = [{"sha256": sha, "attempt": attempt} for sha in sorted(set(sha256s))]
     if not rows:
         return
     session.execute(text("SET LOCAL synchronous_commit = off"))
-    stmt = insert(UnrecordedBlob).values(rows)
-    session.execute(stmt.on_conflict_do_update(index_elements=[UnrecordedBlob.sha256],
-                                               set_={"written_at": func.now()}))
+    session.execute(insert(UnrecordedBlob).values(rows))
 
 
-def forget_unrecorded(session: Session, sha256s: Iterable[str]) -> None:
-    session.execute(delete(UnrecordedBlob).where(UnrecordedBlob.sha256.in_(sorted(set(sha256s)))))
+def forget_unrecorded(session: Session, sha256s: Iterable[str], attempt: str | None = None,
+                      before: datetime | None = None) -> None:
+    """The rows of these files: one request's (`attempt`) or every request's, older than `before` if given."""
+    query = delete(UnrecordedBlob).where(UnrecordedBlob.sha256.in_(sorted(set(sha256s))))
+    if attempt is not None:
+        query = query.where(UnrecordedBlob.attempt == attempt)
+    if before is not None:
+        query = query.where(UnrecordedBlob.written_at < before)
+    session.execute(query)
 
 
 def forget_recorded(session: Session, before: datetime) -> None:
@@ -57,8 +62,15 @@ def forget_recorded(session: Session, before: datetime) -> None:
         select(Blob.id).where(Blob.sha256 == UnrecordedBlob.sha256).exists()))
 
 
-def unrecorded_before(session: Session, before: datetime, limit: int, sha256: str | None = None) -> list[str]:
-    query = select(UnrecordedBlob.sha256).where(UnrecordedBlob.written_at < before)
-    if sha256 is not None:
-        query = query.where(UnrecordedBlob.sha256 == sha256)
-    return list(session.scalars(query.order_by(UnrecordedBlob.written_at).limit(limit)))
+def unrecorded_before(session: Session, before: datetime, limit: int) -> list[str]:
+    """Files whose rows are all older than `before` (no upload of them is under way)."""
+    query = (select(UnrecordedBlob.sha256).group_by(UnrecordedBlob.sha256)
+             .having(func.max(UnrecordedBlob.written_at) < before)
+             .order_by(func.max(UnrecordedBlob.written_at)).limit(limit))
+    return list(session.scalars(query))
+
+
+def unrecorded_since(session: Session, sha256: str, since: datetime) -> bool:
+    """Whether an upload of this file named it at or after `since`."""
+    return session.scalar(select(UnrecordedBlob.sha256).where(
+        UnrecordedBlob.sha256 == sha256, UnrecordedBlob.written_at >= since).limit(1)) is not None

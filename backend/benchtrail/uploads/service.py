@@ -122,6 +122,7 @@ class KeptFiles:
                                  f"carries {len(received)}; give one entry per uploaded file, in order")
         self.specs, self.received = specs, received
         self.files: list[KeptFile] = []
+        self.attempt = secrets.token_hex(16)   # this request, in unrecorded_blobs
         self.noted = False      # the files are named in unrecorded_blobs
         self.recorded = False
 
@@ -129,7 +130,7 @@ class KeptFiles:
         self.files = [KeptFile(rf, spec, _validate(rf, spec.format, spec)) for rf, spec in zip(self.received, self.specs)]
         try:
             with unit_of_work() as session:
-                repository.note_unrecorded(session, [f.received.raw_sha256 for f in self.files])
+                repository.note_unrecorded(session, self.attempt, [f.received.raw_sha256 for f in self.files])
             self.noted = True
             for f in self.files:
                 f.created = _put(f.received)
@@ -144,8 +145,9 @@ class KeptFiles:
 
     def release(self) -> None:
         """Settle the files of an upload that recorded none of them: remove each object this request created
-        that no blob row refers to. A file neither recorded nor created here keeps its row: another upload
-        may be storing it (beat's sweeper looks again in an hour)."""
+        that no blob row refers to, and drop this request's rows of the files settled so. A file neither
+        recorded nor created here keeps its row: another upload may be storing it (beat's sweeper looks
+        again in an hour)."""
         if not self.noted:
             return
         shas = sorted({f.received.raw_sha256 for f in self.files})
@@ -160,7 +162,7 @@ class KeptFiles:
                     elif sha in created:
                         storage.get_store().delete(sha)
                         settled.append(sha)
-                repository.forget_unrecorded(session, settled)
+                repository.forget_unrecorded(session, settled, attempt=self.attempt)
         except Exception as exc:  # the request's own error matters; beat's sweeper removes the object later
             applog.log.warning("raw file of a refused upload not removed yet", sha256=sorted(created),
                                error=str(exc)[:300])
@@ -172,8 +174,9 @@ UNRECORDED_AFTER_S = 3600  # an upload records its files seconds after writing t
 def remove_unrecorded(now: datetime, limit: int = 200) -> list[str]:
     """Beat's sweeper: remove the objects uploads wrote but never recorded (the upload failed and could not
     remove them, or its process died in between) unless a blob row refers to them by now; returns their
-    sha256. Under the content's lock, like `store_files`: an upload recording the same bytes meanwhile
-    writes its object again (`_blob`)."""
+    sha256. Under the content's lock, like `store_files`, and only when no upload of the file is under way
+    (all its rows are old): an upload of the same bytes that records them meanwhile writes its object again
+    (`_blob`)."""
     before = now - timedelta(seconds=UNRECORDED_AFTER_S)
     with unit_of_work() as session:  # a blob row is never removed: such an object needs no look
         repository.forget_recorded(session, before)
@@ -183,8 +186,8 @@ def remove_unrecorded(now: datetime, limit: int = 200) -> list[str]:
     for sha in stale:
         with unit_of_work() as session:
             repository.lock_blobs(session, [sha])
-            if not repository.unrecorded_before(session, before, 1, sha256=sha):
-                continue  # recorded meanwhile, or a new attempt is writing it
+            if repository.unrecorded_since(session, sha, before):
+                continue  # an upload of it started meanwhile
             if repository.blob_by_sha256(session, sha) is None:
                 try:
                     storage.get_store().delete(sha)
@@ -192,7 +195,7 @@ def remove_unrecorded(now: datetime, limit: int = 200) -> list[str]:
                     applog.log.warning("unrecorded raw file not removed", sha256=sha, error=str(exc)[:300])
                     continue
                 removed.append(sha)
-            repository.forget_unrecorded(session, [sha])
+            repository.forget_unrecorded(session, [sha], before=before)
     return removed
 
 
