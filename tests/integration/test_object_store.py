@@ -10,10 +10,12 @@ import json
 import re
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -130,62 +132,84 @@ def test_a_refused_upload_leaves_nothing_in_the_bucket(s3, s3_stack, make_projec
     assert s3.keys(f"{PREFIX}/") == before
 
 
+@dataclass
+class _SameBytes:
+    data: bytes
+    sha: str
+    key: str          # its object's key in the bucket
+    meta: Any         # the upload's metadata: one baseline file
+    project: str
+    received: Callable[[], list]   # the bytes received as an upload's file, anew each call
+
+
+@contextmanager
+def _uploads_in_bucket(s3: S3Server, monkeypatch: pytest.MonkeyPatch, scratch: Path, prefix: str,
+                       seed: int) -> Iterator[_SameBytes]:
+    """This process's uploads stored in the bucket under `prefix`, to a project of their own, of one JTL's
+    bytes."""
+    from benchtrail import storage
+    from benchtrail.config import get_settings
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.projects.schemas import ProjectCreate
+    from benchtrail.projects.service import create_project
+    from benchtrail.uploads.files import RawSink
+    from benchtrail.uploads.service import parse_metadata
+
+    for k, v in s3.env(prefix).items():
+        monkeypatch.setenv(k, v)
+    get_settings.cache_clear()
+    storage.get_store.cache_clear()
+    try:
+        name = f"{prefix}.jtl"
+        data = write_jtl(scratch / name, seed=seed).read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+
+        def received() -> list:
+            sink = RawSink(name, scratch)
+            sink.write(data)
+            return [sink.finish()]
+
+        project = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        with unit_of_work() as session:
+            create_project(session, ProjectCreate(slug=project, is_public=True))
+        yield _SameBytes(data, sha, f"{prefix}/blobs/{sha[:2]}/{sha}",
+                         parse_metadata(json.dumps({"files": [{"variant": "baseline"}]})), project, received)
+    finally:
+        monkeypatch.undo()
+        get_settings.cache_clear()
+        storage.get_store.cache_clear()
+
+
+ADMIN = {"token_id": 1, "project_id": None, "role": "admin", "name": "test"}
+
+
 def test_an_object_kept_for_a_failed_transaction_is_removed_and_written_again_for_another_upload(
         s3, infra, scratch, monkeypatch):
     """Files are stored before the transaction that records them. When it fails, the object the upload
     created is removed (no blob row refers to it) and no row is left. A second upload of the same bytes
     that found the object there before the removal writes it again under the content's lock: the blob
     it records exists in the bucket."""
-    from benchtrail import storage
     from benchtrail.auth.principal import Principal
-    from benchtrail.config import get_settings
     from benchtrail.db_boundary import unit_of_work
-    from benchtrail.projects.schemas import ProjectCreate
-    from benchtrail.projects.service import create_project
     from benchtrail.uploads import repository
-    from benchtrail.uploads.files import RawSink
-    from benchtrail.uploads.service import KeptFiles, accept_upload, parse_metadata
+    from benchtrail.uploads.service import KeptFiles, accept_upload
 
-    for k, v in s3.env("rollback").items():
-        monkeypatch.setenv(k, v)
-    get_settings.cache_clear()
-    storage.get_store.cache_clear()
-    try:
-        data = write_jtl(scratch / "x.jtl", seed=31).read_bytes()
-        sha = hashlib.sha256(data).hexdigest()
-        key = f"rollback/blobs/{sha[:2]}/{sha}"
-        meta = parse_metadata(json.dumps({"files": [{"variant": "baseline"}]}))
-
-        def received() -> list:
-            sink = RawSink("x.jtl", scratch)
-            sink.write(data)
-            return [sink.finish()]
-
-        project = f"kept-{uuid.uuid4().hex[:8]}"
+    with _uploads_in_bucket(s3, monkeypatch, scratch, "rollback", seed=31) as up, ExitStack() as meanwhile:
+        with pytest.raises(RuntimeError, match="after its files were kept"):
+            with KeptFiles(up.meta.files, up.received()) as first, unit_of_work():
+                assert first.files[0].created and s3.keys("rollback/") == [up.key]
+                second = meanwhile.enter_context(KeptFiles(up.meta.files, up.received()))   # the same bytes
+                assert not second.files[0].created
+                raise RuntimeError("the first upload's transaction failed after its files were kept")
+        assert s3.keys("rollback/") == []
         with unit_of_work() as session:
-            create_project(session, ProjectCreate(slug=project, is_public=True))
-        with ExitStack() as meanwhile:
-            with pytest.raises(RuntimeError, match="after its files were kept"):
-                with KeptFiles(meta.files, received()) as first, unit_of_work():
-                    assert first.files[0].created and s3.keys("rollback/") == [key]
-                    second = meanwhile.enter_context(KeptFiles(meta.files, received()))   # the same bytes
-                    assert not second.files[0].created
-                    raise RuntimeError("the first upload's transaction failed after its files were kept")
-            assert s3.keys("rollback/") == []
-            with unit_of_work() as session:
-                assert repository.blob_by_sha256(session, sha) is None
+            assert repository.blob_by_sha256(session, up.sha) is None
 
-            admin = Principal(token_id=1, project_id=None, role="admin", name="test")
-            with unit_of_work() as session:
-                accept_upload(session, admin, project, meta, second, None)
-        assert s3.keys("rollback/") == [key] and s3.read(key) == data
         with unit_of_work() as session:
-            assert repository.blob_by_sha256(session, sha) is not None
-    finally:
-        monkeypatch.undo()
-        get_settings.cache_clear()
-        storage.get_store.cache_clear()
-
+            accept_upload(session, Principal(**ADMIN), up.project, up.meta, second, None)
+        assert s3.keys("rollback/") == [up.key] and s3.read(up.key) == up.data
+        with unit_of_work() as session:
+            assert repository.blob_by_sha256(session, up.sha) is not None
 
 
 def test_a_failed_upload_keeps_the_row_of_another_upload_of_the_same_bytes(s3, infra, scratch, monkeypatch):
@@ -196,59 +220,33 @@ def test_a_failed_upload_keeps_the_row_of_another_upload_of_the_same_bytes(s3, i
     own), so the sweeper removes the object an hour later."""
     from datetime import datetime, timedelta, timezone
 
-    from benchtrail import storage
     from benchtrail.auth.principal import Principal
-    from benchtrail.config import get_settings
     from benchtrail.db import get_sessionmaker
     from benchtrail.db_boundary import unit_of_work
-    from benchtrail.projects.schemas import ProjectCreate
-    from benchtrail.projects.service import create_project
     from benchtrail.uploads import repository
-    from benchtrail.uploads.files import RawSink
-    from benchtrail.uploads.service import KeptFiles, accept_upload, parse_metadata, remove_unrecorded
+    from benchtrail.uploads.service import KeptFiles, accept_upload, remove_unrecorded
 
-    for k, v in s3.env("twice").items():
-        monkeypatch.setenv(k, v)
-    get_settings.cache_clear()
-    storage.get_store.cache_clear()
-    try:
-        data = write_jtl(scratch / "t.jtl", seed=33).read_bytes()
-        sha = hashlib.sha256(data).hexdigest()
-        key = f"twice/blobs/{sha[:2]}/{sha}"
-        meta = parse_metadata(json.dumps({"files": [{"variant": "baseline"}]}))
-
-        def received() -> list:
-            sink = RawSink("t.jtl", scratch)
-            sink.write(data)
-            return [sink.finish()]
-
-        project = f"twice-{uuid.uuid4().hex[:8]}"
-        with unit_of_work() as session:
-            create_project(session, ProjectCreate(slug=project, is_public=True))
-        second = KeptFiles(meta.files, received())
+    with _uploads_in_bucket(s3, monkeypatch, scratch, "twice", seed=33) as up:
+        second = KeptFiles(up.meta.files, up.received())
         with pytest.raises(RuntimeError, match="failed"):
-            with KeptFiles(meta.files, received()) as first, unit_of_work():
+            with KeptFiles(up.meta.files, up.received()) as first, unit_of_work():
                 assert first.files[0].created
                 second.__enter__()   # the same bytes, found there; never exited: its process dies below
                 raise RuntimeError("the first upload's transaction failed")
         assert s3.keys("twice/") == []
 
         session = get_sessionmaker()()   # the second records the file, writing it again, and dies
-        accept_upload(session, Principal(token_id=1, project_id=None, role="admin", name="test"), project, meta,
-                      second, None)
-        assert s3.keys("twice/") == [key]
+        accept_upload(session, Principal(**ADMIN), up.project, up.meta, second, None)
+        assert s3.keys("twice/") == [up.key]
         session.rollback()
         session.close()
         with unit_of_work() as session:
-            assert repository.blob_by_sha256(session, sha) is None
+            assert repository.blob_by_sha256(session, up.sha) is None
 
-        assert sha not in remove_unrecorded(datetime.now(timezone.utc)) and s3.keys("twice/") == [key]
-        assert sha in remove_unrecorded(datetime.now(timezone.utc) + timedelta(minutes=61))
+        assert up.sha not in remove_unrecorded(datetime.now(timezone.utc)) and s3.keys("twice/") == [up.key]
+        assert up.sha in remove_unrecorded(datetime.now(timezone.utc) + timedelta(minutes=61))
         assert s3.keys("twice/") == []
-    finally:
-        monkeypatch.undo()
-        get_settings.cache_clear()
-        storage.get_store.cache_clear()
+
 
 @contextmanager
 def _api_via(proxy: FlakyProxy, s3: S3Server, infra: dict[str, str], logdir: Path, prefix: str, data_dir: Path,

@@ -55,13 +55,6 @@ def forget_unrecorded(session: Session, sha256s: Iterable[str], attempt: str | N
     session.execute(query)
 
 
-def forget_recorded(session: Session, before: datetime) -> None:
-    """The rows older than `before` of files a blob row refers to."""
-    session.execute(delete(UnrecordedBlob).where(
-        UnrecordedBlob.written_at < before,
-        select(Blob.id).where(Blob.sha256 == UnrecordedBlob.sha256).exists()))
-
-
 def unrecorded_before(session: Session, before: datetime, limit: int) -> list[str]:
     """Files whose rows are all older than `before` (no upload of them is under way)."""
     query = (select(UnrecordedBlob.sha256).group_by(UnrecordedBlob.sha256)

@@ -178,8 +178,6 @@ def remove_unrecorded(now: datetime, limit: int = 200) -> list[str]:
     (all its rows are old): an upload of the same bytes that records them meanwhile writes its object again
     (`_blob`)."""
     before = now - timedelta(seconds=UNRECORDED_AFTER_S)
-    with unit_of_work() as session:  # a blob row is never removed: such an object needs no look
-        repository.forget_recorded(session, before)
     with unit_of_work() as session:
         stale = repository.unrecorded_before(session, before, limit)
     removed = []
@@ -188,7 +186,7 @@ def remove_unrecorded(now: datetime, limit: int = 200) -> list[str]:
             repository.lock_blobs(session, [sha])
             if repository.unrecorded_since(session, sha, before):
                 continue  # an upload of it started meanwhile
-            if repository.blob_by_sha256(session, sha) is None:
+            if repository.blob_by_sha256(session, sha) is None:   # else a run refers to it: only the rows go
                 try:
                     storage.get_store().delete(sha)
                 except storage.StorageError as exc:
