@@ -151,6 +151,8 @@ def test_chunked_body_counted_as_it_streams(infra, make_project) -> None:
                             "Content-Type": "multipart/form-data; boundary=b"})
     assert r.status_code == 413, r.text
     assert r.json()["error"] == "PayloadTooLarge"
+    # Refused while blocks still waited to be written: the writer stopped, the upload's folder is gone.
+    assert list((Path(infra["BENCHTRAIL_DATA_DIR"]) / "tmp").glob("upload-*")) == []
 
 
 def test_failed_authentications_are_limited_per_address(infra, admin_token) -> None:

@@ -3,13 +3,17 @@ the upload's scratch folder as its bytes arrive, hashed and counted against the 
 (`files.RawSink`), instead of being spooled to a temporary file by the framework and copied from there
 (a 2 GB JTL was written twice and read once more before its check began). Text fields (the
 `metadata`) stay in memory, 1 MiB at most. Parsed by python-multipart, the parser Starlette uses; file
-bytes leave the event loop in blocks of 1 MiB (a thread), so a slow disk never stalls other requests."""
+bytes leave the event loop in blocks of 1 MiB (a thread), so a slow disk never stalls other requests, and
+the request goes on receiving while they are hashed and written (`_Writer`)."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,6 +32,7 @@ T = TypeVar("T")
 FIELD_LIMIT = 1 << 20
 PARTS_LIMIT = 1000
 BLOCK = 1 << 20
+AHEAD = 4   # blocks that may wait for the writer: an upload holds about (AHEAD + 1) * BLOCK in memory
 
 
 def form_body(metadata: type[BaseModel], description: str, files: str) -> dict[str, object]:
@@ -77,16 +82,56 @@ class _Part:
         self.ended = False
         self.received: ReceivedFile | None = None
 
-    def write_blocks(self) -> None:
-        assert self.sink is not None
-        if self.blocks:
-            self.sink.write(b"".join(self.blocks))
-            self.blocks, self.buffered = [], 0
+    def take_blocks(self) -> list[bytes]:
+        """The bytes gathered so far, for the writer; the part gathers anew."""
+        blocks, self.blocks, self.buffered = self.blocks, [], 0
+        return blocks
 
-    def finish(self) -> None:
+    def write(self, blocks: list[bytes]) -> None:
         assert self.sink is not None
-        self.write_blocks()
+        if blocks:
+            self.sink.write(b"".join(blocks))
+
+    def finish(self, blocks: list[bytes]) -> None:
+        assert self.sink is not None
+        self.write(blocks)
         self.received = self.sink.finish()
+
+
+class _Writer:
+    """Hashes and writes an upload's blocks, in order, in the threads of the pool, while the request goes
+    on receiving and parsing the next ones: each job waits for the one before it. At most AHEAD jobs wait
+    (the memory an upload holds); the first error of a job is raised by `submit` or `drain`. Measured on
+    2 cores, curl sending a 120 MB JTL on the same machine, 16 rounds alternating with the request that
+    waited for each block: accepted in 371 ms instead of 397 (median); hashing and writing it alone take
+    ~150 ms, but curl and the parser need the cores too."""
+
+    def __init__(self) -> None:
+        self.last: asyncio.Task[None] | None = None
+        self.pending: deque[asyncio.Task[None]] = deque()
+
+    async def submit(self, job: Callable[[], None]) -> None:
+        self.last = asyncio.create_task(self._after(self.last, job))
+        self.pending.append(self.last)
+        while len(self.pending) > AHEAD:
+            await self.pending.popleft()
+
+    async def drain(self) -> None:
+        while self.pending:
+            await self.pending.popleft()
+
+    async def stop(self) -> None:
+        """Drop the jobs not begun; wait for the one under way (its file is closed after it)."""
+        for task in self.pending:
+            task.cancel()
+        await asyncio.gather(*self.pending, return_exceptions=True)
+        self.pending.clear()
+
+    @staticmethod
+    async def _after(previous: asyncio.Task[None] | None, job: Callable[[], None]) -> None:
+        if previous is not None:
+            await previous   # its error is this job's too: nothing is written after a failed block
+        await run_in_threadpool(job)
 
 
 class _Receiver:
@@ -167,21 +212,24 @@ async def receive_form(request: Request, workdir: Path) -> Form:
         "on_header_value": receiver.on_header_value, "on_header_end": receiver.on_header_end,
         "on_headers_finished": receiver.on_headers_finished, "on_part_data": receiver.on_part_data,
         "on_part_end": receiver.on_part_end, "on_end": receiver.on_end})
-    written = 0   # parts [0, written) are complete on disk
+    writer = _Writer()
+    handed = 0   # parts [0, handed) are complete and handed to the writer
     try:
         async for chunk in _body(request):
             try:
                 parser.write(chunk)
             except FormParserError as exc:
                 raise InvalidBody(f"the multipart body is malformed: {exc}") from None
-            written = await _write(receiver.parts, written)
+            handed = await _hand_over(receiver.parts, handed, writer)
         try:
             parser.finalize()
         except FormParserError as exc:
             raise InvalidBody(f"the multipart body is malformed: {exc}") from None
         if not receiver.complete:
             raise InvalidBody("the multipart body ended before its closing boundary")
+        await writer.drain()
     except BaseException:
+        await writer.stop()
         for part in receiver.parts:
             if part.sink is not None:
                 part.sink.close()
@@ -204,19 +252,18 @@ async def _body(request: Request) -> AsyncIterator[bytes]:
         raise InvalidBody("the upload was cut off before its end; nothing of it was kept") from None
 
 
-async def _write(parts: list[_Part], written: int) -> int:
-    """Write what the parser handed over: every ended part in full (then checked and, if compressed,
-    decompressed), the open part once a block has gathered. Returns how many parts are complete."""
-    for index in range(written, len(parts)):
+async def _hand_over(parts: list[_Part], handed: int, writer: _Writer) -> int:
+    """Hand what the parser gathered to the writer: every ended part in full (then checked and, if
+    compressed, decompressed), the open part once a block has gathered. Returns how many parts are complete."""
+    for index in range(handed, len(parts)):
         part = parts[index]
         if part.sink is None:
             if part.ended:
-                written = index + 1
+                handed = index + 1
             continue
         if part.ended:
-            await run_in_threadpool(part.finish)
-            written = index + 1
+            await writer.submit(partial(part.finish, part.take_blocks()))
+            handed = index + 1
         elif part.buffered >= BLOCK:
-            await run_in_threadpool(part.write_blocks)
-    return written
-
+            await writer.submit(partial(part.write, part.take_blocks()))
+    return handed
