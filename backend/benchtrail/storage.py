@@ -32,6 +32,7 @@ from benchtrail.config import get_settings
 
 CHUNK = 1 << 20
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+PART = re.compile(r"^[0-9]{20}(-[0-9a-f]{16})?$")   # a part of a resumable upload: offset[-suffix]
 STALE_SCRATCH_S = 24 * 3600  # no upload, chunk or ingest keeps its scratch files this long
 
 
@@ -56,12 +57,15 @@ class BlobStore(Protocol):
 
     def iter_bytes(self, sha256: str) -> Iterator[bytes]: ...
 
-    # Chunks of a resumable upload (session id, the chunk's first byte's offset in the package).
-    def put_part(self, session: str, offset: int, path: Path) -> None: ...
+    # Chunks of a resumable upload (session id, the part's name: its first byte's offset in the package,
+    # zero-padded to 20 digits, then for parts written since revision 0022 "-" and a random suffix).
+    def put_part(self, session: str, name: str, path: Path) -> None: ...
 
-    def part_offsets(self, session: str) -> list[int]: ...
+    def part_names(self, session: str) -> list[str]: ...
 
-    def read_part(self, session: str, offset: int, out: Any) -> None: ...
+    def read_part(self, session: str, name: str, out: Any) -> None: ...
+
+    def delete_part(self, session: str, name: str) -> None: ...
 
     def delete_parts(self, session: str) -> None: ...
 
@@ -156,6 +160,12 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
+def _part_name(name: str) -> str:
+    if not PART.match(name):
+        raise ValueError(f"not a part name: {name!r}")
+    return name
+
+
 def _check(sha256: str) -> str:
     if not SHA256.match(sha256):
         raise ValueError(f"not a sha256: {sha256!r}")
@@ -216,22 +226,25 @@ class LocalStore:
 
         return chunks()
 
-    def put_part(self, session: str, offset: int, path: Path) -> None:
+    def put_part(self, session: str, name: str, path: Path) -> None:
         folder = self._parts(session)
         created = _make_dirs(folder)
-        tmp = folder / f".{offset:020d}.{os.getpid()}.part"
+        tmp = folder / f".{_part_name(name)}.{os.getpid()}.part"
         shutil.copyfile(path, tmp)
-        _install(tmp, folder / f"{offset:020d}", created)
+        _install(tmp, folder / name, created)
 
-    def part_offsets(self, session: str) -> list[int]:
+    def part_names(self, session: str) -> list[str]:
         folder = self._parts(session)
         if not folder.is_dir():
             return []
-        return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit())
+        return sorted(p.name for p in folder.iterdir() if PART.match(p.name))
 
-    def read_part(self, session: str, offset: int, out: Any) -> None:
-        with (self._parts(session) / f"{offset:020d}").open("rb") as f:
+    def read_part(self, session: str, name: str, out: Any) -> None:
+        with (self._parts(session) / _part_name(name)).open("rb") as f:
             shutil.copyfileobj(f, out, CHUNK)
+
+    def delete_part(self, session: str, name: str) -> None:
+        (self._parts(session) / _part_name(name)).unlink(missing_ok=True)
 
     def delete_parts(self, session: str) -> None:
         shutil.rmtree(self._parts(session), ignore_errors=True)
@@ -253,8 +266,8 @@ class S3Store:
     def _blob(self, sha256: str) -> str:
         return f"{self.prefix}blobs/{_check(sha256)[:2]}/{sha256}"
 
-    def _part(self, session: str, offset: int) -> str:
-        return f"{self.prefix}uploads/{session}/{offset:020d}"
+    def _part(self, session: str, name: str) -> str:
+        return f"{self.prefix}uploads/{session}/{_part_name(name)}"
 
     def _missing(self, exc: Exception) -> bool:
         from botocore.exceptions import ClientError
@@ -313,9 +326,9 @@ class S3Store:
 
         return chunks()
 
-    def put_part(self, session: str, offset: int, path: Path) -> None:
-        self._call(f"put chunk {session}@{offset}", self.client.upload_file, str(path), self.bucket,
-                   self._part(session, offset))
+    def put_part(self, session: str, name: str, path: Path) -> None:
+        self._call(f"put chunk {session}/{name}", self.client.upload_file, str(path), self.bucket,
+                   self._part(session, name))
 
     def _part_keys(self, session: str) -> list[str]:
         keys: list[str] = []
@@ -326,22 +339,26 @@ class S3Store:
             keys += [obj["Key"] for obj in page.get("Contents", [])]
         return keys
 
-    def part_offsets(self, session: str) -> list[int]:
-        return sorted(int(k.rsplit("/", 1)[1]) for k in self._part_keys(session) if k.rsplit("/", 1)[1].isdigit())
+    def part_names(self, session: str) -> list[str]:
+        return sorted(name for key in self._part_keys(session) if PART.match(name := key.rsplit("/", 1)[1]))
 
-    def read_part(self, session: str, offset: int, out: Any) -> None:
+    def read_part(self, session: str, name: str, out: Any) -> None:
         # Streamed in order: download_fileobj writes at the object's own offsets (seeking `out` to them),
         # which would overwrite the chunks before this one.
-        body = self._call(f"get chunk {session}@{offset}", self.client.get_object, Bucket=self.bucket,
-                          Key=self._part(session, offset))["Body"]
+        body = self._call(f"get chunk {session}/{name}", self.client.get_object, Bucket=self.bucket,
+                          Key=self._part(session, name))["Body"]
         try:
             for data in body.iter_chunks(CHUNK):
                 out.write(data)
         except Exception as exc:
-            raise StorageError(f"object store s3://{self.bucket}/{self.prefix}: read chunk {session}@{offset}: "
+            raise StorageError(f"object store s3://{self.bucket}/{self.prefix}: read chunk {session}/{name}: "
                                f"{exc}") from exc
         finally:
             body.close()
+
+    def delete_part(self, session: str, name: str) -> None:
+        self._call(f"delete chunk {session}/{name}", self.client.delete_object, Bucket=self.bucket,
+                   Key=self._part(session, name))
 
     def delete_parts(self, session: str) -> None:
         for key in self._part_keys(session):

@@ -197,16 +197,17 @@ def test_a_stored_file_reaches_the_disk_before_its_name_and_its_name_before_put_
     assert blob.read_bytes() == raw.read_bytes()
 
     events.clear()
-    store.put_part("s1", 0, raw)
-    store.put_part("s1", 23, raw)
+    names = (f"{0:020d}-{'a' * 16}", f"{23:020d}-{'b' * 16}")
+    for name in names:
+        store.put_part("s1", name, raw)
     folder = tmp_path / "data" / "uploads" / "s1"
-    first, second = (f"{folder}/.{o:020d}.{os.getpid()}.part" for o in (0, 23))
+    first, second = (f"{folder}/.{name}.{os.getpid()}.part" for name in names)
     assert events == [
-        ("fsync", first), ("replace", f"{first} -> {folder}/{0:020d}"),
+        ("fsync", first), ("replace", f"{first} -> {folder}/{names[0]}"),
         ("fsync", str(folder)), ("fsync", str(folder.parent)), ("fsync", str(tmp_path / "data")),
-        ("fsync", second), ("replace", f"{second} -> {folder}/{23:020d}"), ("fsync", str(folder)),
+        ("fsync", second), ("replace", f"{second} -> {folder}/{names[1]}"), ("fsync", str(folder)),
     ]
-    assert store.part_offsets("s1") == [0, 23]
+    assert store.part_names("s1") == list(names)
 
 
 def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweeper_removes(

@@ -386,6 +386,63 @@ def test_a_commit_sent_twice_answers_duplicate_when_the_other_took_the_chunks(
         assert s3.keys("twice/uploads/") == []
 
 
+def test_a_chunk_waiting_on_the_object_store_holds_no_database_connection_or_lock(
+        s3, infra, logdir, client, make_project, runner_token, admin_token, tmp_path):
+    """A chunk of a resumable upload is written to the bucket with no transaction open. The production server,
+    one process and one connection for writes (BENCHTRAIL_API_DB_CONNECTIONS 3), the bucket behind a proxy that
+    holds the first chunk's object until released. Meanwhile a write (a project created) is answered, and the
+    same chunk sent again (a runner that stopped waiting) is stored and recorded. Released, the first request
+    finds the offset moved on, removes its own object and answers the offset; the commit stores the package.
+    When the chunk's transaction was open while its object was written, the project waited for the one write
+    connection until the pool gave up (503), and the chunk sent again for the session's row."""
+    from benchtrail_runner import delivery
+
+    from tests.integration.test_runner import hey_plan, post_plan, start
+
+    slug, token = make_project(role="admin")
+    post_plan(client, slug, token, hey_plan("chunk", "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))
+    run_slug = start(client, slug, token, "chunk")
+    proxy = FlakyProxy(("127.0.0.1", s3.port), "hold",
+                       requests=re.compile(rb"PUT /" + s3.bucket.encode() + rb"/chunks/uploads/"))
+    with _api_via(proxy, s3, infra, logdir, "chunks", tmp_path / "data", BENCHTRAIL_API_DB_CONNECTIONS="3") as url:
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {runner_token}"}, timeout=120) as http:
+            assert http.post(f"/api/v1/runs/{run_slug}/claim", params={"runner": "test"}).status_code == 200
+            jtl = write_jtl(tmp_path / "out.jtl", seed=44)
+            pkg = delivery.package(run_slug, {"files": [{"variant": "target"}]}, [jtl], tmp_path / "upload")
+            data = pkg.files[0].read_bytes()
+            sha = hashlib.sha256(data).hexdigest()
+            base = f"/api/v1/runs/{run_slug}/results/uploads"
+            opened = http.post(base, headers={"Idempotency-Key": pkg.idempotency_key}, json={
+                "metadata": pkg.metadata, "files": [{"name": pkg.files[0].name, "size": len(data), "sha256": sha}]})
+            assert opened.status_code == 201, opened.text
+            chunk = f"{base}/{opened.json()['id']}"
+
+            def send() -> httpx.Response:
+                return http.patch(chunk, params={"offset": 0}, content=data,
+                                  headers={"Content-Type": "application/octet-stream"})
+
+            with ThreadPoolExecutor(1) as pool:
+                first = pool.submit(send)
+                assert proxy.held.wait(60), "the chunk never reached the object store"
+                other = f"chunk-{uuid.uuid4().hex[:8]}"
+                created = httpx.post(f"{url}/api/v1/projects", json={"slug": other, "name": other},
+                                     headers={"Authorization": f"Bearer {admin_token}"}, timeout=120)
+                again = send()
+                first_waited = not first.done()
+                proxy.release.set()
+                first_answer = first.result()
+            assert created.status_code == 201, created.text
+            assert again.status_code == 200 and again.json()["offset"] == len(data), again.text
+            assert first_waited
+            assert first_answer.status_code == 200 and first_answer.json()["offset"] == len(data), first_answer.text
+            assert len(s3.keys("chunks/uploads/")) == 1   # the first request's object is gone again
+            committed = http.post(f"{chunk}/commit")
+            assert committed.status_code == 202 and committed.json()["duplicate"] is False, committed.text
+            assert http.get(f"/api/v1/runs/{run_slug}").json()["files"][0]["sha256"] == sha
+        assert s3.keys("chunks/uploads/") == []
+        assert s3.read(f"chunks/blobs/{sha[:2]}/{sha}") == data
+
+
 def test_backup_with_the_s3_backend_holds_the_database_and_names_the_bucket(s3, infra, tmp_path):
     """`make backup` with BENCHTRAIL_STORAGE=s3: the database only (the bucket is the user's to back up),
     the manifest and the output say where the raw files are."""

@@ -64,11 +64,14 @@ def test_offsets_chunks_and_commit_rules(client, claimed, infra):  # type: ignor
     from benchtrail import storage
 
     store = storage.get_store()
+    with unit_of_work() as session:
+        parts = session.get(ResultsUpload, upload["id"]).parts
+    assert store.part_names(upload["id"]) == parts and len(parts) == 2   # the chunk sent again stored nothing
     held = bytearray()
-    for offset in store.part_offsets(upload["id"]):
-        assert offset == len(held)
+    for name in parts:
+        assert int(name[:20]) == len(held)
         buf = io.BytesIO()
-        store.read_part(upload["id"], offset, buf)
+        store.read_part(upload["id"], name, buf)
         held += buf.getvalue()
     assert bytes(held) == PACKAGE[:700]
 
@@ -82,7 +85,7 @@ def test_offsets_chunks_and_commit_rules(client, claimed, infra):  # type: ignor
     with unit_of_work() as session:
         dropped = results_uploads.drop_abandoned(session, datetime.now(timezone.utc))
     assert upload["id"] in dropped and len(dropped) >= 2
-    assert store.part_offsets(upload["id"]) == []
+    assert store.part_names(upload["id"]) == []
     assert not (Path(infra["BENCHTRAIL_DATA_DIR"]) / "uploads" / upload["id"]).exists()
     with unit_of_work() as session:
         assert session.get(ResultsUpload, upload["id"]) is None
@@ -120,3 +123,44 @@ def test_results_from_a_token_that_may_not_report_are_refused_before_the_body_is
         r = client.post("/api/v1/runs/no-such-run/results", content=body(),
                         headers={**headers, "Content-Type": "multipart/form-data; boundary=b"})
         assert r.status_code == status and read["chunks"] <= 1, (r.text, read)
+
+
+@pytest.mark.parametrize("sent_before", [len, lambda data: 400], ids=["all-sent", "400-sent"])
+def test_a_session_opened_before_parts_were_listed_is_committed(client, claimed, infra, scratch, sent_before):  # type: ignore[no-untyped-def]
+    """A session opened before revision 0022 has no list of parts and its parts are named by their offsets
+    alone (put back here: the row's `parts` NULL, every part renamed to its offset). Committed as it is, or
+    after more chunks (whose parts are then listed after the old ones), it stores exactly the package."""
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.models import Blob, ResultsUpload
+    from tests.support.jtl import write_jtl
+
+    run_slug, auth = claimed
+    data = write_jtl(scratch / "out.jtl", seed=46, per_group=40).read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    base = f"/api/v1/runs/{run_slug}/results/uploads"
+    body = {"metadata": {"files": [{"variant": "target"}]}, "files": [{"name": "out.jtl", "size": len(data), "sha256": sha}]}
+    upload = client.post(base, json=body, headers={**auth, "Idempotency-Key": "k-old"}).json()
+    chunk = f"{base}/{upload['id']}"
+    octet = {**auth, "Content-Type": "application/octet-stream"}
+    held = sent_before(data)
+    for offset in range(0, held, 300):
+        assert client.patch(chunk, params={"offset": offset}, content=data[offset:min(held, offset + 300)],
+                            headers=octet).status_code == 200
+    folder = Path(infra["BENCHTRAIL_DATA_DIR"]) / "uploads" / upload["id"]
+    with unit_of_work() as session:
+        row = session.get(ResultsUpload, upload["id"])
+        assert row.received == held and len(row.parts) == -(-held // 300)
+        for name in row.parts:
+            (folder / name).rename(folder / name[:20])
+        row.parts = None
+    if held < len(data):
+        r = client.patch(chunk, params={"offset": held}, content=data[held:], headers=octet)
+        assert r.status_code == 200 and r.json()["offset"] == len(data), r.text
+    r = client.post(f"{chunk}/commit", headers=auth)
+    assert r.status_code == 202 and r.json()["duplicate"] is False, r.text
+    assert not folder.exists()
+    with unit_of_work() as session:
+        blob = session.query(Blob).filter_by(sha256=sha).one()
+    assert blob.size == len(data)
+    stored = Path(infra["BENCHTRAIL_DATA_DIR"]) / "blobs" / sha[:2] / sha
+    assert stored.read_bytes() == data

@@ -268,8 +268,10 @@ class MetricDef(Base):
 
 
 class ResultsUpload(Base):
-    """A runner's results package arriving in chunks (runs/uploads.py): the server's offset is
-    `received`; the chunks are in the raw file store until the session is committed, exactly once."""
+    """A runner's results package arriving in chunks (runs/results_uploads.py): the server's offset is
+    `received`; the chunks are in the raw file store, under the names in `parts` (in package order; NULL for
+    a session opened before revision 0022, whose parts are named by their offsets), until the session is
+    committed, exactly once."""
 
     __tablename__ = "results_uploads"
     __table_args__ = (UniqueConstraint("run_id", "idempotency_key"),
@@ -282,6 +284,7 @@ class ResultsUpload(Base):
     files: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
     size: Mapped[int] = mapped_column(BigInteger)
     received: Mapped[int] = mapped_column(BigInteger, server_default="0", default=0)
+    parts: Mapped[list[str] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = created_at_column()
     updated_at: Mapped[datetime] = created_at_column()
     committed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

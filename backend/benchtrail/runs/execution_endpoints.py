@@ -162,11 +162,7 @@ async def results_upload_chunk(request: Request, slug: str, upload_id: str = UPL
             except ClientDisconnect:  # a cut connection: nothing of the chunk is kept, the offset stays
                 raise InvalidRequest("the chunk was cut off before its end; nothing of it was kept") from None
 
-        def work() -> ResultsUploadOut:
-            with unit_of_work() as session:
-                return uploads.add_chunk(session, resolve(session, token), slug, upload_id, offset, path, share)
-
-        return await run_in_threadpool(work)
+        return await run_in_threadpool(uploads.add_chunk, token, slug, upload_id, offset, path, share)
     finally:
         path.unlink(missing_ok=True)
 

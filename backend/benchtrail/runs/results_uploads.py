@@ -9,6 +9,10 @@ key) and goes on from there instead of starting over. `commit` checks every file
 stores the results exactly as `POST /runs/{run}/results` does (execution.attach_results: one transaction,
 the same Idempotency-Key semantics): committing again answers `duplicate`.
 
+A chunk's new bytes are written to the store as a part of their own with no transaction open, so that no
+database connection or row lock waits on a disk or an object store; a short transaction then records the
+part in the session (`parts`, in package order) and advances the offset.
+
 Chunks are kept in the raw file store (benchtrail/storage.py: the data folder or the bucket), so any API
 process on any host can take the next chunk; they are removed once the session is committed.
 """
@@ -16,6 +20,7 @@ process on any host can take the next chunk; they are removed once the session i
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -83,7 +88,7 @@ def open_upload(session: Session, principal: Principal, slug: str, body: Results
     upload = ResultsUpload(id=uuid.uuid4().hex, run_id=run.id, idempotency_key=idempotency_key,
                            metadata_json=json.dumps(body.metadata),
                            files=[f.model_dump() for f in body.files], size=sum(f.size for f in body.files),
-                           received=0)
+                           received=0, parts=[])
     session.add(upload)
     session.flush()
     return _out(upload, run), True
@@ -102,24 +107,57 @@ def status(session: Session, principal: Principal, slug: str, upload_id: str,
     return _out(_session_of(session, run, upload_id, lock=False), run)
 
 
-def add_chunk(session: Session, principal: Principal, slug: str, upload_id: str, offset: int,
-              chunk: Path, share: int | None = None) -> ResultsUploadOut:
-    """Store the bytes of `chunk` (which starts at `offset` of the package) that the server lacks."""
-    run = execution.reporting_run(session, principal, slug, share, lock=False)
-    upload = _session_of(session, run, upload_id, lock=True)
-    if upload.committed_at is not None:
-        return _out(upload, run)
-    _accepting(run, slug)
-    length = chunk.stat().st_size
-    if offset > upload.received:
-        raise Conflict(f"chunk at offset {offset} but the server holds {upload.received} bytes of this upload; "
-                       f"send from offset {upload.received}", extra={"offset": upload.received})
-    if offset + length > upload.size:
-        raise InvalidRequest(f"chunk at offset {offset} of {length} bytes ends past the upload's declared "
-                             f"size of {upload.size} bytes")
-    skip = upload.received - offset
-    if skip >= length:
-        return _out(upload, run)  # all of it held already: a chunk sent again
+def add_chunk(token: str | None, slug: str, upload_id: str, offset: int, chunk: Path,
+              share: int | None = None) -> ResultsUploadOut:
+    """Store the bytes of `chunk` (which starts at `offset` of the package) that the server lacks: written to
+    the store as a part of their own with no transaction open (up to 64 MB, maybe to an object store), then
+    recorded by a short one. When another request advanced the offset meanwhile (the same chunk sent twice
+    at once), this part is not recorded and is removed again; the answer is the session's offset."""
+    with unit_of_work() as session:
+        run = execution.reporting_run(session, resolve(session, token), slug, share, lock=False)
+        upload = _session_of(session, run, upload_id, lock=False)
+        if upload.committed_at is not None:
+            return _out(upload, run)
+        _accepting(run, slug)
+        length = chunk.stat().st_size
+        if offset > upload.received:
+            raise Conflict(f"chunk at offset {offset} but the server holds {upload.received} bytes of this "
+                           f"upload; send from offset {upload.received}", extra={"offset": upload.received})
+        if offset + length > upload.size:
+            raise InvalidRequest(f"chunk at offset {offset} of {length} bytes ends past the upload's declared "
+                                 f"size of {upload.size} bytes")
+        start, parts = upload.received, upload.parts
+        if start >= offset + length:
+            return _out(upload, run)  # all of it held already: a chunk sent again
+    store = storage.get_store()
+    name = f"{start:020d}-{secrets.token_hex(8)}"
+    try:
+        if parts is None:
+            parts = _parts_by_offset(store, upload_id)
+        _put_part(store, upload_id, name, chunk, start - offset)
+    except storage.StorageError as exc:
+        log.error("results chunk not stored", upload=upload_id, error=str(exc))
+        raise ServiceUnavailable("the raw file store cannot be written, retry later") from exc
+    # If this transaction fails, or refuses the chunk (the run ended meanwhile), the part stays until the session
+    # is committed or given up (`drop_abandoned`).
+    with unit_of_work() as session:
+        run = execution.reporting_run(session, resolve(session, token), slug, share, lock=False)
+        upload = _session_of(session, run, upload_id, lock=True)
+        recorded = upload.committed_at is None and upload.received == start
+        if recorded:
+            _accepting(run, slug)
+            # A session opened before revision 0022 lists its earlier parts now (named by their offsets).
+            upload.parts = [*(upload.parts if upload.parts is not None else parts), name]
+            upload.received = offset + length
+            upload.updated_at = datetime.now(timezone.utc)
+        out = _out(upload, run)
+    if not recorded:
+        _drop_part(store, upload_id, name)
+    return out
+
+
+def _put_part(store: storage.BlobStore, upload_id: str, name: str, chunk: Path, skip: int) -> None:
+    """The chunk's bytes from `skip` on, stored as part `name` of the upload."""
     part = chunk
     if skip:
         part = chunk.with_name(chunk.name + ".tail")
@@ -127,17 +165,15 @@ def add_chunk(session: Session, principal: Principal, slug: str, upload_id: str,
             src.seek(skip)
             shutil.copyfileobj(src, dst, storage.CHUNK)
     try:
-        # Stored under the offset it starts at: a retry after a failed commit below overwrites it.
-        storage.get_store().put_part(upload.id, upload.received, part)
-    except storage.StorageError as exc:
-        log.error("results chunk not stored", upload=upload.id, error=str(exc))
-        raise ServiceUnavailable("the raw file store cannot be written, retry later") from exc
+        store.put_part(upload_id, name, part)
     finally:
         if part is not chunk:
             part.unlink(missing_ok=True)
-    upload.received += length - skip
-    upload.updated_at = datetime.now(timezone.utc)
-    return _out(upload, run)
+
+
+def _parts_by_offset(store: storage.BlobStore, upload_id: str) -> list[str]:
+    """The parts of a session opened before revision 0022: named by their offsets alone, one after the other."""
+    return [name for name in store.part_names(upload_id) if name.isdigit()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +181,7 @@ class _Committing:
     id: str
     files: list[dict]
     size: int
+    parts: list[str] | None
     metadata_json: str
     idempotency_key: str
 
@@ -188,7 +225,8 @@ def _to_commit(token: str | None, slug: str, upload_id: str, share: int | None) 
         if upload.received < upload.size:
             raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send "
                            f"the rest from offset {upload.received} first", extra={"offset": upload.received})
-        return _Committing(upload.id, list(upload.files), upload.size, upload.metadata_json, upload.idempotency_key)
+        return _Committing(upload.id, list(upload.files), upload.size, None if upload.parts is None else list(upload.parts),
+                           upload.metadata_json, upload.idempotency_key)
 
 
 def _assemble(store: storage.BlobStore, upload: _Committing, workdir: Path) -> list[ReceivedFile]:
@@ -197,11 +235,11 @@ def _assemble(store: storage.BlobStore, upload: _Committing, workdir: Path) -> l
     package = _Package([int(entry["size"]) for entry in upload.files],
                        [RawSink(entry["name"], workdir) for entry in upload.files])
     try:
-        for offset in store.part_offsets(upload.id):
-            if offset != package.written:
-                raise Conflict(f"results upload '{upload.id}': chunk at {offset} where {package.written} was "
-                               f"expected; upload it again")
-            store.read_part(upload.id, offset, package)
+        for name in _parts_by_offset(store, upload.id) if upload.parts is None else upload.parts:
+            if int(name[:20]) != package.written:
+                raise Conflict(f"results upload '{upload.id}': chunk at {int(name[:20])} where {package.written} "
+                               f"was expected; upload it again")
+            store.read_part(upload.id, name, package)
     except storage.StorageError as exc:
         log.error("results chunks not readable", upload=upload.id, error=str(exc))
         raise ServiceUnavailable("the raw file store cannot be read, retry later") from exc
@@ -270,5 +308,12 @@ def _drop_parts(upload_id: str) -> None:
         storage.get_store().delete_parts(upload_id)
     except storage.StorageError as exc:  # leftovers cost space only; the results are stored
         log.warning("results chunks not removed", upload=upload_id, error=str(exc))
+
+
+def _drop_part(store: storage.BlobStore, upload_id: str, name: str) -> None:
+    try:
+        store.delete_part(upload_id, name)
+    except storage.StorageError as exc:  # removed with the session's other parts later
+        log.warning("results chunk not removed", upload=upload_id, part=name, error=str(exc))
 
 
