@@ -117,6 +117,12 @@ def test_real_xray_versions_give_overheads_and_no_alert_on_noise(client, worker,
     refs = [jmh_rows(original(v, "no-instrumentation"))[("AwsSdkBenchmark.awsV2Request", "sample")][0]
             for v in VERSIONS]
     assert overhead["reference_variant"] == "no-instrumentation"
+    # Time per operation: a positive overhead is worse (the dashboard tones it so). Throughput: more is better.
+    assert (overhead["direction"], overhead["unit"]) == ("lower", "ms/op")
+    thrpt = client.get(f"/api/v1/projects/{slug}/trails", params={
+        "scenario": "AwsSdkBenchmark.awsV2Request", "variant": "auto-instrumentation", "mode": "thrpt"}).json()
+    thrpt_overhead = client.get(f"/api/v1/trails/{thrpt['items'][0]['id']}/overhead", params={"metric": "score"}).json()
+    assert thrpt_overhead["direction"] == "higher" and thrpt_overhead["unit"].startswith("ops/")
     assert [p["value_pct"] for p in overhead["points"]] == pytest.approx(
         [100 * (a - b) / b for a, b in zip(expected, refs)], rel=1e-9)
 

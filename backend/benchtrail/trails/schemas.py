@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from benchtrail.alerts.schemas import AnnotationOut
+from benchtrail.metrics import Direction
 
 
 class TrailOut(BaseModel):
@@ -76,7 +77,7 @@ class TrailDetail(TrailWindow):
     trail: TrailOut
     metric: str
     unit: str
-    direction: str
+    direction: Direction = Field(description="Which way the metric is better (a JMH score's follows its unit)")
     points: list[TrailPoint]
     change_points: list[ChangePointOut]
     alerts: list[AlertBrief]
@@ -160,6 +161,10 @@ class OverheadTrail(TrailWindow):
     trail: TrailOut
     reference_variant: str | None
     metric: str
+    unit: str = Field(description="The unit of abs_diff, ci_low and ci_high (a JMH score's: its mode's, e.g. us/op)")
+    direction: Direction = Field(description=(
+        "Which way the metric is better; a positive overhead is worse when 'lower'. A JMH score's follows its "
+        "unit: ops/time is better higher, time/op lower"))
     points: list[OverheadPoint]
     change_points: list[ChangePointOut]
     alerts: list[AlertBrief]

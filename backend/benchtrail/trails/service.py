@@ -269,6 +269,8 @@ def overhead_trail(session: Session, principal: Principal, trail_id: int, metric
         rows, read = _whole_overhead_trail(session, project, trail, metric, page, unit, side)
     return OverheadTrail(
         trail=side.trail_out, reference_variant=reference, metric=metric,
+        unit=(unit or "") if metric == "score" else metric_catalog.get(metric).unit,
+        direction=overhead.direction_of(metric, unit),
         points=[OverheadPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
                               is_valid=p.is_valid, value_pct=p.value, abs_diff=a, rel_diff=r, ci_low=lo, ci_high=hi,
                               verdict=v) for p, a, r, lo, hi, v in (rows[i] for i in read.kept)],

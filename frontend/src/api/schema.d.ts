@@ -2003,6 +2003,12 @@ export interface components {
             /** Change Points */
             change_points: components["schemas"]["ChangePointOut"][];
             /**
+             * Direction
+             * @description Which way the metric is better; a positive overhead is worse when 'lower'. A JMH score's follows its unit: ops/time is better higher, time/op lower
+             * @enum {string}
+             */
+            direction: "lower" | "higher";
+            /**
              * Downsampled
              * @description Points were thinned to `max_points` (every change point, alerted run and each bucket's extremes kept)
              * @default false
@@ -2026,6 +2032,11 @@ export interface components {
              */
             total_points: number;
             trail: components["schemas"]["TrailOut"];
+            /**
+             * Unit
+             * @description The unit of abs_diff, ci_low and ci_high (a JMH score's: its mode's, e.g. us/op)
+             */
+            unit: string;
             /**
              * Window Start
              * @description Position of the first point of this window in the whole trail
@@ -2983,8 +2994,12 @@ export interface components {
             annotations: components["schemas"]["AnnotationOut"][];
             /** Change Points */
             change_points: components["schemas"]["ChangePointOut"][];
-            /** Direction */
-            direction: string;
+            /**
+             * Direction
+             * @description Which way the metric is better (a JMH score's follows its unit)
+             * @enum {string}
+             */
+            direction: "lower" | "higher";
             /**
              * Downsampled
              * @description Points were thinned to `max_points` (every change point, alerted run and each bucket's extremes kept)

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { AnnotationOut, TrailOut } from '@/api/client';
+import type { AnnotationOut, OverheadTrail, TrailOut } from '@/api/client';
 import {
   annotationMarkers,
   compareLoadKeys,
+  fromOverhead,
   historyTable,
   orderPoints,
   overviewTrails,
@@ -123,6 +124,21 @@ describe('historyTable', () => {
       values: { x: '1.1', run: 'b', value: 55.9, abs: 30.1, lo: 28, hi: 32, verdict: 'worse', change: 'regression, p = 0.00012', alerts: '#7 regression (new)' },
     });
     expect(t.rows[0].values.change).toBe('');
+  });
+});
+
+describe('JMH score overheads', () => {
+  it('are toned by the direction of their mode: more time per operation is worse, more operations better', () => {
+    const overhead = (mode: string, unit: string, direction: 'lower' | 'higher'): OverheadTrail => ({
+      trail: trail(9, { mode }), reference_variant: 'normal', metric: 'score', unit, direction,
+      points: [{ run: 'a', agent_version: '2.7.x', commit: null, created_at: '2026-01-01T00:00:00Z', is_valid: true,
+                 value_pct: 3.1, abs_diff: 0.4, rel_diff: 0.031, ci_low: 0.1, ci_high: 0.7, verdict: 'worse' }],
+      change_points: [], alerts: [], downsampled: false, total_points: 1, window_start: 0,
+    });
+    for (const [mode, unit, direction] of [['sample', 'us/op', 'lower'], ['thrpt', 'ops/us', 'higher']] as const) {
+      const t = historyTable('t', fromOverhead(overhead(mode, unit, direction)), 'version');
+      expect(t.columns.filter((c) => c.key === 'value' || c.key === 'abs').map((c) => c.direction)).toEqual([direction, direction]);
+    }
   });
 });
 

@@ -13,7 +13,7 @@ import type {
   TrailPoint,
 } from '@/api/client';
 import { formatDateTime } from '@/lib/format';
-import { metricInfo } from '@/lib/metrics';
+import { metricInfo, type Direction } from '@/lib/metrics';
 import type { Column, Row, TableModel } from '@/lib/table';
 
 export type HistoryAxis = 'version' | 'commit' | 'time';
@@ -139,7 +139,7 @@ export interface HistorySeries {
   kind: HistoryKind;
   metric: string;
   unit: string;
-  direction: string;
+  direction: Direction;
   points: HistoryPoint[];
   changePoints: ChangePointOut[];
   alerts: AlertBrief[];
@@ -184,13 +184,13 @@ export function thinTicks(labels: readonly string[], max = 12): { values: number
 }
 
 export function fromOverhead(d: OverheadTrail): HistorySeries {
-  const info = metricInfo(d.metric);
   return {
     kind: 'overhead',
     metric: d.metric,
     unit: '%',
-    // Overhead is variant − reference: more of a lower-is-better metric is worse, and vice versa.
-    direction: info.direction,
+    // Overhead is variant − reference: more of a lower-is-better metric is worse, and vice versa (a JMH
+    // score's direction follows its mode's unit: the API says which).
+    direction: d.direction,
     points: d.points.map((p: OverheadPoint) => ({
       run: p.run,
       agent_version: p.agent_version ?? null,
@@ -319,7 +319,7 @@ export function historyTable(title: string, series: HistorySeries, axis: History
       label: overhead ? `${info.title} overhead` : info.title,
       role: overhead ? 'percent' : 'value',
       unit: overhead ? '%' : series.unit,
-      direction: info.direction,
+      direction: series.direction,
     },
   ];
   if (!overhead && points.some((p) => p.error != null)) {
@@ -327,7 +327,7 @@ export function historyTable(title: string, series: HistorySeries, axis: History
   }
   if (overhead) {
     columns.push(
-      { key: 'abs', label: 'Difference', role: 'diff', unit: info.unit === 'samples' ? '' : info.unit, direction: info.direction },
+      { key: 'abs', label: 'Difference', role: 'diff', unit: info.unit === 'samples' ? '' : info.unit, direction: series.direction },
       { key: 'lo', label: 'CI low', role: 'diff', unit: info.unit === 'samples' ? '' : info.unit },
       { key: 'hi', label: 'CI high', role: 'diff', unit: info.unit === 'samples' ? '' : info.unit },
       { key: 'verdict', label: 'Verdict', role: 'value' },

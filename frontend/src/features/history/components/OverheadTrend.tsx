@@ -45,7 +45,7 @@ export function OverheadTrend(): ReactElement | null {
   const names = distinguishingNames(lines.map((l) => l.trail));
   const columns: Column[] = [
     { key: 'x', label: 'Agent version', role: 'label' },
-    ...names.map((n, i): Column => ({ key: `t${i}`, label: n, role: 'percent', direction: info.direction })),
+    ...names.map((n, i): Column => ({ key: `t${i}`, label: n, role: 'percent', direction: lines[i].s.direction })),
   ];
   // The latest run of a version stands for it in the glance.
   const latest = (i: number, v: string) => {
