@@ -149,6 +149,34 @@ test('project overview shows each key overhead as a small trend, with the same n
   await shot(page, '13-project-overview-trend');
 });
 
+test('the JMH overhead trend reads as its chart: legend under the axis title, each mode toned its own way', async ({ page }) => {
+  await page.goto(`/p/${state.jmhProject}`);
+  const section = page.getByRole('region', { name: 'Overhead trend' });
+  const table = section.getByRole('table');
+  await expect(table.getByRole('row')).toHaveCount(1 + XRAY_VERSIONS.length);
+  // Several long series names wrap into rows of legend: all of it stays under the x-axis title.
+  const title = await section.locator('.xtitle').boundingBox();
+  const legend = await section.locator('.legend').boundingBox();
+  if (!title || !legend) throw new Error('axis title or legend not drawn');
+  expect(legend.y).toBeGreaterThanOrEqual(title.y + title.height);
+  // More time per operation (sample) is worse, and so is less throughput (thrpt): the API says which way each goes.
+  const trails = (await ok(api().GET('/api/v1/projects/{slug}/trails', { params: { path: { slug: state.jmhProject } } }))).items;
+  const headers = await table.getByRole('columnheader').evaluateAll((ths) => ths.map((th) => th.getAttribute('aria-label') ?? ''));
+  const toned = new Set<string>();
+  for (const [col, header] of headers.entries()) {
+    if (col === 0) continue;
+    const trail = trails.find((t) => header.includes(t.variant) && header.includes(t.scenario) && header.endsWith(t.mode))!;
+    const overhead = await ok(api().GET('/api/v1/trails/{trail_id}/overhead', { params: { path: { trail_id: trail.id }, query: { metric: 'score' } } }));
+    const last = overhead.points[overhead.points.length - 1];
+    const worse = overhead.direction === 'lower' ? last.value_pct > 0 : last.value_pct < 0;
+    const cell = table.getByRole('row').nth(XRAY_VERSIONS.length).getByRole('cell').nth(col - 1);
+    await expectShownNumber(cell, last.value_pct);
+    await expect(cell).toHaveClass(worse ? 'worse' : 'better');
+    toned.add(overhead.direction);
+  }
+  expect([...toned].sort()).toEqual(['higher', 'lower']);   // both kinds of mode are on the page
+});
+
 test('annotations are added, edited and deleted on History with an uploader token', async ({ page }) => {
   const list = async (): Promise<Schemas['AnnotationOut'][]> =>
     (await ok(api().GET('/api/v1/projects/{slug}/annotations', { params: { path: { slug: state.alertProject } } }))).items;

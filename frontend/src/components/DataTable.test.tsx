@@ -50,6 +50,22 @@ describe('DataTable', () => {
     expect(out.startsWith('<div class="table-fit">')).toBe(true);
   });
 
+  it('lets a long series name wrap at its dots, never inside a number', () => {
+    const model: TableModel = {
+      title: 'trend',
+      columns: [
+        { key: 'x', label: 'Agent version', role: 'label' },
+        { key: 't0', label: 'auto-instrumentation · AwsSdkBenchmark.awsV1Request · sample', role: 'percent' },
+        { key: 't1', label: 'P99.9 latency', role: 'value', unit: 'ms' },
+      ],
+      rows: [{ id: '2.7.x', values: { x: '2.7.x', t0: 3.1, t1: 12 } }],
+    };
+    const out = html(<DataTable model={model} />);
+    expect(out).toContain('>auto-instrumentation · AwsSdkBenchmark.<wbr/>awsV1Request · sample</th>');
+    expect(out).toContain('>P99.9 latency (ms)</th>');
+    expect(out).toContain('aria-label="auto-instrumentation · AwsSdkBenchmark.awsV1Request · sample"');
+  });
+
   it('spans grouped headers and a process-wide value shared by consecutive rows', () => {
     const shared = cmp(10, 12, { processWide: true });
     const model: TableModel = {

@@ -1,4 +1,4 @@
-import { useState, type ReactElement, type ReactNode } from 'react';
+import { Fragment, useState, type ReactElement, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { formatNumber, formatPercent, formatSigned } from '@/lib/format';
 import {
@@ -18,6 +18,13 @@ import {
 
 function headerText(c: Column): string {
   return c.unit && c.role !== 'label' && c.role !== 'ratio' && c.role !== 'percent' ? `${c.label} (${c.unit})` : c.label;
+}
+
+/** A header with a chance to wrap after each dot before a letter: a series name such as
+ * "auto-instrumentation · AwsSdkBenchmark.awsV1Request · sample" wraps at its parts, never inside a word. */
+function wrapAtDots(text: string): ReactNode {
+  const parts = text.split(/(?<=\.)(?=[A-Za-z])/);
+  return parts.length === 1 ? text : parts.map((p, i) => <Fragment key={i}>{i > 0 ? <wbr /> : null}{p}</Fragment>);
 }
 
 /** Worse is red and better green, by the metric's direction; a diff without a direction stays neutral. */
@@ -166,7 +173,7 @@ export function DataTable<R extends Row = Row>({
           <tr>
             {model.columns.map((c) => (
               <th key={c.key} scope="col" aria-label={c.group ? `${c.group} ${headerText(c)}` : headerText(c)}>
-                {headerText(c)}
+                {wrapAtDots(headerText(c))}
               </th>
             ))}
           </tr>

@@ -62,7 +62,9 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
     legend:
       props.yType === 'category'
         ? { orientation: 'h', x: 0, y: 1, yanchor: 'bottom', traceorder: 'reversed' }
-        : { orientation: 'h', y: -0.25 },
+        : // At the foot of the chart, not of the plot: the plot gives way to it as it wraps into rows, where one
+          // placed under the plot (y -0.25) ran over the axis title once it took two rows.
+          { orientation: 'h', x: 0, xref: 'container', y: 0, yref: 'container', yanchor: 'bottom' },
     hovermode: onPointClick ? 'closest' : props.yType === 'category' ? 'y unified' : 'x unified',
     shapes: markers.map((m) => ({
       type: 'line' as const,
