@@ -300,17 +300,37 @@ def test_an_upload_waiting_on_the_object_store_holds_no_database_connection(
         assert s3.keys("held/") == [f"held/blobs/{sha[:2]}/{sha}"]
 
 
+def _unclaimed_run(client, make_project, plan: str) -> str:  # type: ignore[no-untyped-def]
+    """A plan run on a pool no runner serves: it stays queued until the test claims it as a runner would."""
+    from tests.integration.test_runner import hey_plan, post_plan, start
+
+    slug, token = make_project(role="admin")
+    post_plan(client, slug, token, hey_plan(plan, "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))
+    return start(client, slug, token, plan)
+
+
+def _open_results_upload(http: httpx.Client, run_slug: str, jtl: Path, folder: Path) -> tuple[str, bytes]:
+    """Claim the run, package `jtl` as the runner does and open its resumable upload: (the session's path, the
+    package's bytes)."""
+    from benchtrail_runner import delivery
+
+    assert http.post(f"/api/v1/runs/{run_slug}/claim", params={"runner": "test"}).status_code == 200
+    pkg = delivery.package(run_slug, {"files": [{"variant": "target"}]}, [jtl], folder)
+    data = pkg.files[0].read_bytes()
+    base = f"/api/v1/runs/{run_slug}/results/uploads"
+    opened = http.post(base, headers={"Idempotency-Key": pkg.idempotency_key}, json={
+        "metadata": pkg.metadata, "files": [{"name": pkg.files[0].name, "size": len(data),
+                                             "sha256": hashlib.sha256(data).hexdigest()}]})
+    assert opened.status_code == 201, opened.text
+    return f"{base}/{opened.json()['id']}", data
+
+
 def test_a_runners_chunked_results_go_through_the_bucket(s3, s3_stack, client, make_project, runner_token, scratch):
     """A plan run's results sent by the runner's own delivery code in 16 KiB chunks: the chunks are kept in
     the bucket until the commit, then removed; the package is stored as blobs and ingested by the worker."""
     from benchtrail_runner import delivery
 
-    from tests.integration.test_runner import hey_plan, post_plan, start
-
-    slug, token = make_project(role="admin")
-    # A pool no runner serves: the run stays queued until this test claims it as a runner would.
-    post_plan(client, slug, token, hey_plan("s3", "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))
-    run_slug = start(client, slug, token, "s3")
+    run_slug = _unclaimed_run(client, make_project, "s3")
     runner = {"Authorization": f"Bearer {runner_token}"}
     with httpx.Client(base_url=s3_stack["url"], headers=runner, timeout=60) as http:
         r = http.post(f"/api/v1/runs/{run_slug}/claim", params={"runner": "test"})
@@ -349,34 +369,19 @@ def test_a_commit_sent_twice_answers_duplicate_when_the_other_took_the_chunks(
     its chunk is held by a proxy in front of the bucket; the second commit records the results and removes
     the chunks; the first, released, finds its chunk gone and answers as the results are: 200 duplicate.
     One set of files is recorded."""
-    from benchtrail_runner import delivery
-
-    from tests.integration.test_runner import hey_plan, post_plan, start
-
-    slug, token = make_project(role="admin")
-    post_plan(client, slug, token, hey_plan("twice", "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))
-    run_slug = start(client, slug, token, "twice")
+    run_slug = _unclaimed_run(client, make_project, "twice")
     proxy = FlakyProxy(("127.0.0.1", s3.port), "hold",
                        requests=re.compile(rb"GET /" + s3.bucket.encode() + rb"/twice/uploads/"))
     with _api_via(proxy, s3, infra, logdir, "twice", tmp_path / "data") as url:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {runner_token}"}, timeout=120) as http:
-            assert http.post(f"/api/v1/runs/{run_slug}/claim", params={"runner": "test"}).status_code == 200
-            jtl = write_jtl(tmp_path / "out.jtl", seed=43)
-            pkg = delivery.package(run_slug, {"files": [{"variant": "target"}]}, [jtl], tmp_path / "upload")
-            data = pkg.files[0].read_bytes()
-            base = f"/api/v1/runs/{run_slug}/results/uploads"
-            opened = http.post(base, headers={"Idempotency-Key": pkg.idempotency_key}, json={
-                "metadata": pkg.metadata, "files": [{"name": pkg.files[0].name, "size": len(data),
-                                                     "sha256": hashlib.sha256(data).hexdigest()}]})
-            assert opened.status_code == 201, opened.text
-            upload_id = opened.json()["id"]
-            sent = http.patch(f"{base}/{upload_id}", params={"offset": 0}, content=data,
+            chunk, data = _open_results_upload(http, run_slug, write_jtl(tmp_path / "out.jtl", seed=43), tmp_path / "upload")
+            sent = http.patch(chunk, params={"offset": 0}, content=data,
                               headers={"Content-Type": "application/octet-stream"})
             assert sent.status_code == 200 and sent.json()["offset"] == len(data), sent.text
             with ThreadPoolExecutor(1) as pool:
-                first = pool.submit(http.post, f"{base}/{upload_id}/commit")
+                first = pool.submit(http.post, f"{chunk}/commit")
                 assert proxy.held.wait(60), "the first commit never read its chunk"
-                second = http.post(f"{base}/{upload_id}/commit")
+                second = http.post(f"{chunk}/commit")
                 proxy.release.set()
                 first_answer = first.result()
             assert second.status_code == 202 and second.json()["duplicate"] is False, second.text
@@ -395,27 +400,13 @@ def test_a_chunk_waiting_on_the_object_store_holds_no_database_connection_or_loc
     finds the offset moved on, removes its own object and answers the offset; the commit stores the package.
     When the chunk's transaction was open while its object was written, the project waited for the one write
     connection until the pool gave up (503), and the chunk sent again for the session's row."""
-    from benchtrail_runner import delivery
-
-    from tests.integration.test_runner import hey_plan, post_plan, start
-
-    slug, token = make_project(role="admin")
-    post_plan(client, slug, token, hey_plan("chunk", "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))
-    run_slug = start(client, slug, token, "chunk")
+    run_slug = _unclaimed_run(client, make_project, "chunk")
     proxy = FlakyProxy(("127.0.0.1", s3.port), "hold",
                        requests=re.compile(rb"PUT /" + s3.bucket.encode() + rb"/chunks/uploads/"))
     with _api_via(proxy, s3, infra, logdir, "chunks", tmp_path / "data", BENCHTRAIL_API_DB_CONNECTIONS="3") as url:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {runner_token}"}, timeout=120) as http:
-            assert http.post(f"/api/v1/runs/{run_slug}/claim", params={"runner": "test"}).status_code == 200
-            jtl = write_jtl(tmp_path / "out.jtl", seed=44)
-            pkg = delivery.package(run_slug, {"files": [{"variant": "target"}]}, [jtl], tmp_path / "upload")
-            data = pkg.files[0].read_bytes()
+            chunk, data = _open_results_upload(http, run_slug, write_jtl(tmp_path / "out.jtl", seed=44), tmp_path / "upload")
             sha = hashlib.sha256(data).hexdigest()
-            base = f"/api/v1/runs/{run_slug}/results/uploads"
-            opened = http.post(base, headers={"Idempotency-Key": pkg.idempotency_key}, json={
-                "metadata": pkg.metadata, "files": [{"name": pkg.files[0].name, "size": len(data), "sha256": sha}]})
-            assert opened.status_code == 201, opened.text
-            chunk = f"{base}/{opened.json()['id']}"
 
             def send() -> httpx.Response:
                 return http.patch(chunk, params={"offset": 0}, content=data,

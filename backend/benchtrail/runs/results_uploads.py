@@ -101,6 +101,13 @@ def _session_of(session: Session, run: Run, upload_id: str, *, lock: bool) -> Re
     return upload
 
 
+def _reported(session: Session, token: str | None, slug: str, upload_id: str, share: int | None, *,
+              lock: bool) -> tuple[Run, ResultsUpload]:
+    """The run these results are for (checked against the token) and its upload session, locked if asked."""
+    run = execution.reporting_run(session, resolve(session, token), slug, share, lock=False)
+    return run, _session_of(session, run, upload_id, lock=lock)
+
+
 def status(session: Session, principal: Principal, slug: str, upload_id: str,
            share: int | None = None) -> ResultsUploadOut:
     run = execution.reporting_run(session, principal, slug, share, lock=False)
@@ -114,8 +121,7 @@ def add_chunk(token: str | None, slug: str, upload_id: str, offset: int, chunk: 
     recorded by a short one. When another request advanced the offset meanwhile (the same chunk sent twice
     at once), this part is not recorded and is removed again; the answer is the session's offset."""
     with unit_of_work() as session:
-        run = execution.reporting_run(session, resolve(session, token), slug, share, lock=False)
-        upload = _session_of(session, run, upload_id, lock=False)
+        run, upload = _reported(session, token, slug, upload_id, share, lock=False)
         if upload.committed_at is not None:
             return _out(upload, run)
         _accepting(run, slug)
@@ -141,8 +147,7 @@ def add_chunk(token: str | None, slug: str, upload_id: str, offset: int, chunk: 
     # If this transaction fails, or refuses the chunk (the run ended meanwhile), the part stays until the session
     # is committed or given up (`drop_abandoned`).
     with unit_of_work() as session:
-        run = execution.reporting_run(session, resolve(session, token), slug, share, lock=False)
-        upload = _session_of(session, run, upload_id, lock=True)
+        run, upload = _reported(session, token, slug, upload_id, share, lock=True)
         recorded = upload.committed_at is None and upload.received == start
         if recorded:
             _accepting(run, slug)
@@ -218,8 +223,7 @@ def _to_commit(token: str | None, slug: str, upload_id: str, share: int | None) 
     """What a commit puts together (the session's files, size, metadata and key), or the answer when these
     results are in already; refused while bytes are missing."""
     with unit_of_work() as session:
-        run = execution.reporting_run(session, resolve(session, token), slug, share, lock=False)
-        upload = _session_of(session, run, upload_id, lock=False)
+        run, upload = _reported(session, token, slug, upload_id, share, lock=False)
         if upload.committed_at is not None or run.results_key == upload.idempotency_key:
             return ResultsAccepted(run=run.slug, status=run.status, duplicate=True)
         if upload.received < upload.size:

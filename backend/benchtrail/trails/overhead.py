@@ -130,6 +130,11 @@ def direction_of(metric: str, unit: str | None) -> metrics.Direction:
     return metrics.score_direction(unit) if metric == "score" else metrics.get(metric).direction
 
 
+def unit_of(metric: str, unit: str | None) -> str:
+    """The metric's unit: a JMH score's is its cells' (`unit`, by mode), every other metric's the catalog's."""
+    return (unit or "") if metric == "score" else metrics.get(metric).unit
+
+
 def ab(ref: CellEvidence, var: CellEvidence, metric: str) -> AbResult:
     direction = direction_of(metric, var.unit or ref.unit)
     if ref.repetitions and var.repetitions:

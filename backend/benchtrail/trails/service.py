@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
-from benchtrail import metrics as metric_catalog
 from benchtrail.alerts import service as alerts
 from benchtrail.auth.principal import Principal
 from benchtrail.errors import InvalidRequest, NotFound
@@ -228,10 +227,9 @@ def trail_detail(session: Session, principal: Principal, trail_id: int, metric: 
     if read is None:
         read = _whole_trail(session, project, trail, metric, page, side)
     unit = read.rows[-1].score_unit if read.rows else None
-    m = metric_catalog.get(metric)
     return TrailDetail(
         trail=side.trail_out, metric=metric,
-        unit=(unit or "") if metric == "score" else m.unit,
+        unit=overhead.unit_of(metric, unit),
         direction=overhead.direction_of(metric, unit),
         # A JMH score's ± error (99.9%, as JMH prints it), for the chart's error bars.
         points=[TrailPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
@@ -269,7 +267,7 @@ def overhead_trail(session: Session, principal: Principal, trail_id: int, metric
         rows, read = _whole_overhead_trail(session, project, trail, metric, page, unit, side)
     return OverheadTrail(
         trail=side.trail_out, reference_variant=reference, metric=metric,
-        unit=(unit or "") if metric == "score" else metric_catalog.get(metric).unit,
+        unit=overhead.unit_of(metric, unit),
         direction=overhead.direction_of(metric, unit),
         points=[OverheadPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
                               is_valid=p.is_valid, value_pct=p.value, abs_diff=a, rel_diff=r, ci_low=lo, ci_high=hi,
