@@ -44,6 +44,7 @@ test('plans: view the body, start a run, watch it live to completed', async ({ p
   // The runner's per-step figures are live ones: once the run ended they would be its last (ingest) step's,
   // "0 requests"; the report keeps the last step and the log, the counts are the cells'.
   await expect(progress.getByText('Last step')).toBeVisible();
+  await expect(progress.getByText(/(^|: )ingested$/)).toBeVisible();
   await expect(page.getByTestId('progress-requests')).toHaveCount(0);
   await expect(page.getByTestId('progress-rate')).toHaveCount(0);
   await shot(page, '31-run-completed');

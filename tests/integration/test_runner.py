@@ -128,6 +128,7 @@ def test_plan_runs_only_on_its_pool(client, make_project, start_runner, worker, 
     run = wait_status(client, run_slug, ("completed", "failed"), 120)
     assert run["status"] == "completed", run["status_detail"]
     assert run["progress"]["runner"] == "runner-b"
+    assert run["progress"]["step"] == "ingested"  # the run's last step, not "ingesting" once it completed
     env = run["environment_detail"]  # recorded by the runner for its host
     assert env["cpus"] == os.cpu_count() and env["memory_mb"] == psutil.virtual_memory().total // 2**20
     assert run_slug not in runner_a.output()

@@ -436,6 +436,9 @@ def ingest_run(session: Session, run_id: int) -> Run | None:
         return None
     _measure(session, run)
     lifecycle.transition(run, RunStatus.COMPLETED)
+    if (run.progress or {}).get("step") == "ingesting":
+        # The runner's last report said the results were being ingested; they are now.
+        run.progress = {**run.progress, "step": "ingested"}
     run.heartbeat_at = run.finished_at  # analysis is queued now; the sweeper re-queues it if it is lost
     return run
 

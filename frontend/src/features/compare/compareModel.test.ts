@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { CompareOut } from '@/api/client';
 import { comparisonDetail, type Column } from '@/lib/table';
-import { compareStats } from './compareModel';
+import { buildRunComparison, compareStats } from './compareModel';
+import { jmhRun } from '../../../test/testRuns';
 
 const p75: Column = { key: 'cmp', label: 'P75 latency', role: 'comparison', unit: 'ms', direction: 'lower' };
 
@@ -38,5 +39,21 @@ describe('compareStats', () => {
     expect(detail('GET /b', 10, 10.8)).toBe('+8.0% · +0.800 [+0.400, +1.20] · small');
     // No change in its own cell: nothing to take back.
     expect(detail('GET /c', 10, 10)).toBe('0% · -0.050 [-0.300, +0.200] · no difference');
+  });
+});
+
+describe('buildRunComparison', () => {
+  it('says the unit of each JMH score, which is its mode\'s', () => {
+    const a = jmhRun();
+    const b = { ...jmhRun(), slug: 'jmh2' };
+    const model = buildRunComparison(a, b, 'score');
+    const rows = model.rows.filter((r) => r.values.variant === 'no-instrumentation');
+    expect(rows.map((r) => [r.values.scenario, r.values.load])).toEqual([
+      ['SqlBenchmark.sqlQuery', 'thrpt (ops/ms)'],
+      ['SqlBenchmark.sqlQuery', 'sample (ms/op)'],
+      ['ServletBenchmark.serviceRequest', 'sample (ms/op)'],
+    ]);
+    // Latency is in the column's header (ms), not in each row.
+    expect(buildRunComparison(a, b, 'latency_p75').columns.find((c) => c.key === 'cmp')?.unit).toBe('ms');
   });
 });

@@ -76,7 +76,10 @@ export function buildRunComparison(
       values: {
         variant: v ?? '',
         scenario: s ? scenarioLabel(s) : '',
-        load: (l?.label ?? '') + (c.mode ? ` ${c.mode}` : ''),
+        // A JMH score's unit is its mode's (ops/ms, us/op, ...): each row says its own. A benchmark has no load.
+        load: [l && l.kind !== 'none' ? l.label : '', c.mode, metric === 'score' && c.score_unit ? `(${c.score_unit})` : '']
+          .filter(Boolean)
+          .join(' ') || '—',
         cmp: { kind: 'comparison', ...cmp, stats: stats.get(k) ?? null },
       },
     });
