@@ -111,6 +111,8 @@ test('history across versions with load levels as small multiples, change points
   // The annotation is a titled vertical line at its agent version (index 6: 1.6.0).
   await expect(region.locator('.annotation-text', { hasText: 'JDK 21 on the load host' })).toBeVisible();
   await expect(region.locator('.shapelayer path')).toHaveCount(2); // the annotation and the change point
+  // Versions are placed at 0, 1, 2...: no "x = 0" line runs up the first version as if it were a marker.
+  await expect(region.locator('path.xzl')).toHaveCount(0);
   await shot(page, '12-history-small-multiples');
 
   // The same trail by commit: same numbers, rows labelled by commit.

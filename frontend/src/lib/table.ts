@@ -43,6 +43,8 @@ export interface ComparisonValue {
   extra?: string;
   /** Measured for the whole process at this load level (all scenarios), not per scenario. */
   processWide?: boolean;
+  /** Which way is better for this value when its column mixes directions (JMH scores of several modes). */
+  direction?: 'lower' | 'higher';
   stats?: DiffStats | null;
 }
 
@@ -92,11 +94,13 @@ export function isSignificant(stats: DiffStats | null | undefined): boolean {
   return stats.low > 0 || stats.high < 0;
 }
 
-/** Better or worse by the metric's direction, only when the interval excludes 0; else undefined. */
-export function comparisonTone(c: ComparisonValue, direction: Column['direction']): 'better' | 'worse' | undefined {
+/** Better or worse by the metric's direction (the value's own, else its column's), only when the interval
+ * excludes 0; else undefined. */
+export function comparisonTone(c: ComparisonValue, columnDirection: Column['direction']): 'better' | 'worse' | undefined {
   if (!isSignificant(c.stats)) return undefined;
   if (c.stats?.worse === true) return 'worse';
   if (c.stats?.worse === false) return 'better';
+  const direction = c.direction ?? columnDirection;
   if (!direction || c.diff === null || c.diff === 0) return undefined;
   return (direction === 'lower' ? c.diff < 0 : c.diff > 0) ? 'better' : 'worse';
 }

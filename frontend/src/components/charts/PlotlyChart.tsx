@@ -52,7 +52,8 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
       title: { text: props.xTitle ?? '' },
       type: props.xType,
       automargin: true,
-      ...(props.xTicks ? { tickvals: props.xTicks.values, ticktext: props.xTicks.labels } : {}),
+      // Named ticks place points by their position (0, 1, 2...): a line at 0 would mark the first one.
+      ...(props.xTicks ? { tickvals: props.xTicks.values, ticktext: props.xTicks.labels, zeroline: false } : {}),
       ...(props.xRange ? { range: [props.xRange[0], props.xRange[1]], autorange: false } : { autorange: true }),
     },
     yaxis:

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CompareOut } from '@/api/client';
-import { comparisonDetail, type Column } from '@/lib/table';
+import { comparisonDetail, comparisonTone, isComparison, type Column } from '@/lib/table';
 import { buildRunComparison, compareStats } from './compareModel';
 import { jmhRun } from '../../../test/testRuns';
 
@@ -53,6 +53,22 @@ describe('buildRunComparison', () => {
       ['SqlBenchmark.sqlQuery', 'sample (ms/op)'],
       ['ServletBenchmark.serviceRequest', 'sample (ms/op)'],
     ]);
+    // A difference whose interval excludes 0 but which the API calls negligible ("no difference", no `worse`)
+    // is toned by its own mode: more ms/op is worse, more ops/ms better (the column, "Score", has no direction).
+    const negligible = (mode: string, low: number, high: number): CompareOut['items'][number] => {
+      const it = item('SqlBenchmark.sqlQuery', low, high, null);
+      return { ...it, metric: 'score', a_variant: 'no-instrumentation', cell: { ...it.cell, load_key: 'none', mode },
+        result: { ...it.result, verdict: 'no difference', worse: null } };
+    };
+    const stats = compareStats({ a: 'jmh1', b: 'jmh2', metric: 'score', items: [
+      negligible('thrpt', 0.0006, 0.0014), negligible('sample', 0.0012, 0.0028),
+    ] } as CompareOut);
+    const slower = { ...jmhRun(), slug: 'jmh2' };
+    for (const c of slower.cells) if (c.score !== null) c.score += 0.002;
+    const tones = buildRunComparison(a, slower, 'score', stats).rows
+      .filter((r) => r.values.variant === 'no-instrumentation' && r.values.scenario === 'SqlBenchmark.sqlQuery')
+      .map((r) => (isComparison(r.values.cmp) ? comparisonTone(r.values.cmp, 'higher') : 'not a comparison'));
+    expect(tones).toEqual(['better', 'worse']);
     // Latency is in the column's header (ms), not in each row.
     expect(buildRunComparison(a, b, 'latency_p75').columns.find((c) => c.key === 'cmp')?.unit).toBe('ms');
   });

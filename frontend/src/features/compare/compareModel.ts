@@ -1,7 +1,7 @@
 /** Pure: two runs side by side, cells matched by variant, scenario, load level and mode. */
 import type { CompareOut, RunDetail } from '@/api/client';
 import { cellValue, compare, scenarioLabel, sortLoads } from '@/lib/cells';
-import { metricInfo } from '@/lib/metrics';
+import { metricInfo, scoreDirection } from '@/lib/metrics';
 import type { Column, DiffStats, Row, TableModel } from '@/lib/table';
 
 function key(variant: string, scenario: string, load: string, mode: string): string {
@@ -80,7 +80,12 @@ export function buildRunComparison(
         load: [l && l.kind !== 'none' ? l.label : '', c.mode, metric === 'score' && c.score_unit ? `(${c.score_unit})` : '']
           .filter(Boolean)
           .join(' ') || '—',
-        cmp: { kind: 'comparison', ...cmp, stats: stats.get(k) ?? null },
+        cmp: {
+          kind: 'comparison',
+          ...cmp,
+          stats: stats.get(k) ?? null,
+          ...(metric === 'score' ? { direction: scoreDirection(c.score_unit) } : {}),
+        },
       },
     });
   }
