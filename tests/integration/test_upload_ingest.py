@@ -230,6 +230,28 @@ def test_repetitions_of_a_cell_merge_exactly(client, worker, make_project, scrat
         assert len(cell["extra"]["repetitions"]) == 2
 
 
+def test_each_jmh_param_combination_is_a_cell_of_its_own(client, worker, make_project):
+    """jcasbin's JMH JSON runs `enforce` over 12 @Param combinations (and 4 more benchmarks over theirs):
+    each result is its own scenario and cell with the file's own score, none merged with another."""
+    from tests.unit.ingest.conftest import real
+
+    path = real("jmh-json/casbin_jcasbin_jmh-1.37_thrpt-ss_params.json")
+    results = json.loads(path.read_text())
+    slug, token = make_project()
+    r = upload(client, slug, token, [({"variant": "baseline", "format": "jmh-json"}, path)])
+    run = wait_run(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+    got = {(scenarios[c["scenario_id"]], c["mode"]): c["score"] for c in run["cells"]}
+    expected = {}
+    for result in results:
+        named = ", ".join(f"{k}={v}" for k, v in sorted(result.get("params", {}).items()))
+        expected[(f"{result['benchmark']}({named})" if named else result["benchmark"], result["mode"])] = \
+            result["primaryMetric"]["score"]
+    assert len(expected) == len(results) == 37
+    assert got == expected
+
+
 def _hey_csv(path: Path, offsets_s: list[float], latencies_s: list[float] | None = None) -> Path:
     latencies_s = latencies_s or [0.0012] * len(offsets_s)
     rows = [f"{lat:.4f},0.0001,0.0000,0.0000,0.0011,0.0000,200,{o:.4f}" for o, lat in zip(offsets_s, latencies_s)]

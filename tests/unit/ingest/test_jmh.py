@@ -84,14 +84,29 @@ def test_text_edge_cases(write) -> None:
         "Bench.comma:·gc.alloc.rate   10  thrpt   5  12.000 ± 1.000  MB/sec\n"
     )
     cells = {(c.scenario, c.params.get("size")): c for c in parse_file(write("t.txt", text)).reported}
-    assert cells[("Bench.tiny", "10")].stats == {"score": 1e-4}
-    assert "score_approx" in cells[("Bench.tiny", "10")].params
-    assert cells[("Bench.comma", "10")].stats == {"score": 528.857, "score_error": 12.5}
-    assert cells[("Bench.noerr", "100")].stats == {"score": 3.5}
-    sampled = cells[("Bench.sampled", "100")]
+    assert cells[("Bench.tiny(size=10)", "10")].stats == {"score": 1e-4}
+    assert "score_approx" in cells[("Bench.tiny(size=10)", "10")].params
+    assert cells[("Bench.comma(size=10)", "10")].stats == {"score": 528.857, "score_error": 12.5}
+    assert cells[("Bench.noerr(size=100)", "100")].stats == {"score": 3.5}
+    sampled = cells[("Bench.sampled(size=100)", "100")]
     assert "latency_p50" not in sampled.stats      # ops/ms is not a time unit
     assert sampled.params["score_p50 [ops/ms]"] == "0.9"
-    assert cells[("Bench.comma:gc.alloc.rate", "10")].unit == "MB/sec"
+    assert cells[("Bench.comma(size=10):gc.alloc.rate", "10")].unit == "MB/sec"
+
+
+def test_text_each_param_combination_is_its_own_scenario(write) -> None:
+    """JMH runs every @Param combination as a benchmark of its own; "N/A" is a parameter the benchmark has not."""
+    text = (
+        "Benchmark          (mode)  (size)  Mode  Cnt    Score   Error  Units\n"
+        "Bench.put            fast      10  thrpt   5  100.000 ± 1.000  ops/s\n"
+        "Bench.put            fast     100  thrpt   5   90.000 ± 1.000  ops/s\n"
+        "Bench.put            slow      10  thrpt   5   50.000 ± 1.000  ops/s\n"
+        "Bench.get             N/A      10  thrpt   5  200.000 ± 2.000  ops/s\n"
+    )
+    cells = parse_file(write("p.txt", text)).reported
+    assert [(c.scenario, c.stats["score"]) for c in cells] == [
+        ("Bench.put(mode=fast, size=10)", 100.0), ("Bench.put(mode=fast, size=100)", 90.0),
+        ("Bench.put(mode=slow, size=10)", 50.0), ("Bench.get(size=10)", 200.0)]
 
 
 def test_text_unreadable_row_names_line(write) -> None:
@@ -115,7 +130,10 @@ def test_json_scores_params_and_replicates(name: str) -> None:
     for c, r in zip(primary, data, strict=True):
         pm = r["primaryMetric"]
         raw = [v for fork in pm["rawData"] for v in fork]
-        assert c.scenario == r["benchmark"] and c.mode == r["mode"] and c.unit == pm["scoreUnit"]
+        # Each @Param combination is a benchmark of its own: its values are part of the scenario.
+        named = ", ".join(f"{k}={v}" for k, v in sorted(r.get("params", {}).items()))
+        assert c.scenario == (f"{r['benchmark']}({named})" if named else r["benchmark"])
+        assert c.mode == r["mode"] and c.unit == pm["scoreUnit"]
         assert c.stats["score"] == pm["score"]
         assert c.replicates == raw
         assert c.stats["score"] == pytest.approx(np.mean(raw), rel=1e-9)   # JMH score = mean

@@ -31,6 +31,16 @@ def percentile_stat(fraction_text: str) -> tuple[str, bool]:
     return f"latency_p{digits}", False
 
 
+def scenario_of(benchmark: str, params: dict[str, str], secondary: str | None = None) -> str:
+    """The scenario of one JMH result: the benchmark with its @Param values, as JMH runs each combination
+    as a benchmark of its own ("Bench.enforce(modelType=rbac, useCache=false)"), then its secondary
+    metric ("...:gc.alloc.rate"). Sorted by name, as JMH prints them; a text table's "N/A" (a parameter the
+    benchmark does not have) is left out."""
+    shown = [f"{k}={v}" for k, v in sorted(params.items()) if v != "N/A"]
+    name = f"{benchmark}({', '.join(shown)})" if shown else benchmark
+    return f"{name}:{secondary}" if secondary else name
+
+
 def normalise_secondary(name: str) -> str:
     """JMH <= 1.36 prefixes profiler results with U+00B7 ('·gc.alloc.rate'); 1.37 does not."""
     return name.lstrip("\u00b7")

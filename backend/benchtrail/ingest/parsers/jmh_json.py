@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..model import LoadSpec, ParsedFile, ParseError, ParseOptions, ReportedCell
 from ..textio import read_text
-from .jmh_common import normalise_secondary, percentile_stat, time_unit_ms
+from .jmh_common import normalise_secondary, percentile_stat, scenario_of, time_unit_ms
 
 _SPECIAL = {"NaN": math.nan, "+INF": math.inf, "-INF": -math.inf, "Infinity": math.inf,
             "-Infinity": -math.inf}
@@ -46,12 +46,13 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         mode = str(result.get("mode", ""))
         threads = result.get("threads")
         load = options.load or (LoadSpec("threads", float(threads)) if threads else LoadSpec())
-        params = {str(k): str(v) for k, v in (result.get("params") or {}).items()}
-        params.update({k: str(result[k]) for k in ("forks", "warmupIterations",
-                       "measurementIterations", "jdkVersion") if k in result})
-        cells.append(_cell(bench, result["primaryMetric"], mode, load, params, f"{where}.primaryMetric"))
+        declared = {str(k): str(v) for k, v in (result.get("params") or {}).items()}
+        params = {**declared, **{k: str(result[k]) for k in ("forks", "warmupIterations",
+                                 "measurementIterations", "jdkVersion") if k in result}}
+        cells.append(_cell(scenario_of(bench, declared), result["primaryMetric"], mode, load, params,
+                           f"{where}.primaryMetric"))
         for name, metric in (result.get("secondaryMetrics") or {}).items():
-            cells.append(_cell(f"{bench}:{normalise_secondary(name)}", metric, mode, load,
+            cells.append(_cell(scenario_of(bench, declared, normalise_secondary(name)), metric, mode, load,
                                dict(params), f"{where}.secondaryMetrics.{name}"))
     return ParsedFile(tool="jmh", format="jmh-json", reported=cells,
                       meta={"jmh_version": ", ".join(sorted(versions)) or None})

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..model import NONE_LOAD, ParsedFile, ParseError, ParseOptions, ReportedCell
 from ..textio import parse_number, read_text
-from .jmh_common import normalise_secondary, percentile_stat, time_unit_ms
+from .jmh_common import normalise_secondary, percentile_stat, scenario_of, time_unit_ms
 
 MODES = {"thrpt", "avgt", "sample", "ss", "all"}
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -49,10 +49,11 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
                                  f"benchmark row", line=n)
             _add_percentile(base, pm.group("frac"), score, unit)
             continue
-        scenario = name
         if ":" in name:  # secondary result: "Bench.method:·gc.alloc.rate" or @Group member
             bench, secondary = name.split(":", 1)
-            scenario = f"{bench}:{normalise_secondary(secondary)}"
+            scenario = scenario_of(bench, params_d, normalise_secondary(secondary))
+        else:
+            scenario = scenario_of(name, params_d)
         stats = {"score": score}
         if error is not None:
             stats["score_error"] = error

@@ -129,6 +129,15 @@ describe('buildJmhTables (X-Ray shape)', () => {
     ]);
   });
 
+  it('has no column of what JMH counted or printed beside the score (its iterations, off-catalog percentiles)', () => {
+    const counted = jmhRun();
+    for (const c of counted.cells) c.params = { cnt: '5', latency_p9999_ms: '7.291' };
+    const [thrpt] = buildJmhTables(counted, counted.variants[0]);
+    expect(thrpt.table.columns.map((c) => c.label)).toEqual([
+      'Benchmark', 'no-instrumentation', '± error', 'sdk-instrumentation', 'auto-instrumentation',
+    ]);
+  });
+
   it('differences are variant − reference in the score unit; a missing variant stays empty', () => {
     const sample = tables[1].table;
     const sql = sample.rows.find((r) => r.values.scenario === 'SqlBenchmark.sqlQuery')!.values;

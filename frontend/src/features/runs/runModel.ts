@@ -236,8 +236,8 @@ export function buildJmhTables(
     const unit = modeCells.find((c) => c.score_unit)?.score_unit ?? '';
     const direction = scoreDirection(unit);
     const columns: Column[] = [
+      // A benchmark's @Param values are part of its name (each combination is a benchmark of its own).
       { key: 'scenario', label: 'Benchmark', role: 'label' },
-      { key: 'params', label: 'Params', role: 'label' },
       { key: `${reference.id}.score`, label: reference.name, role: 'reference', unit, group: reference.name },
       { key: `${reference.id}.error`, label: '± error', role: 'value', unit, group: reference.name },
     ];
@@ -250,13 +250,8 @@ export function buildJmhTables(
         const ref = index.get(reference.id, s.id, l.id, mode);
         const cells = others.map((v) => index.get(v.id, s.id, l.id, mode));
         if (!ref && cells.every((c) => !c)) continue;
-        const params = Object.entries((ref ?? cells.find(Boolean))?.params ?? {})
-          .filter(([k]) => k !== 'cnt')
-          .map(([k, v]) => `${k}=${String(v)}`)
-          .join(' ');
         const values: Row['values'] = {
           scenario: scenarioLabel(s),
-          params,
           [`${reference.id}.score`]: ref?.score ?? null,
           [`${reference.id}.error`]: ref?.score_error ?? null,
         };
@@ -274,7 +269,7 @@ export function buildJmhTables(
             stats: stats('score', v.name, s.name, l.key, mode),
           };
         });
-        rows.push({ id: `${s.name}@${l.key}@${params}`, values });
+        rows.push({ id: `${s.name}@${l.key}`, values });
       }
     }
     return {

@@ -41,7 +41,7 @@ export function JmhTables({
             orientation: 'h' as const,
             name: `${v.name} − ${reference.name}`,
             marker: { color: color(v.name) },
-            y: rows.map((r) => `${String(r.values.scenario)}${r.values.params ? ` (${String(r.values.params)})` : ''}`),
+            y: rows.map((r) => String(r.values.scenario)),
             x: cmps.map((c) => (isComparison(c) ? c.diff : null)),
             error_x: {
               type: 'data' as const,
