@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunOverheads } from '@/api/client';
 import { compare, orderedScenarios, referenceVariant, sortLoads } from '@/lib/cells';
 import { isComparison, type CellValue, type ComparisonValue } from '@/lib/table';
-import { buildJmhTables, buildLeadTable, buildMatrix, microsPerOp, overheadLookup } from './runModel';
+import { buildJmhTables, buildLeadTable, buildMatrix, jmhBars, microsPerOp, overheadLookup } from './runModel';
 import { easeagentRun, easegressRun, jmhRun } from '../../../test/testRuns';
 
 function cmp(v: CellValue | undefined): ComparisonValue {
@@ -154,6 +154,25 @@ describe('buildJmhTables (X-Ray shape)', () => {
     expect(microsPerOp(0.452, 'ops/ms')! - microsPerOp(0.468, 'ops/ms')!).toBeCloseTo(1000 / 0.452 - 1000 / 0.468, 9);
     expect(microsPerOp(3, 'ns/op')).toBeCloseTo(0.003, 12);
     expect(microsPerOp(3, 'B/op')).toBeNull();
+  });
+
+  it('draws each variant\'s difference with the errors in quadrature, or a lone variant\'s own scores', () => {
+    const [thrpt] = tables;
+    const bars = jmhBars(thrpt.table, run.variants[0], run.variants.slice(1));
+    expect(bars.map((b) => b.name)).toEqual(['sdk-instrumentation − no-instrumentation', 'auto-instrumentation − no-instrumentation']);
+    expect(bars[0].y).toEqual(['SqlBenchmark.sqlQuery']);
+    expect(bars[0].x[0]).toBeCloseTo(0.452 - 0.468, 12);
+    expect(bars[0].error[0]).toBeCloseTo(Math.sqrt(0.015 ** 2 + 0.011 ** 2), 12);
+
+    const lone = { ...jmhRun(), variants: [run.variants[0]] };
+    lone.cells = lone.cells.filter((c) => c.variant_id === 1);
+    const [loneThrpt, loneSample] = buildJmhTables(lone, lone.variants[0]);
+    expect(loneThrpt.table.title).toBe('JMH thrpt (ops/ms)');
+    // Top-down as the table: Plotly draws the first category at the bottom.
+    expect(jmhBars(loneSample.table, lone.variants[0], [])).toEqual([{
+      name: 'no-instrumentation', variant: 'no-instrumentation',
+      y: ['ServletBenchmark.serviceRequest', 'SqlBenchmark.sqlQuery'], x: [2.17, 2.137], error: [0.02, 0.01],
+    }]);
   });
 
   it('time per op is better lower, ops per time better higher', () => {

@@ -17,7 +17,7 @@ import {
 } from '@/lib/cells';
 import { formatSigned } from '@/lib/format';
 import { metricInfo, percentileLabel, scoreDirection, type PercentileKey } from '@/lib/metrics';
-import type { Column, ComparisonValue, DiffStats, Row, TableModel } from '@/lib/table';
+import { isComparison, type Column, type ComparisonValue, type DiffStats, type Row, type TableModel } from '@/lib/table';
 import { processColumns, processStatsMode } from './processColumns';
 
 /** Looks up the API's statistics of one difference; null when the API has none (yet). */
@@ -275,7 +275,54 @@ export function buildJmhTables(
     return {
       mode,
       unit,
-      table: { title: `JMH ${mode} (${unit}): difference to ${reference.name}`, columns, rows, sides: { reference: reference.name } },
+      table: {
+        title: others.length ? `JMH ${mode} (${unit}): difference to ${reference.name}` : `JMH ${mode} (${unit})`,
+        columns,
+        rows,
+        sides: { reference: reference.name },
+      },
+    };
+  });
+}
+
+/** One horizontal bar per benchmark (top-down as the table) and its ± error: what a JMH chart draws. */
+export interface JmhBars {
+  name: string;
+  variant: string;
+  y: string[];
+  x: (number | null)[];
+  error: number[];
+}
+
+/**
+ * The bars of one JMH table: each other variant's difference to the reference, its error the two JMH errors
+ * added in quadrature; a run of one variant has no difference to draw, so its own scores and errors.
+ */
+export function jmhBars(table: TableModel, reference: VariantOut, others: readonly VariantOut[]): JmhBars[] {
+  const rows = [...table.rows].reverse(); // Plotly draws the first category at the bottom
+  const y = rows.map((r) => String(r.values.scenario));
+  if (!others.length) {
+    const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+    return [{
+      name: reference.name,
+      variant: reference.name,
+      y,
+      x: rows.map((r) => num(r.values[`${reference.id}.score`])),
+      error: rows.map((r) => num(r.values[`${reference.id}.error`]) ?? 0),
+    }];
+  }
+  return others.map((v) => {
+    const cmps = rows.map((r) => r.values[`${v.id}.cmp`]);
+    return {
+      name: `${v.name} − ${reference.name}`,
+      variant: v.name,
+      y,
+      x: cmps.map((c) => (isComparison(c) ? c.diff : null)),
+      error: cmps.map((c) =>
+        isComparison(c) && c.errors && c.errors.reference !== null && c.errors.variant !== null
+          ? Math.hypot(c.errors.reference, c.errors.variant)
+          : 0,
+      ),
     };
   });
 }

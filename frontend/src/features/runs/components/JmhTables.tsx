@@ -3,8 +3,7 @@ import type { RunDetail, VariantOut } from '@/api/client';
 import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { variantColors } from '@/components/charts/colors';
-import { isComparison } from '@/lib/table';
-import { buildJmhTables } from '../runModel';
+import { buildJmhTables, jmhBars } from '../runModel';
 import { useRunStats } from './useRunStats';
 
 /**
@@ -25,54 +24,45 @@ export function JmhTables({
   const tables = buildJmhTables(run, reference, scenarios, stats);
   const color = variantColors(run.variants.map((v) => v.name));
   const others = run.variants.filter((v) => v.id !== reference.id);
+  const single = others.length === 0;
   return (
     <section aria-labelledby="jmh-h">
-      <h2 id="jmh-h">Microbenchmarks: difference to {reference.name}</h2>
+      <h2 id="jmh-h">{single ? 'Microbenchmarks' : `Microbenchmarks: difference to ${reference.name}`}</h2>
       <p className="muted legend">
-        Each cell: {reference.name} / variant / diff in the score's unit; below it Δ%, the added µs per operation, the
-        API's 95% interval of the diff and its verdict. <span className="sig">●</span> when the interval excludes 0.
+        {single ? (
+          <>Each benchmark&apos;s score and JMH&apos;s 99.9% error, per mode; a run with a second variant shows the difference.</>
+        ) : (
+          <>
+            Each cell: {reference.name} / variant / diff in the score&apos;s unit; below it Δ%, the added µs per operation,
+            the API&apos;s 95% interval of the diff and its verdict. <span className="sig">●</span> when the interval
+            excludes 0.
+          </>
+        )}
       </p>
-      {tables.map(({ mode, unit, table }) => {
-        const rows = [...table.rows].reverse();
-        const data = others.map((v) => {
-          const cmps = rows.map((r) => r.values[`${v.id}.cmp`]);
-          return {
-            type: 'bar' as const,
-            orientation: 'h' as const,
-            name: `${v.name} − ${reference.name}`,
-            marker: { color: color(v.name) },
-            y: rows.map((r) => String(r.values.scenario)),
-            x: cmps.map((c) => (isComparison(c) ? c.diff : null)),
-            error_x: {
-              type: 'data' as const,
-              visible: true,
-              array: cmps.map((c) =>
-                isComparison(c) && c.errors && c.errors.reference !== null && c.errors.variant !== null
-                  ? Math.hypot(c.errors.reference, c.errors.variant)
-                  : 0,
-              ),
-              thickness: 1,
-              width: 3,
-            },
-          };
-        });
-        return (
-          <ChartWithTable
-            key={mode}
-            chart={{
-              title: table.title,
-              data,
-              xTitle: `difference (${unit}), ± JMH error`,
-              yType: 'category',
-              height: Math.max(260, 80 + table.rows.length * 22 * Math.max(1, others.length)),
-              filename: `${run.slug}-jmh-${mode}`,
-            }}
-            table={table}
-            stacked
-            fit
-          />
-        );
-      })}
+      {tables.map(({ mode, unit, table }) => (
+        <ChartWithTable
+          key={mode}
+          chart={{
+            title: table.title,
+            data: jmhBars(table, reference, others).map((b) => ({
+              type: 'bar' as const,
+              orientation: 'h' as const,
+              name: b.name,
+              marker: { color: color(b.variant) },
+              y: b.y,
+              x: b.x,
+              error_x: { type: 'data' as const, visible: true, array: b.error, thickness: 1, width: 3 },
+            })),
+            xTitle: single ? `score (${unit}), ± JMH error` : `difference (${unit}), ± JMH error`,
+            yType: 'category',
+            height: Math.max(260, 80 + table.rows.length * 22 * Math.max(1, others.length)),
+            filename: `${run.slug}-jmh-${mode}`,
+          }}
+          table={table}
+          stacked
+          fit
+        />
+      ))}
       {/* The server draws each variant's score (± nothing: the raw scores) of every benchmark and mode. */}
       <ChartImageLinks path={`/api/v1/runs/${run.slug}/charts/score`} alt={`JMH scores of run ${run.slug}`} />
     </section>
