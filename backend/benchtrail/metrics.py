@@ -61,6 +61,16 @@ def score_direction(unit: str | None) -> Direction:
     return "lower"
 
 
+def direction_of(metric: str, unit: str | None) -> Direction:
+    """Which way is better: a JMH score's by its cells' unit (its mode), every other metric's the catalog's."""
+    return score_direction(unit) if metric == "score" else get(metric).direction
+
+
+def unit_of(metric: str, unit: str | None) -> str:
+    """The metric's unit: a JMH score's is its cells' (`unit`, by mode), every other metric's the catalog's."""
+    return (unit or "") if metric == "score" else get(metric).unit
+
+
 def catalog_json() -> list[dict[str, str]]:
     """The catalog as the dashboard reads it (frontend/src/api/metrics.json, written by `npm run gen:api`)."""
     return [{"name": m.name, "unit": m.unit, "direction": m.direction, "title": m.title} for m in _CATALOG]

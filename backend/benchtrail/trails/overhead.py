@@ -126,17 +126,8 @@ def reported_repetitions(cell: Cell, metric: str) -> tuple[Repetition, ...]:
     return tuple(Repetition(stats={"mean": v}) for v in finite) if len(finite) >= 2 else ()
 
 
-def direction_of(metric: str, unit: str | None) -> metrics.Direction:
-    return metrics.score_direction(unit) if metric == "score" else metrics.get(metric).direction
-
-
-def unit_of(metric: str, unit: str | None) -> str:
-    """The metric's unit: a JMH score's is its cells' (`unit`, by mode), every other metric's the catalog's."""
-    return (unit or "") if metric == "score" else metrics.get(metric).unit
-
-
 def ab(ref: CellEvidence, var: CellEvidence, metric: str) -> AbResult:
-    direction = direction_of(metric, var.unit or ref.unit)
+    direction = metrics.direction_of(metric, var.unit or ref.unit)
     if ref.repetitions and var.repetitions:
         scale = 1e-3 if metric in HISTOGRAM_METRICS else 1.0   # histograms and their statistics are in µs
         return compare(list(ref.repetitions), list(var.repetitions), direction=direction, kind=metric, scale=scale)

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
+from benchtrail import metrics
 from benchtrail.alerts import service as alerts
 from benchtrail.auth.principal import Principal
 from benchtrail.errors import InvalidRequest, NotFound
@@ -229,8 +230,8 @@ def trail_detail(session: Session, principal: Principal, trail_id: int, metric: 
     unit = read.rows[-1].score_unit if read.rows else None
     return TrailDetail(
         trail=side.trail_out, metric=metric,
-        unit=overhead.unit_of(metric, unit),
-        direction=overhead.direction_of(metric, unit),
+        unit=metrics.unit_of(metric, unit),
+        direction=metrics.direction_of(metric, unit),
         # A JMH score's ± error (99.9%, as JMH prints it), for the chart's error bars.
         points=[TrailPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
                            value=p.value, error=cell.score_error if metric == "score" else None, is_valid=p.is_valid)
@@ -267,8 +268,8 @@ def overhead_trail(session: Session, principal: Principal, trail_id: int, metric
         rows, read = _whole_overhead_trail(session, project, trail, metric, page, unit, side)
     return OverheadTrail(
         trail=side.trail_out, reference_variant=reference, metric=metric,
-        unit=overhead.unit_of(metric, unit),
-        direction=overhead.direction_of(metric, unit),
+        unit=metrics.unit_of(metric, unit),
+        direction=metrics.direction_of(metric, unit),
         points=[OverheadPoint(run=p.slug, agent_version=p.agent_version, commit=p.commit, created_at=p.created_at,
                               is_valid=p.is_valid, value_pct=p.value, abs_diff=a, rel_diff=r, ci_low=lo, ci_high=hi,
                               verdict=v) for p, a, r, lo, hi, v in (rows[i] for i in read.kept)],

@@ -85,7 +85,7 @@ def load(project_settings: dict[str, Any] | None) -> AnalysisSettings:
 
 def detector_settings(cfg: AnalysisSettings, metric: str, unit: str | None = None) -> Settings:
     """The detector's Settings for one metric: package defaults < project defaults < per-metric."""
-    direction = metrics.score_direction(unit) if metric == "score" else metrics.get(metric).direction
+    direction = metrics.direction_of(metric, unit)
     s = Settings(direction=direction, min_magnitude_pct=DEFAULT_MIN_MAGNITUDE_PCT)
     for layer in (cfg.detection, cfg.per_metric.get(metric)):
         if layer is not None:
