@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunOverheads } from '@/api/client';
 import { compare, orderedScenarios, referenceVariant, sortLoads } from '@/lib/cells';
 import { isComparison, type CellValue, type ComparisonValue } from '@/lib/table';
-import { buildJmhTables, buildLeadTable, buildMatrix, jmhBars, microsPerOp, overheadLookup } from './runModel';
+import { benchmarkPackage, buildJmhTables, buildLeadTable, buildMatrix, jmhBars, microsPerOp, overheadLookup } from './runModel';
 import { easeagentRun, easegressRun, jmhRun } from '../../../test/testRuns';
 
 function cmp(v: CellValue | undefined): ComparisonValue {
@@ -173,6 +173,23 @@ describe('buildJmhTables (X-Ray shape)', () => {
       name: 'no-instrumentation', variant: 'no-instrumentation',
       y: ['ServletBenchmark.serviceRequest', 'SqlBenchmark.sqlQuery'], x: [2.17, 2.137], error: [0.02, 0.01],
     }]);
+  });
+
+  it('names benchmarks by class and method, their shared package said once', () => {
+    expect(benchmarkPackage([
+      'org.casbin.jcasbin.main.benchmark.BenchmarkEnforce.enforce(dataScale=small, modelType=rbac)',
+      'org.casbin.jcasbin.main.benchmark.BenchmarkManagement.addPolicy(currentRuleSize=1000)',
+      'org.casbin.jcasbin.main.benchmark.BenchmarkMemory.measureMemory:gc.alloc.rate',
+    ])).toBe('org.casbin.jcasbin.main.benchmark.');
+    expect(benchmarkPackage(['a.b.C.m', 'a.x.D.n'])).toBe('a.');
+    expect(benchmarkPackage(['SqlBenchmark.sqlQuery', 'ServletBenchmark.serviceRequest'])).toBe(''); // X-Ray's
+    expect(benchmarkPackage(['a.b.C.m'])).toBe('a.b.'); // a class and a method stay, even alone
+
+    const named = jmhRun();
+    named.scenarios = named.scenarios.map((s) => ({ ...s, name: `com.example.bench.${s.name}` }));
+    const [thrpt] = buildJmhTables(named, named.variants[0]);
+    expect(thrpt.pkg).toBe('com.example.bench.');
+    expect(thrpt.table.rows.map((r) => r.values.scenario)).toEqual(['SqlBenchmark.sqlQuery']);
   });
 
   it('time per op is better lower, ops per time better higher', () => {

@@ -215,7 +215,27 @@ export function microsPerOp(score: number | null | undefined, unit: string): num
 export interface JmhTable {
   mode: string;
   unit: string;
+  /** The package every benchmark's name starts with, left out of the table's names ('' for none). */
+  pkg: string;
   table: TableModel;
+}
+
+/**
+ * The Java package every benchmark of a run shares ("org.casbin.jcasbin.main.benchmark."), or '' when they share
+ * none: JMH names benchmarks in full, and the tables and charts name them by class and method below a line saying
+ * the package once, as the X-Ray seed does.
+ */
+export function benchmarkPackage(names: readonly string[]): string {
+  // Before the @Params and a secondary metric; the last two parts are the class and the method.
+  const packages = names.map((n) => n.split(/[(:]/)[0].split('.').slice(0, -2));
+  if (!packages.length) return '';
+  let common = packages[0];
+  for (const p of packages.slice(1)) {
+    let i = 0;
+    while (i < common.length && i < p.length && common[i] === p[i]) i++;
+    common = common.slice(0, i);
+  }
+  return common.length ? `${common.join('.')}.` : '';
 }
 
 /**
@@ -231,6 +251,8 @@ export function buildJmhTables(
   const modes = [...new Set(run.cells.filter((c) => c.score !== null).map((c) => c.mode))];
   const index = new CellIndex(run.cells);
   const others = run.variants.filter((v) => v.id !== reference.id);
+  const benchmarks = run.scenarios.filter((s) => run.cells.some((c) => c.scenario_id === s.id && c.score !== null));
+  const pkg = benchmarkPackage(benchmarks.map((s) => s.name));
   return modes.map((mode) => {
     const modeCells = run.cells.filter((c) => c.mode === mode && c.score !== null);
     const unit = modeCells.find((c) => c.score_unit)?.score_unit ?? '';
@@ -251,7 +273,7 @@ export function buildJmhTables(
         const cells = others.map((v) => index.get(v.id, s.id, l.id, mode));
         if (!ref && cells.every((c) => !c)) continue;
         const values: Row['values'] = {
-          scenario: scenarioLabel(s),
+          scenario: pkg && s.name.startsWith(pkg) ? s.name.slice(pkg.length) : scenarioLabel(s),
           [`${reference.id}.score`]: ref?.score ?? null,
           [`${reference.id}.error`]: ref?.score_error ?? null,
         };
@@ -275,6 +297,7 @@ export function buildJmhTables(
     return {
       mode,
       unit,
+      pkg,
       table: {
         title: others.length ? `JMH ${mode} (${unit}): difference to ${reference.name}` : `JMH ${mode} (${unit})`,
         columns,

@@ -38,6 +38,12 @@ export function JmhTables({
             excludes 0.
           </>
         )}
+        {tables[0]?.pkg ? (
+          <>
+            {' '}
+            Every benchmark is in <code>{tables[0].pkg.slice(0, -1)}</code>.
+          </>
+        ) : null}
       </p>
       {tables.map(({ mode, unit, table }) => (
         <ChartWithTable
