@@ -49,11 +49,9 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
                                  f"benchmark row", line=n)
             _add_percentile(base, pm.group("frac"), score, unit)
             continue
-        if ":" in name:  # secondary result: "Bench.method:·gc.alloc.rate" or @Group member
-            bench, secondary = name.split(":", 1)
-            scenario = scenario_of(bench, params_d, normalise_secondary(secondary))
-        else:
-            scenario = scenario_of(name, params_d)
+        # A secondary result ("Bench.method:·gc.alloc.rate") or @Group member follows the colon.
+        bench, _, secondary = name.partition(":")
+        scenario = scenario_of(bench, params_d, normalise_secondary(secondary))
         stats = {"score": score}
         if error is not None:
             stats["score_error"] = error
