@@ -27,7 +27,10 @@ func main() {
 		"(the PTS seeds' consumer -> provider pair)")
 	trace := flag.String("trace", "", "instrument every request and export spans (OTLP/HTTP JSON) to this base URL")
 	service := flag.String("service", "demo-target", "service.name of the exported spans")
+	router := flag.String("router", "", "router mode: ordered-v1, ordered-v2 or radixtree over 10,000 routes per table "+
+		"(the Easegress router benchmark; see router.go)")
 	flag.Parse()
+	var err error
 	var tr *tracer
 	if *trace != "" {
 		tr = newTracer(*trace, *service)
@@ -110,8 +113,13 @@ func main() {
 	})
 
 	var handler http.Handler = mux
+	if *router != "" {
+		if handler, err = newRouter(*router); err != nil {
+			log.Fatal(err)
+		}
+	}
 	if tr != nil {
-		handler = tr.middleware(mux)
+		handler = tr.middleware(handler)
 	}
 	srv := &http.Server{Addr: *addr, Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
