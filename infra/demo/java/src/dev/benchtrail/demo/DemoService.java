@@ -26,7 +26,8 @@ import java.util.concurrent.Executors;
  * database system, statement, table and user, the peer address, the entity's id and the call stack
  * ({@code code.stacktrace}, 13 attributes), and one event with the rows it returned, set through the OpenTelemetry API (a no-op without an
  * agent). The span work per request is thus proportionate to the span count: 3 vs 10. Each request
- * also spends {@code -Ddemo.work.us} of CPU outside any span ({@link #work}), in baseline and agent alike.
+ * also spends {@code -Ddemo.work.us} of CPU outside any span ({@link #work}), in baseline and agent alike, and each
+ * database call may wait {@code -Ddemo.db.us} for its answer ({@link #databaseRoundTrip}).
  *
  * <p>Usage: {@code java -cp ... dev.benchtrail.demo.DemoService [port] [bind-address]}
  */
@@ -38,6 +39,20 @@ public final class DemoService {
     /** CPU time each request spends outside any span ({@code -Ddemo.work.us}, default 0): what a real
      *  service spends parsing, validating and rendering. The same in baseline and agent. */
     static final long WORK_NANOS = Long.getLong("demo.work.us", 0) * 1_000;
+
+    /** Time each database call waits for its answer ({@code -Ddemo.db.us}, default 0), inside its {@code db.*}
+     *  span: the round trip to a database on another host, which the service's thread spends blocked, not
+     *  computing. The owner endpoint makes 1 database call, the vets endpoint 5; at 2,000 µs they answer in
+     *  about 2 and 10 ms, latencies a load tool with millisecond resolution (JMeter) can tell apart. */
+    static final long DB_NANOS = Long.getLong("demo.db.us", 0) * 1_000;
+
+    /** Blocks the calling thread for {@link #DB_NANOS} (the database round trip). */
+    static void databaseRoundTrip() {
+        long until = System.nanoTime() + DB_NANOS;
+        for (long left = DB_NANOS; left > 0; left = until - System.nanoTime()) {
+            java.util.concurrent.locks.LockSupport.parkNanos(left);
+        }
+    }
 
     /** Spends {@link #WORK_NANOS} of CPU on real work (checksums of the body), returns the checksum. */
     static long work(byte[] body) {
@@ -195,18 +210,21 @@ public final class DemoService {
         @WithSpan("db.owner")
         String[] ownerRow(int id) {
             describe("db.owner", "SELECT", "owners", id, 1);
+            databaseRoundTrip();
             return OWNERS[Math.floorMod(id, OWNERS.length)];
         }
 
         @WithSpan("db.vets.count")
         int vetCount(int known) {
             describe("db.vets.count", "SELECT", "vets", 0, 1);
+            databaseRoundTrip();
             return known;
         }
 
         @WithSpan("db.specialties")
         String specialties(int i) {
             describe("db.specialties", "SELECT", "vet_specialties", i + 1, 1);
+            databaseRoundTrip();
             return SPECIALTIES[i];
         }
     }
