@@ -1,11 +1,25 @@
-"""Load demo data through the public API, exactly as a CI job would (idempotent)."""
+"""The demo data of `make up`, through the public API exactly as a CI job sends it (idempotent).
+
+    demo.py recorded --url URL     upload the recorded demo (examples/data/) and wait until every run is
+                                   ingested: the X-Ray JMH history and one project per recorded seed shape
+    demo.py live --url URL         start the Java demo services and run the live demo plan on the local
+                                   runner, once per agent version (skipped when a completed live run exists)
+
+The token comes from BENCHTRAIL_TOKEN (or --token): a command line is visible to every user of the host.
+`make up` runs `recorded` before it prints the URL and `live` in the background afterwards
+(infra/scripts/stack.py). What each project shows and how it was recorded: docs/how-to/demo.md.
+"""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -15,40 +29,115 @@ import yaml  # noqa: E402
 
 from benchtrail_runner.client import ApiError, Client  # noqa: E402
 
-XRAY = REPO / "examples" / "data" / "aws-xray-java-agent"
+DATA = REPO / "examples" / "data"
+XRAY = DATA / "aws-xray-java-agent"
 XRAY_VERSIONS = ["2.7.x", "2.8.x", "2.9.x", "2.18.x", "2.21.x", "2.21.0"]
 XRAY_VARIANTS = ["no-instrumentation", "sdk-instrumentation", "auto-instrumentation"]
 M5 = {"name": "m5.xlarge", "cpus": 4, "memory_mb": 16384, "instance_type": "m5.xlarge", "os": "Amazon Linux 2",
       "runtime": "OpenJDK 8"}
+# Recorded by infra/demo/record.py, in the order `make up` loads them.
+RECORDED = ("easeagent", "easegress-router", "pts-go")
+LIVE_PROJECT = "easeagent-demo"
+
+
+def log(msg: str) -> None:
+    print(f"demo: {msg}", flush=True)
 
 
 def ensure_project(client: Client, slug: str, name: str, description: str) -> None:
     try:
         client.post("/api/v1/projects", {"slug": slug, "name": name, "description": description})
-        print(f"demo: project {slug} created")
+        log(f"project {slug} created")
     except ApiError as exc:
         if exc.status != 409:
             raise
 
 
 def upload(client: Client, project: str, key: str, meta: dict, files: list[Path]) -> str:
-    import json
-
     accepted = client.upload(project, json.dumps(meta), files, idempotency_key=key)
     return accepted["run"]
 
 
-def load_xray(client: Client) -> list[str]:
-    ensure_project(client, "aws-xray-java-agent", "AWS X-Ray Java agent",
+def load_xray(client: Client, prefix: str = "") -> list[str]:
+    slug = f"{prefix}aws-xray-java-agent"
+    ensure_project(client, slug, "AWS X-Ray Java agent",
                    "JMH latency of common scenarios: no instrumentation vs X-Ray SDK vs X-Ray agent")
     runs = []
     for version in XRAY_VERSIONS:
         files = [XRAY / f"aws-xray-java-agent_{version}_{variant}.txt" for variant in XRAY_VARIANTS]
         meta = {"agent_version": version, "environment": M5, "reference": "no-instrumentation",
                 "files": [{"variant": v, "format": "jmh-text"} for v in XRAY_VARIANTS]}
-        runs.append(upload(client, "aws-xray-java-agent", f"demo-xray-{version}", meta, files))
+        runs.append(upload(client, slug, f"demo-xray-{version}", meta, files))
     return runs
 
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """One folder of a recorded project: the upload's metadata and its files, in the metadata's order."""
+
+    project: str
+    name: str
+    folder: Path
+    metadata: dict
+    files: list[Path]
+
+    @property
+    def key(self) -> str:
+        """The Idempotency-Key: the same recording is one run however often it is loaded; a new recording of
+        the run (other bytes) is a run of its own."""
+        digest = hashlib.sha256((self.folder / "upload.json").read_bytes()).hexdigest()[:16]
+        return f"demo-{self.name}-{digest}"
+
+
+def recorded_project(name: str) -> tuple[dict, list[RecordedRun]]:
+    """project.json of examples/data/<name> and its runs in upload order."""
+    folder = DATA / name
+    project = json.loads((folder / "project.json").read_text())
+    runs = []
+    for run in project["runs"]:
+        doc = json.loads((folder / run / "upload.json").read_text())
+        runs.append(RecordedRun(name, run, folder / run, doc["metadata"], [folder / run / f for f in doc["files"]]))
+    return project, runs
+
+
+def load_recorded(client: Client, prefix: str = "", timeout: float = 600) -> list[str]:
+    """Every recorded project (the X-Ray history first), each project's runs uploaded in order; a run is
+    uploaded once the one before it of its project is ingested, so each run's analysis sees the runs before
+    it, as with a release stream. Returns every run's slug (not waited for: see `wait_all`)."""
+    runs = load_xray(client, prefix)
+    pending: list[tuple[str, list[RecordedRun]]] = []
+    for name in RECORDED:
+        project, recorded = recorded_project(name)
+        slug = prefix + project["slug"]
+        ensure_project(client, slug, project["name"], project["description"])
+        if recorded:
+            pending.append((slug, recorded))
+    # The first run of every project goes at once; a project's next run after its previous one is ingested.
+    last: dict[str, str] = {}
+    while pending:
+        for slug, recorded in list(pending):
+            if slug in last:
+                client.wait_for_run(last[slug], timeout=timeout)
+            run = recorded.pop(0)
+            last[slug] = upload(client, slug, run.key, run.metadata, run.files)
+            runs.append(last[slug])
+            if not recorded:
+                pending.remove((slug, recorded))
+    return runs
+
+
+def wait_all(client: Client, runs: list[str], timeout: float = 600) -> int:
+    """Wait for every run to end; the number that did not complete."""
+    failed = 0
+    for slug in runs:
+        run = client.wait_for_run(slug, timeout=timeout)
+        if run["status"] != "completed":
+            failed += 1
+            print(f"demo: run {slug} {run['status']}: {run.get('status_detail')}", file=sys.stderr)
+    return failed
+
+
+# ------------------------------------------------------------------------------------------- live
 
 def agent_versions() -> list[str]:
     lines = (REPO / "infra" / "demo" / "agent-versions.txt").read_text().splitlines()
@@ -56,7 +145,7 @@ def agent_versions() -> list[str]:
 
 
 def post_plan(client: Client, plan: dict) -> str:
-    r = client.http.post("/api/v1/projects/easeagent-demo/plans", content=json.dumps(plan),
+    r = client.http.post(f"/api/v1/projects/{LIVE_PROJECT}/plans", content=json.dumps(plan),
                          headers={"Content-Type": "application/json"})
     return client._check(r)["name"]
 
@@ -66,9 +155,6 @@ def run_live_demo(client: Client) -> list[str]:
     agent, once per agent version (oldest first, the agent service restarted with each), so History
     and alerts open on real data. The newest version runs the whole demo plan; the older ones 3 of its
     repetitions (the same trails, in less than half the time)."""
-    ensure_project(client, "easeagent-demo", "Java service: OpenTelemetry agent overhead",
-                   "Live demo run by Benchtrail itself: hey with one connection, one endpoint per step, baseline vs "
-                   "the OpenTelemetry Java agent exporting spans over OTLP, interleaved repetitions")
     plan = yaml.safe_load((REPO / "examples" / "plans" / "demo-easeagent-quick.yaml").read_text())
     history = {**plan, "name": f"{plan['name']} history", "repetitions": 3,
                "description": "The demo plan with 3 repetitions, for older agent versions."}
@@ -77,44 +163,49 @@ def run_live_demo(client: Client) -> list[str]:
     for version in versions:
         name = post_plan(client, plan if version == versions[-1] else history)
         subprocess.run([str(REPO / "infra" / "demo" / "start-java.sh"), "agent", version], check=True)
-        run = client.post(f"/api/v1/projects/easeagent-demo/plans/{name}/runs",
+        run = client.post(f"/api/v1/projects/{LIVE_PROJECT}/plans/{name}/runs",
                           {"agent_version": version, "labels": {"demo": "make-up"}})
-        print(f"demo: live run {run['slug']} (agent {version}, plan '{name}') on the local runner", flush=True)
+        log(f"live run {run['slug']} (agent {version}, plan '{name}') on the local runner")
         done = client.wait_for_run(run["slug"], timeout=600)   # one at a time: the agent is restarted next
-        print(f"demo: run {run['slug']} {done['status']}", flush=True)
+        log(f"run {run['slug']} {done['status']}")
         slugs.append(run["slug"])
     return slugs
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--token", required=True)
-    args = parser.parse_args()
-    client = Client(args.url, args.token)
-    runs = load_xray(client)
-    existing = client.get("/api/v1/projects/easeagent-demo/runs", status="completed") \
-        if _exists(client, "easeagent-demo") else {"total": 0}
-    if existing["total"] == 0:
-        runs += run_live_demo(client)
-    failed = 0
-    for slug in runs:
-        run = client.wait_for_run(slug, timeout=600)
-        if run["status"] != "completed":
-            failed += 1
-            print(f"demo: run {slug} {run['status']}: {run.get('status_detail')}", file=sys.stderr)
-    print(f"demo: {len(runs) - failed} of {len(runs)} runs ready")
+def live(client: Client) -> int:
+    """The Java demo services (baseline, agent, trace sink), then the live runs unless they were made."""
+    subprocess.run([str(REPO / "infra" / "demo" / "start-java.sh")], check=True)
+    ensure_project(client, LIVE_PROJECT, "Java service: OpenTelemetry agent overhead",
+                   "Live demo run by Benchtrail itself: hey with one connection, one endpoint per step, baseline vs "
+                   "the OpenTelemetry Java agent exporting spans over OTLP, interleaved repetitions")
+    if client.get(f"/api/v1/projects/{LIVE_PROJECT}/runs", status="completed")["total"]:
+        log(f"{LIVE_PROJECT} has completed runs: no new live run")
+        return 0
+    runs = run_live_demo(client)
+    failed = wait_all(client, runs)
+    log(f"{len(runs) - failed} of {len(runs)} live runs completed")
     return 1 if failed else 0
 
 
-def _exists(client: Client, slug: str) -> bool:
-    try:
-        client.get(f"/api/v1/projects/{slug}")
-        return True
-    except ApiError as exc:
-        if exc.status == 404:
-            return False
-        raise
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=("recorded", "live"))
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--token", default=os.environ.get("BENCHTRAIL_TOKEN"),
+                        help="admin token (default: $BENCHTRAIL_TOKEN)")
+    parser.add_argument("--prefix", default="", help="prefix of the recorded projects' slugs (tests load the demo "
+                                                     "next to other projects)")
+    args = parser.parse_args()
+    if not args.token:
+        parser.error("no token: set BENCHTRAIL_TOKEN")
+    client = Client(args.url, args.token, retry_timeout=60)
+    if args.mode == "live":
+        return live(client)
+    started = time.monotonic()
+    runs = load_recorded(client, args.prefix)
+    failed = wait_all(client, runs)
+    log(f"{len(runs) - failed} of {len(runs)} recorded runs ready in {time.monotonic() - started:.1f} s")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 """Start and stop the whole Benchtrail stack as local processes (no Docker needed).
 
   stack.py up          PostgreSQL + Redis (unless BENCHTRAIL_DATABASE_URL / BENCHTRAIL_REDIS_URL are set),
-                       migrations, API (serving frontend/dist), worker, beat, a runner; then demo data.
+                       migrations, API (serving frontend/dist), worker, beat, a runner; the recorded demo data,
+                       then the URL and token; the live demo goes on in the background (infra/scripts/demo.py).
   stack.py down        stop everything `up` started.
   stack.py backup [FILE] / restore FILE
                        database (pg_dump custom format) + raw uploads in one archive (infra/scripts/backup.py).
   stack.py ephemeral -- CMD...
                        a throw-away stack on free ports in a temp dir; runs CMD with BENCHTRAIL_E2E_URL and
-                       BENCHTRAIL_E2E_ADMIN_TOKEN set, tears everything down, exits with CMD's status.
+                       BENCHTRAIL_E2E_ADMIN_TOKEN set, tears everything down, exits with CMD's status;
+                       --demo loads the recorded demo first.
 """
 
 from __future__ import annotations
@@ -165,12 +167,19 @@ class Stack:
                     runner_env)
         self._wait(lambda: self._health() == 200, 180, "the API health check")
 
-    def start_demo_targets(self) -> None:
-        """The Java demo service without and with the OpenTelemetry agent (ports 18081/18082)."""
-        subprocess.run([str(REPO / "infra/demo/start-java.sh")], env=self.env(), check=True)
+    def load_recorded_demo(self, token: str) -> None:
+        """The recorded demo (examples/data/) through the API, waiting until every run is ingested."""
+        subprocess.run([str(BIN / "python"), str(REPO / "infra/scripts/demo.py"), "recorded", "--url", self.url],
+                       env={**self.env(), "BENCHTRAIL_TOKEN": token}, check=True)
+
+    def start_live_demo(self, token: str) -> None:
+        """In the background: the Java demo services (baseline :18081, agent :18082) and the live demo runs on
+        the local runner (infra/scripts/demo.py live); `down` stops it."""
+        self._spawn("demo-live", [str(BIN / "python"), str(REPO / "infra/scripts/demo.py"), "live", "--url", self.url],
+                    {**self.env(), "BENCHTRAIL_TOKEN": token})
 
     def stop(self, quiet: bool = False) -> None:
-        for name in ("runner", "beat", "worker", "api", "redis"):
+        for name in ("demo-live", "runner", "beat", "worker", "api", "redis"):
             self._kill(name, quiet)
         if not self.external_db:
             localstack.stop_postgres(self.state / "pg", self.pg_port)
@@ -252,18 +261,22 @@ def default_stack() -> Stack:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    started = time.monotonic()
     stack = default_stack()
     stack.start_infra()
     stack.migrate()
     stack.start_services()
     token = stack.token("admin")
     if not args.no_demo:
-        stack.start_demo_targets()
-        subprocess.run([str(BIN / "python"), str(REPO / "infra/scripts/demo.py"), "--url", stack.url,
-                        "--token", token], env=stack.env(), check=True)
-    print(f"\nBenchtrail is up: {stack.url}\nadmin token: {token}\n"
+        # The recorded demo is on the dashboard before the URL is printed; the live runs go on afterwards.
+        stack.load_recorded_demo(token)
+    print(f"\nBenchtrail is up: {stack.url}  (ready in {time.monotonic() - started:.0f} s)\nadmin token: {token}\n"
           f"CLI: export BENCHTRAIL_URL={stack.url} BENCHTRAIL_TOKEN=<token>; .venv/bin/benchtrail --help\n"
-          f"logs: {stack.logs}   stop: make down")
+          f"logs: {stack.logs}   stop: make down", flush=True)
+    if not args.no_demo:
+        stack.start_live_demo(token)
+        print(f"live demo: the Java services start and the live runs go on in the background (project "
+              f"easeagent-demo; a running run's page follows it); log: {stack.logs / 'demo-live.log'}")
     return 0
 
 
@@ -336,6 +349,8 @@ def cmd_ephemeral(args: argparse.Namespace) -> int:
         stack.migrate()
         stack.start_services()
         env = {**stack.env(), "BENCHTRAIL_E2E_URL": stack.url, "BENCHTRAIL_E2E_ADMIN_TOKEN": stack.token("admin")}
+        if args.demo:
+            stack.load_recorded_demo(stack.token("admin"))
         if args.seed:
             env["BENCHTRAIL_BENCH_RUN"] = seed_ab_run(stack.url, stack.token("admin"), state)
         command = args.command[1:] if args.command and args.command[0] == "--" else args.command
@@ -387,6 +402,7 @@ def main() -> int:
     eph = sub.add_parser("ephemeral")
     eph.add_argument("--cwd", default=None)
     eph.add_argument("--seed", action="store_true", help="upload a JMeter A/B run first (BENCHTRAIL_BENCH_RUN)")
+    eph.add_argument("--demo", action="store_true", help="load the recorded demo (examples/data/) first, as `up` does")
     eph.add_argument("command", nargs=argparse.REMAINDER)
     eph.set_defaults(fn=cmd_ephemeral)
     args = parser.parse_args()
