@@ -211,6 +211,18 @@ def _manifest(result: PlanResult) -> dict[str, Any]:
     return manifest
 
 
+def wait_for_quiet(below: float | None, wait_s: float) -> None:
+    """On a shared machine, other jobs decide the timings: wait (up to `wait_s`) until the 1-minute load
+    average is under `below`; recording.json keeps the load averages either way."""
+    if below is None:
+        return
+    deadline = time.monotonic() + wait_s
+    while (load := os.getloadavg()[0]) >= below and time.monotonic() < deadline:
+        log(f"load average {load:.1f} >= {below:g}: waiting for a quieter machine "
+            f"({(deadline - time.monotonic()) / 60:.0f} min left)")
+        time.sleep(30)
+
+
 def record(project: str, rec: Recording, out: Path) -> None:
     plan = load_plan(json.dumps(rec.plan))   # the API's validation: schema and rules
     work = Path(tempfile.mkdtemp(prefix=f"record-{project}-"))
@@ -262,6 +274,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("projects", nargs="+", choices=sorted(DEMOS))
     parser.add_argument("--only", help="record only this run (folder name, e.g. agent-2.10.0)")
+    parser.add_argument("--quiet-below", type=float, default=None,
+                        help="before each run, wait until the 1-minute load average is under this")
+    parser.add_argument("--quiet-wait-min", type=float, default=60,
+                        help="how long to wait for that at most, then record anyway (default 60)")
     args = parser.parse_args()
     if os.geteuid() == 0:
         os.nice(int(os.environ.get("DEMO_NICE", "-20")) - os.nice(0))
@@ -275,6 +291,7 @@ def main() -> int:
             for rec in recordings:
                 if args.only and rec.name != args.only:
                     continue
+                wait_for_quiet(args.quiet_below, args.quiet_wait_min * 60)
                 if rec.before is not None:
                     rec.before()
                 record(project, rec, folder / rec.name)
