@@ -15,7 +15,7 @@ function projectsTable(projects: ProjectOut[]): TableModel<ProjectRow> {
     title: 'Projects',
     columns: [
       { key: 'project', label: 'Project', role: 'label' },
-      { key: 'description', label: 'Description', role: 'value' },
+      { key: 'description', label: 'Description', role: 'value', text: true },
       { key: 'runs', label: 'Runs', role: 'value' },
       { key: 'latest', label: 'Latest run', role: 'value' },
       { key: 'alerts', label: 'Open alerts', role: 'value' },
