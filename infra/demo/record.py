@@ -247,7 +247,7 @@ def record(project: str, rec: Recording, out: Path) -> None:
             shutil.rmtree(out)
         out.mkdir(parents=True)
         names = []
-        compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+        compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=-1)
         raw = packed = 0
         for i, src in enumerate(paths):
             name = f"{i:03d}-{src.name}.zst"
