@@ -48,7 +48,7 @@ test-frontend:
 	cd frontend && npm run --silent test
 
 test-e2e:
-	$(PY) infra/scripts/stack.py ephemeral --cwd frontend -- npm run --silent e2e
+	$(PY) infra/scripts/stack.py ephemeral --demo --cwd frontend -- npm run --silent e2e
 
 ## Benchmarks: each prints ratios against a reference measured in the same run.
 bench: bench-ingest bench-detect bench-analysis bench-ui bench-runner bench-api bench-ab

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, test, type Locator } from '@playwright/test';
 import { api, baseUrl, getRun, ok, REPO, type Schemas } from './support/api';
@@ -6,22 +7,27 @@ import { expectShownNumber } from './support/numbers';
 import { adminToken, shot } from './support/page';
 
 /**
- * The recorded demo `make up` shows (examples/data/, docs/how-to/demo.md), loaded into this stack by the command
- * `make up` runs (`infra/scripts/demo.py recorded`) under a slug prefix of its own, and each seed's shape on its
- * run page: the EaseAgent lead tables, the Easegress matrix with ratios, the PTS per-process columns. Shown
- * numbers are compared with the API's cells; the screenshots (artifacts/screenshots/demo-*.png) are the
- * dashboard as a new user finds it after `make up`.
+ * The recorded demo `make up` shows (examples/data/, docs/how-to/demo.md), as `make test-e2e` loads it (`stack.py
+ * ephemeral --demo`, the command `make up` runs), and each seed's shape on its run page: the EaseAgent lead
+ * tables, the Easegress matrix with ratios, the PTS per-process columns. Shown numbers are compared with the
+ * API's cells; the screenshots (artifacts/screenshots/demo-*.png) are the dashboard as a new user finds it after
+ * `make up`. The spec loads the demo again first, as a second `make up` does: that must add no run (and loads
+ * it when the stack was started without --demo).
  */
 type Run = Schemas['RunDetail'];
 type Cell = Schemas['CellOut'];
 
-const PREFIX = `e2e-demo-${Date.now().toString(36)}-`;
 const URIS = ['API-URI-owner-3spans', 'API-URI-vets-10spans'];
+/** The runs each recorded project holds (examples/data/<project>/project.json). */
+const RECORDED_RUNS: Record<string, number> = Object.fromEntries(
+  ['easeagent', 'easegress-router', 'pts-go'].map((p) => [
+    p, (JSON.parse(readFileSync(resolve(REPO, 'examples/data', p, 'project.json'), 'utf8')) as { runs: string[] }).runs.length,
+  ]));
 
 function loadDemo(): Promise<void> {
   return new Promise((done, fail) => {
     const child = spawn(resolve(REPO, '.venv/bin/python'),
-      [resolve(REPO, 'infra/scripts/demo.py'), 'recorded', '--url', baseUrl(), '--prefix', PREFIX],
+      [resolve(REPO, 'infra/scripts/demo.py'), 'recorded', '--url', baseUrl()],
       { env: { ...process.env, BENCHTRAIL_TOKEN: adminToken() }, stdio: ['ignore', 'inherit', 'inherit'] });
     child.on('error', fail);
     child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`demo.py recorded exited with ${code}`))));
@@ -29,7 +35,7 @@ function loadDemo(): Promise<void> {
 }
 
 async function runOf(project: string, agentVersion?: string): Promise<Run> {
-  const runs = await ok(api().GET('/api/v1/projects/{slug}/runs', { params: { path: { slug: PREFIX + project } } }));
+  const runs = await ok(api().GET('/api/v1/projects/{slug}/runs', { params: { path: { slug: project } } }));
   const found = runs.items.find((r) => agentVersion === undefined || r.agent_version === agentVersion);
   if (!found) throw new Error(`no run of ${project} ${agentVersion ?? ''}`);
   return getRun(found.slug);
@@ -62,6 +68,10 @@ test.describe.configure({ mode: 'serial' });
 test.beforeAll(async ({}, info) => {
   info.setTimeout(300_000);
   await loadDemo();
+  for (const [project, count] of Object.entries(RECORDED_RUNS)) {
+    const runs = await ok(api().GET('/api/v1/projects/{slug}/runs', { params: { path: { slug: project } } }));
+    expect(runs.total, `runs of ${project} after loading the demo twice`).toBe(count);
+  }
 });
 
 test('EaseAgent shape: thread groups 10/20/50 × two URIs, baseline / agent / diff of CPU, heap, P75, throughput', async ({ page }) => {
@@ -96,7 +106,7 @@ test('EaseAgent shape: thread groups 10/20/50 × two URIs, baseline / agent / di
   await shot(page, 'demo-easeagent-run');
 
   // The three agent versions are a trail: History opens on them.
-  await page.goto(`/p/${PREFIX}easeagent/history`);
+  await page.goto('/p/easeagent/history');
   await expect(page.getByRole('figure').first()).toBeVisible();
   await shot(page, 'demo-easeagent-history');
   expect(errors).toEqual([]);

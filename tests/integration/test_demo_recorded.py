@@ -133,12 +133,18 @@ def demo(live_api: str, worker, admin_token: str) -> dict[str, str]:  # type: ig
     """The recorded demo loaded by `infra/scripts/demo.py recorded` (what `make up` runs), under a slug prefix of
     its own; the slug of each project's runs by folder name."""
     prefix = f"t{uuid.uuid4().hex[:8]}-"
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, str(REPO / "infra/scripts/demo.py"), "recorded", "--url", live_api,
-                           "--prefix", prefix], env={**os.environ, "BENCHTRAIL_TOKEN": admin_token},
-                          capture_output=True, text=True, timeout=280)
-    assert done.returncode == 0, done.stdout + done.stderr
-    print(f"RESULT demo_recorded_load seconds={time.monotonic() - started:.1f} ({done.stdout.strip().splitlines()[-1]})")
+    # Twice, as two `make up`s do: the second must make no new run (each `api.runs` checks the count).
+    for attempt in ("first", "again"):
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, str(REPO / "infra/scripts/demo.py"), "recorded", "--url", live_api,
+                               "--prefix", prefix], env={**os.environ, "BENCHTRAIL_TOKEN": admin_token},
+                              capture_output=True, text=True, timeout=280)
+        assert done.returncode == 0, done.stdout + done.stderr
+        print(f"RESULT demo_recorded_load {attempt} seconds={time.monotonic() - started:.1f} "
+              f"({done.stdout.strip().splitlines()[-1]})")
+    with httpx.Client(base_url=live_api, timeout=60) as http:
+        xray = http.get(f"/api/v1/projects/{prefix}aws-xray-java-agent/runs").json()
+        assert xray["total"] == 6, xray
     return {"prefix": prefix, "url": live_api}
 
 
