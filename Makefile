@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: up down admin backup restore lint test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
+.PHONY: up down admin backup restore lint test test-fast test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
 
 ## Start the whole product with demo data (PostgreSQL, Redis, API + dashboard, worker, beat, runner).
 up:
@@ -41,8 +41,18 @@ lint:
 	.venv/bin/lint-imports --no-cache
 	cd frontend && npm run --silent lint
 
+# Test processes of pytest-xdist: each has its own throw-away PostgreSQL, Redis, data and log folders. The
+# tests that run load tools form one group, run by one process at a time (tests/conftest.py).
+PYTEST_WORKERS ?= 4
+
 test-python:
-	$(PY) -m pytest -p no:cacheprovider --durations=25
+	$(PY) -m pytest -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup --durations=25
+
+## The edit loop: unit tests without load tools, and Vitest (no browser, no load tools, no stack).
+test-fast:
+	infra/scripts/bootstrap.sh --frontend
+	$(PY) -m pytest -p no:cacheprovider -n 2 -m "not slow" tests/unit
+	cd frontend && npm run --silent test
 
 test-frontend:
 	cd frontend && npm run --silent test

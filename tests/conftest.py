@@ -70,8 +70,10 @@ def _reset_caches() -> None:
 
 
 @pytest.fixture(scope="session")
-def logdir() -> Path:
-    path = REPO / "artifacts" / "logs"
+def logdir(worker_id: str) -> Path:
+    """This test process's log folder: under pytest-xdist each process (gw0, gw1, ...) has its own, so
+    processes of the same name (`worker`, `api`) never write into one file."""
+    path = REPO / "artifacts" / "logs" / worker_id
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -129,3 +131,18 @@ def make_project(client, admin_token):  # type: ignore[no-untyped-def]
 def scratch() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="bt-test-") as d:
         yield Path(d)
+
+
+LOAD_GROUP = "load"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that run real load tools (marked `slow`, and every runner test) measure rates, latencies and CPU:
+    under pytest-xdist they form one group (`--dist loadgroup`), run one after another by one test process,
+    so that no two load tests ever share the cores at once."""
+    runner_tests = Path(__file__).parent / "unit" / "runner"
+    for item in items:
+        if item.path.is_relative_to(runner_tests) and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.xdist_group(LOAD_GROUP))

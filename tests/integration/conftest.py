@@ -11,15 +11,8 @@ from pathlib import Path
 import pytest
 
 from infra.localstack import REPO, VENV_BIN, Process, celery_worker, free_port, wait_until
-
-TOOLS = Path(os.environ.get("BENCHTRAIL_TOOLS_DIR", REPO / ".tools"))
-
-
-def _env(infra: dict[str, str], **extra: str) -> dict[str, str]:
-    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")}, **extra}
-    env["PATH"] = f"{TOOLS / 'bin'}:{env.get('PATH', '')}"
-    return env
-
+from tests.support.env import TOOLS, stack_env as _env
+from tests.support.webhooks import Receiver
 
 @pytest.fixture(scope="session")
 def live_api(infra: dict[str, str], logdir: Path) -> Iterator[str]:
@@ -99,3 +92,11 @@ def java_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, s
 def java_demo_sink(java_demo: tuple[str, str]) -> str:
     """The OTLP/HTTP trace sink the demo agent exports to (GET <url>/v1/traces/stats)."""
     return f"http://127.0.0.1:{os.environ['BENCHTRAIL_TEST_OTLP_PORT']}"
+
+
+@pytest.fixture()
+def receiver() -> Iterator[Receiver]:
+    """A webhook receiver on a free loopback port (/slack answers 503 the first time)."""
+    r = Receiver()
+    yield r
+    r.server.shutdown()

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from infra.localstack import REPO, Postgres, free_port, wait_until
+from tests.support.api import wait_analysed
 from tests.support.jtl import write_jtl
 
 SCRIPT = str(REPO / "infra/scripts/postgres.sh")
@@ -121,8 +122,7 @@ def test_backup_restores_into_a_fresh_database_with_the_same_runs_and_raw_files(
         assert r.status_code == 202, r.text
         runs.append(r.json()["run"])
     for run in runs:
-        wait_until(lambda: (b := client.get(f"/api/v1/runs/{run}").json())["status"] == "completed"
-                   and b["analysis_status"] != "pending", 90, f"run {run} to be ingested and analysed")
+        wait_analysed(client, run, 90)
 
     source_url, source_data = infra["BENCHTRAIL_DATABASE_URL"], Path(infra["BENCHTRAIL_DATA_DIR"])
     archive = scratch / "backup.tar"
@@ -230,7 +230,7 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
     from benchtrail.uploads import repository
     from benchtrail_worker.tasks.sweeper import sweep
     from infra.localstack import VENV_BIN, Process
-    from tests.integration.conftest import _env
+    from tests.support.env import stack_env as _env
 
     slug, token = make_project()
     auth = {"Authorization": f"Bearer {token}"}

@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 
 
 from infra.localstack import REPO, VENV_BIN, Process, free_port, wait_until
-from tests.integration.conftest import _env
+from tests.support.env import stack_env as _env
+from tests.support.pg import postgres_down, start_postgres
 
 
 @contextlib.contextmanager
@@ -198,21 +199,6 @@ def test_writes_are_limited_per_token_and_per_address(infra, make_project) -> No
         r = c.post(f"/api/v1/projects/{slug}/annotations", json={"title": "c", "agent_version": "1"}, headers={"Authorization": f"Bearer {token2}"})
         assert r.status_code == 429 and "from " in r.json()["detail"], r.text
         assert int(r.headers["retry-after"]) >= 1
-
-
-@contextlib.contextmanager
-def postgres_down(infra: dict[str, str]) -> Iterator[None]:
-    script = str(REPO / "infra/scripts/postgres.sh")
-    subprocess.run([script, "stop", infra["_pg_dir"], infra["_pg_port"]], check=True)
-    try:
-        yield
-    finally:
-        start_postgres(infra)
-
-
-def start_postgres(infra: dict[str, str]) -> None:
-    subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "start", infra["_pg_dir"], infra["_pg_port"]],
-                   check=True)
 
 
 def test_database_down_is_503_with_retry_after(infra, make_project, live_api) -> None:

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from infra.localstack import VENV_BIN, Process, Redis, celery_worker, free_port, wait_until
-from tests.integration.conftest import _env
+from tests.support.env import stack_env as _env
 from tests.support.flaky_proxy import FlakyProxy
 from tests.support.jtl import independent_cells, write_jtl
 from tests.support.s3 import S3Server
@@ -302,7 +302,7 @@ def test_an_upload_waiting_on_the_object_store_holds_no_database_connection(
 
 def _unclaimed_run(client, make_project, plan: str) -> str:  # type: ignore[no-untyped-def]
     """A plan run on a pool no runner serves: it stays queued until the test claims it as a runner would."""
-    from tests.integration.test_runner import hey_plan, post_plan, start
+    from tests.support.api import hey_plan, post_plan, start
 
     slug, token = make_project(role="admin")
     post_plan(client, slug, token, hey_plan(plan, "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))

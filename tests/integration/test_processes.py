@@ -20,8 +20,8 @@ import pytest
 from scipy import stats
 
 from tests.harness import REPO
-from tests.integration.conftest import TOOLS
-from tests.integration.test_runner import post_plan, start, wait_status
+from tests.support.env import TOOLS
+from tests.support.api import post_plan, start, wait_status
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_runner import hey_plan, post_plan, start
+from tests.support.api import hey_plan, post_plan, start
 
 PACKAGE = bytes(range(256)) * 4 + b"tail"  # 1028 bytes
 

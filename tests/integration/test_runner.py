@@ -14,52 +14,10 @@ import pytest
 from infra.localstack import wait_until
 from tests.support.jtl import independent_cells
 from tests.support.outputs import plain
+from tests.support.api import auth as admin_headers
+from tests.support.api import hey_plan, post_plan, run_of, start, tool_processes, wait_status
 
 pytestmark = pytest.mark.slow
-
-
-def admin_headers(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def post_plan(client, slug, token, plan: dict) -> dict:
-    r = client.post(f"/api/v1/projects/{slug}/plans", content=json.dumps(plan), headers={
-        **admin_headers(token), "Content-Type": "application/json"})
-    assert r.status_code == 201, r.text
-    return r.json()
-
-
-def start(client, slug, token, name, **body) -> str:
-    r = client.post(f"/api/v1/projects/{slug}/plans/{name}/runs", json=body, headers=admin_headers(token))
-    assert r.status_code == 202, r.text
-    return r.json()["slug"]
-
-
-def run_of(client, run_slug) -> dict:
-    return client.get(f"/api/v1/runs/{run_slug}").json()
-
-
-def wait_status(client, run_slug, statuses, timeout) -> dict:
-    return wait_until(lambda: (r := run_of(client, run_slug))["status"] in statuses and r, timeout,
-                      f"run {run_slug} to reach {statuses}", interval=0.2)
-
-
-def tool_processes(marker: str) -> list[psutil.Process]:
-    found = []
-    for p in psutil.process_iter(["name", "cmdline"]):
-        try:
-            if p.info["name"] in ("hey", "java", "k6") and any(marker in a for a in p.info["cmdline"] or []):
-                found.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return found
-
-
-def hey_plan(name: str, pool: str, target: str, **load) -> dict:
-    return {"version": 1, "name": name, "tool": "hey", "pool": pool,
-            "variants": [{"name": "target", "role": "reference", "target": target,
-                          "resources": {"source": "process"}}],
-            "scenarios": [{"name": "slow", "path": "/slow"}], "loads": [load], "repetitions": 1}
 
 
 def test_thread_groups_against_baseline_and_agent(client, make_project, start_runner, worker, java_demo):

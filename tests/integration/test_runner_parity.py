@@ -13,8 +13,8 @@ from sqlalchemy import select
 
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.models import Run, RunFile
-from tests.integration.test_runner import post_plan, start, wait_status
-from tests.integration.test_upload_ingest import wait_run
+from tests.support.api import post_plan, start, wait_status
+from tests.support.api import wait_run
 from tests.support.outputs import plain
 
 pytestmark = pytest.mark.slow

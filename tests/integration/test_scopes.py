@@ -10,18 +10,7 @@ import subprocess
 
 
 from infra.localstack import VENV_BIN
-
-
-def auth(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def new_runner_token(name: str, pools: list[str] | None = None) -> str:
-    from benchtrail.db_boundary import unit_of_work
-    from benchtrail.projects.service import create_token
-
-    with unit_of_work() as session:
-        return create_token(session, project=None, name=name, role="runner", pools=pools).token
+from tests.support.api import auth, new_runner_token, queued_run
 
 
 def plan(name: str, pool: str = "scopes-idle", **extra) -> dict:
@@ -35,14 +24,6 @@ def plan(name: str, pool: str = "scopes-idle", **extra) -> dict:
 
 def post_plan(client, slug: str, token: str, body: dict):
     return client.post(f"/api/v1/projects/{slug}/plans", json=body, headers=auth(token))
-
-
-def queued_run(client, slug: str, token: str, body: dict) -> str:
-    r = post_plan(client, slug, token, body)
-    assert r.status_code == 201, r.text
-    r = client.post(f"/api/v1/projects/{slug}/plans/{body['name']}/runs", json={}, headers=auth(token))
-    assert r.status_code == 202, r.text
-    return r.json()["slug"]
 
 
 def upload_run(client, slug: str, token: str):

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from infra.localstack import REPO
-from tests.integration.test_runner import admin_headers, post_plan, start, wait_status
+from tests.support.api import auth as admin_headers
+from tests.support.api import post_plan, start, wait_status
 from tests.support.outputs import plain
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.detect import detect_format, parse_file
 from benchtrail.ingest.model import ParseError
 
-from .conftest import REAL
+from tests.support.corpus import REAL
 
 OK = "ok"
 REJECT = "reject"

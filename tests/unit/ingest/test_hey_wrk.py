@@ -12,8 +12,8 @@ from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.detect import parse_file
 from benchtrail.ingest.model import LoadSpec, ParseError, ParseOptions
 
-from .conftest import real
-from .oracle import nearest_rank
+from tests.support.corpus import real
+from tests.support.oracle import nearest_rank
 
 
 def _hey_oracle(text: str) -> dict[str, float]:

@@ -8,8 +8,8 @@ from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.detect import detect_format, parse_file
 from benchtrail.ingest.model import LoadSpec, ParseError, ParseOptions
 
-from .conftest import real
-from .oracle import assert_matches, by_label, is_tx, read_jtl, summarise
+from tests.support.corpus import real
+from tests.support.oracle import assert_matches, by_label, is_tx, read_jtl, summarise
 
 HEADER17 = ("timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,"
             "failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect")
@@ -36,7 +36,7 @@ def test_cells_match_independent_computation(name: str) -> None:
     cells = {(c.scenario, c.load.key): c for c in result.cells}
     groups = parse_file(path).meta["thread_groups"]
     group_key = {g: k for k, gs in groups.items() for g in gs.split(" + ")}  # type: ignore[union-attr]
-    from .oracle import thread_group
+    from tests.support.oracle import thread_group
     per_key: dict[str, list] = {}
     for r in rows:
         per_key.setdefault(group_key[thread_group(r["threadName"])], []).append(r)

@@ -14,8 +14,8 @@ from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.detect import parse_file
 from benchtrail.ingest.model import LoadSpec, ParseError, ParseOptions
 
-from .conftest import LOCAL, real
-from .oracle import nearest_rank
+from tests.support.corpus import LOCAL, real
+from tests.support.oracle import nearest_rank
 
 
 def _csv(path, encoding="utf-8"):

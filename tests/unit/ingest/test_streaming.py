@@ -17,7 +17,7 @@ from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.parsers import jmeter_csv
 from tests.support.jtl import thread_group_size, write_jtl
 
-from .oracle import nearest_rank
+from tests.support.oracle import nearest_rank
 
 
 @pytest.fixture

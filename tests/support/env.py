@@ -1,0 +1,17 @@
+"""The environment of the processes a test starts (API, workers, runners, beat) on the test session's stack."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from infra.localstack import REPO
+
+TOOLS = Path(os.environ.get("BENCHTRAIL_TOOLS_DIR", REPO / ".tools"))
+
+
+def stack_env(infra: dict[str, str], **extra: str) -> dict[str, str]:
+    """This process's environment with the session's BENCHTRAIL_* settings, `extra`, and the tools on PATH."""
+    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")}, **extra}
+    env["PATH"] = f"{TOOLS / 'bin'}:{env.get('PATH', '')}"
+    return env
