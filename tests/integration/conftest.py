@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
+import uuid
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from infra.localstack import REPO, VENV_BIN, Process, celery_worker, free_port, wait_until
-from tests.support.env import TOOLS, stack_env as _env
+from tests.support.env import SHARED_RUNNER, SHARED_RUNNER_IDLE_POOL, TOOLS
+from tests.support.env import stack_env as _env
 from tests.support.webhooks import Receiver
 
 @pytest.fixture(scope="session")
@@ -51,6 +54,33 @@ def start_runner(infra, live_api, runner_token, logdir) -> Iterator[Callable[...
     yield start
     for proc in started:
         proc.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_runner(infra, live_api, runner_token, logdir) -> Iterator[Process]:  # type: ignore[no-untyped-def]
+    """The test process's one long-lived runner: it serves the pool of each test that asks for
+    `runner_pool` (a queue added to it for that test alone), instead of a runner started for every test."""
+    env = _env(infra, BENCHTRAIL_API_URL=live_api, BENCHTRAIL_RUNNER_TOKEN=runner_token,
+               BENCHTRAIL_RUNNER_POOLS=SHARED_RUNNER_IDLE_POOL, BENCHTRAIL_RUNNER_NAME=SHARED_RUNNER,
+               BENCHTRAIL_DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:1/none")
+    proc = celery_worker(SHARED_RUNNER, env, logdir, queues=f"runner.{SHARED_RUNNER_IDLE_POOL}", concurrency=1)
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture()
+def runner_pool(shared_runner: Process, infra: dict[str, str]) -> Iterator[str]:
+    """A pool of this test's own, served by the test process's runner (`shared_runner`, named
+    SHARED_RUNNER on the runs it executes): plans of the test name it as their `pool`."""
+    from celery import Celery
+
+    pool = f"t-{uuid.uuid4().hex[:10]}"
+    queue, node = f"runner.{pool}", f"{SHARED_RUNNER}@{socket.gethostname()}"
+    control = Celery("runner-pool", broker=infra["BENCHTRAIL_REDIS_URL"]).control
+    replies = control.add_consumer(queue, destination=[node], reply=True, timeout=30)
+    assert replies and all("ok" in r[node] for r in replies), f"the runner did not take {queue}: {replies}"
+    yield pool
+    control.cancel_consumer(queue, destination=[node], reply=True, timeout=30)
 
 
 @pytest.fixture(scope="session")

@@ -40,11 +40,10 @@ def _named_cells(run: dict) -> dict[tuple[str, str, str], dict]:
             {k: v for k, v in c.items() if k not in IDS} for c in run["cells"]}
 
 
-def test_runner_and_upload_of_the_same_files_agree(client, make_project, start_runner, worker, go_target):
+def test_runner_and_upload_of_the_same_files_agree(client, make_project, runner_pool, worker, go_target):
     slug, token = make_project(role="admin")
     auth = {"Authorization": f"Bearer {token}"}
-    start_runner("pool-parity", "runner-parity")
-    plan = {"version": 1, "name": "parity", "tool": "hey", "pool": "pool-parity",
+    plan = {"version": 1, "name": "parity", "tool": "hey", "pool": runner_pool,
             "variants": [{"name": "base", "role": "reference", "target": go_target,
                           "resources": {"source": "process"}},
                          {"name": "other", "target": go_target}],

@@ -266,7 +266,7 @@ def test_plan_headers_are_never_shown_and_go_only_to_the_claiming_runner(client,
                               "headers": {"ok": {"Authorization": SECRET, "X-Tenant": "t-77"}}}
 
 
-def test_runner_sends_the_stored_headers(client, make_project, start_runner):
+def test_runner_sends_the_stored_headers(client, make_project, runner_pool):
     """End to end: a real runner claims the run and hey sends the header values the API never shows."""
     import http.server
     import threading
@@ -290,8 +290,7 @@ def test_runner_sends_the_stored_headers(client, make_project, start_runner):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         slug, admin = make_project(role="admin")
-        start_runner("scopes-headers", "runner-scopes-headers")
-        body = plan("sends-headers", pool="scopes-headers", variants=[
+        body = plan("sends-headers", pool=runner_pool, variants=[
             {"name": "base", "role": "reference", "target": f"http://127.0.0.1:{server.server_port}"}],
             scenarios=[{"name": "ok", "path": "/ok", "headers": {"Authorization": SECRET}}])
         queued_run(client, slug, admin, body)

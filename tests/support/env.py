@@ -8,6 +8,10 @@ from pathlib import Path
 from infra.localstack import REPO
 
 TOOLS = Path(os.environ.get("BENCHTRAIL_TOOLS_DIR", REPO / ".tools"))
+# The test process's long-lived runner (tests/integration/conftest.py `shared_runner`): its name on the runs it
+# executes, and the pool it serves between tests (no plan names it).
+SHARED_RUNNER = "runner-shared"
+SHARED_RUNNER_IDLE_POOL = "shared-idle"
 
 
 def stack_env(infra: dict[str, str], **extra: str) -> dict[str, str]:
