@@ -18,7 +18,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchtrail import logging as applog
 from benchtrail.config import get_settings
-from benchtrail.errors import AppError, InvalidText, ServiceUnavailable, outage_kind
+from benchtrail.errors import (AppError, Conflict, ErrorCode, HTTPError, InvalidText, ServiceUnavailable,
+                               ValidationFailed, ValueRefused, outage_kind)
 
 REQUESTS = Counter("benchtrail_http_requests_total", "HTTP requests", ["method", "route", "status"])
 LATENCY = Histogram("benchtrail_http_request_seconds", "HTTP request latency", ["method", "route"])
@@ -88,8 +89,8 @@ def _install_error_handlers(app: FastAPI) -> None:
         unsafe = unsafe_text_errors(exc.errors())
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in unsafe or exc.errors())
         if unsafe:
-            return JSONResponse(InvalidText(problems).to_dict(), status_code=InvalidText.status)
-        return JSONResponse({"error": "ValidationError", "detail": problems}, status_code=422)
+            return error_response(InvalidText(problems))
+        return error_response(ValidationFailed(problems))
 
     _install_edge_error_handlers(app)
 
@@ -101,8 +102,7 @@ def _install_error_handlers(app: FastAPI) -> None:
             # under the spooled upload included: the cause decides.
             applog.log.warning("unavailable", component=outage, error=str(exc.__cause__ or exc)[:300])
             return error_response(ServiceUnavailable(f"the {outage} is unavailable, retry later"))
-        kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
-        return JSONResponse({"error": kind, "detail": str(exc.detail)}, status_code=exc.status_code)
+        return error_response(HTTPError(exc.status_code, str(exc.detail)))
 
 
 def _install_middleware(app: FastAPI) -> None:
@@ -162,12 +162,12 @@ def _install_edge_error_handlers(app: FastAPI) -> None:
             # A concurrent request wrote the same row first (e.g. one Idempotency-Key sent twice at once).
             detail = ("a request with this Idempotency-Key is being processed; retry to get its run"
                       if "idempotency_key" in str(orig) else "a concurrent request wrote the same record; retry")
-            return JSONResponse({"error": "Conflict", "detail": detail}, status_code=409, headers={"Retry-After": "1"})
+            return JSONResponse(Conflict(detail, code=ErrorCode.CONCURRENT_WRITE).to_dict(), status_code=409,
+                                headers={"Retry-After": "1"})
         if isinstance(exc, sa_exc.DataError) or isinstance(orig, (UnicodeError, ValueError)):
             # A value the database refuses (out of range, unencodable): the input's fault, not ours.
             reason = str(getattr(getattr(orig, "diag", None), "message_primary", None) or orig or exc)
-            return JSONResponse({"error": "InvalidRequest", "detail": f"a value was refused by the database: "
-                                                                      f"{reason[:300]}"}, status_code=400)
+            return error_response(ValueRefused(f"a value was refused by the database: {reason[:300]}"))
         raise exc
 
     import redis.exceptions

@@ -94,7 +94,7 @@ def test_nul_in_path_or_query_is_400_naming_where(client, make_project) -> None:
                        (f"/api/v1/projects/{slug}/runs?x%00=1", "query parameter name 'x': contains a NUL byte")):
         r = client.get(url)
         assert r.status_code == 400, (url, r.text)
-        assert r.json() == {"error": "InvalidText", "detail": where}, url
+        assert r.json() == {"error": "InvalidText", "code": "invalid_text", "detail": where}, url
         assert r.headers.get("x-content-type-options") == "nosniff", url
     # A percent sign that is not a NUL is text as any other.
     assert client.get(f"/api/v1/projects/{slug}/runs?branch=100%25").status_code == 200

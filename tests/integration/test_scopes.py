@@ -43,14 +43,14 @@ def test_project_tokens_cannot_claim_or_report_a_run(client, make_project):
                        ("finish", {"status": "failed", "reason": "x"})):
         r = client.post(f"/api/v1/runs/{run}/{path}", json=body, headers=auth(admin))
         assert r.status_code == 403, (path, r.text)
-        assert r.json() == {"error": "Forbidden", "detail": "token 'admin-token' is not a runner token; only a "
+        assert r.json() == {"error": "Forbidden", "code": "not_a_runner_token", "detail": "token 'admin-token' is not a runner token; only a "
                             "runner token (benchtrail admin create-token --role runner) may claim or report a run"}
     r = client.post(f"/api/v1/runs/{run}/results", headers=auth(admin), data={"metadata": "{}"},
                     files=[("files", ("a.jtl", b"timeStamp,elapsed\n1,2\n"))])
     assert r.status_code == 403 and r.json()["error"] == "Forbidden", r.text
     r = client.post(f"/api/v1/runs/{run}/claim", json={})
     assert r.status_code == 401
-    assert r.json() == {"error": "Unauthorized", "detail": "claiming or reporting a run needs a runner token"}
+    assert r.json() == {"error": "Unauthorized", "code": "runner_token_required", "detail": "claiming or reporting a run needs a runner token"}
     assert client.get(f"/api/v1/runs/{run}").json()["status"] == "queued"
 
 
@@ -60,7 +60,7 @@ def test_runner_token_is_no_uploader_and_sees_no_private_project(client, make_pr
     private, _ = make_project(public=False)
     r = upload_run(client, public, runner)
     assert r.status_code == 403, r.text
-    assert r.json() == {"error": "Forbidden", "detail": "runner token 'scopes-runner-upload' may only claim and "
+    assert r.json() == {"error": "Forbidden", "code": "runner_token_only_runs", "detail": "runner token 'scopes-runner-upload' may only claim and "
                         f"report plan runs; it has no 'uploader' role on project '{public}'"}
     # A private project stays invisible: 404, as for any token without a role on it.
     r = upload_run(client, private, runner)
@@ -88,7 +88,7 @@ def test_runner_reads_and_reports_only_the_private_run_it_claimed(client, make_p
     # Another runner token can neither report on it nor claim it again.
     r = client.post(f"/api/v1/runs/{run}/progress", json={"percent": 50}, headers=auth(other))
     assert r.status_code == 403
-    assert r.json() == {"error": "Forbidden", "detail": f"run '{run}' was not claimed by runner token "
+    assert r.json() == {"error": "Forbidden", "code": "not_claimed_by_token", "detail": f"run '{run}' was not claimed by runner token "
                         "'scopes-other'; only the runner that claimed a run reports on it"}
     r = client.post(f"/api/v1/runs/{run}/claim", json={}, headers=auth(other))
     assert r.status_code == 409 and r.json()["error"] == "Conflict"
@@ -113,7 +113,7 @@ def test_runner_token_claims_only_in_its_pools(client, make_project):
     in_b = queued_run(client, slug, admin, plan("in-b", pool="scopes-b"))
     r = client.post(f"/api/v1/runs/{in_c}/claim", json={}, headers=auth(scoped))
     assert r.status_code == 403
-    assert r.json() == {"error": "Forbidden", "detail": "runner token 'scopes-ab' may claim runs of pools "
+    assert r.json() == {"error": "Forbidden", "code": "pool_not_allowed", "detail": "runner token 'scopes-ab' may claim runs of pools "
                         f"scopes-a, scopes-b; run '{in_c}' is in pool 'scopes-c'"}
     assert client.get(f"/api/v1/runs/{in_c}").json()["status"] == "queued"
     r = client.post(f"/api/v1/runs/{in_b}/claim", json={}, headers=auth(scoped))
@@ -253,7 +253,7 @@ def test_plan_headers_are_never_shown_and_go_only_to_the_claiming_runner(client,
     bad = plan("with-headers", scenarios=[{"name": "ok", "path": "/ok", "headers": {"X-New": "***"}}])
     r = post_plan(client, slug, admin, bad)
     assert r.status_code == 422
-    assert r.json() == {"error": "InvalidRequest", "detail": "plan: scenarios[0].headers.X-New: '***' stands for "
+    assert r.json() == {"error": "InvalidRequest", "code": "plan_secret_placeholder", "detail": "plan: scenarios[0].headers.X-New: '***' stands for "
                         "a stored value, but no earlier version of plan 'with-headers' has this header"}
     # Only the claim answer carries them, to the runner token that claims the run.
     r = client.post(f"/api/v1/projects/{slug}/plans/with-headers/runs", json={}, headers=auth(admin))

@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 from benchtrail.config import get_settings
 from benchtrail.db import get_engine
+from benchtrail.errors import ErrorCode
 from benchtrail.openapi import ErrorBody
 
 router = APIRouter(tags=["operations"])
@@ -77,7 +78,7 @@ def health() -> JSONResponse:
     if not down:
         return JSONResponse(Health(status="ok", **checks, disk_free_mb=free).model_dump())
     body = HealthDegraded(status="degraded", **checks, disk_free_mb=free, error="ServiceUnavailable",
-                          detail=f"component down: {', '.join(down)}")
+                          code=ErrorCode.UNAVAILABLE, detail=f"component down: {', '.join(down)}")
     return JSONResponse(body.model_dump(), status_code=503,
                         headers={"Retry-After": str(get_settings().outage_retry_after_s)})
 

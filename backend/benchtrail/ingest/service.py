@@ -20,7 +20,7 @@ import polars as pl
 from sqlalchemy.orm import Session
 
 from benchtrail import jobs, storage
-from benchtrail.errors import Conflict, NotFound
+from benchtrail.errors import Conflict, ErrorCode, NotFound
 from benchtrail.ingest import criteria as criteria_judge
 from benchtrail.ingest.cells import CellsResult, SampleCounts, Summariser, interval_counts, union_series
 from benchtrail.ingest.detect import ingest_file
@@ -462,7 +462,7 @@ def reingest_run(session: Session, run_id: int) -> Reingested:
     if run is None:
         raise NotFound(f"run {run_id} not found")
     if run.status != RunStatus.COMPLETED:
-        raise Conflict(f"run '{run.slug}' is {run.status}: only a completed run is measured again")
+        raise Conflict(f"run '{run.slug}' is {run.status}: only a completed run is measured again", code=ErrorCode.RUN_NOT_COMPLETED)
     before = repository.count_cells(session, run.id)
     kept = [row for row in run.validity or [] if row.get("source") == validity.MANUAL]
     repository.delete_measurements(session, run.id)

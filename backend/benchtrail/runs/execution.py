@@ -11,7 +11,7 @@ from pydantic import Field, ValidationError
 from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal
-from benchtrail.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthorized
+from benchtrail.errors import Conflict, ErrorCode, Forbidden, InvalidRequest, NotFound, Unauthorized
 from benchtrail.models import Plan, Project, Run, RunShare
 from benchtrail.plans.schemas import FinishIn, ProgressIn
 from benchtrail.runs import environments, lifecycle, shares
@@ -39,21 +39,21 @@ def runner_run(session: Session, principal: Principal, slug: str, *, claiming: b
     """The run, locked, for a runner endpoint: only a runner token gets it (never a project token),
     only for its pools when claiming, and afterwards only the runner token that claimed it."""
     if principal.is_anonymous:
-        raise Unauthorized("claiming or reporting a run needs a runner token")
+        raise Unauthorized("claiming or reporting a run needs a runner token", code=ErrorCode.RUNNER_TOKEN_REQUIRED)
     run = runs_repository.get_by_slug(session, slug)
     project = session.get(Project, run.project_id) if run is not None else None
     if run is None or project is None or not (principal.is_runner or principal.can_see(project)):
         raise NotFound(f"run '{slug}' not found")
     if not principal.is_runner:
         raise Forbidden(f"token '{principal.name}' is not a runner token; only a runner token "
-                        f"(benchtrail admin create-token --role runner) may claim or report a run")
+                        f"(benchtrail admin create-token --role runner) may claim or report a run", code=ErrorCode.NOT_A_RUNNER_TOKEN)
     pool = run_meta.of(run).pool or "default"
     if claiming and not principal.may_claim(pool):
         raise Forbidden(f"runner token '{principal.name}' may claim runs of pools "
-                        f"{', '.join(principal.pools or ())}; run '{slug}' is in pool '{pool}'")
+                        f"{', '.join(principal.pools or ())}; run '{slug}' is in pool '{pool}'", code=ErrorCode.POOL_NOT_ALLOWED)
     if not claiming and not principal.executes(run):
         raise Forbidden(f"run '{slug}' was not claimed by runner token '{principal.name}'; only the runner "
-                        f"that claimed a run reports on it")
+                        f"that claimed a run reports on it", code=ErrorCode.NOT_CLAIMED_BY_TOKEN)
     if not lock:
         return run
     locked = runs_repository.lock(session, run.id)
@@ -68,16 +68,16 @@ def _share(session: Session, run: Run, share: int | None, principal: Principal |
     generators = run_meta.of(run).generators
     if generators == 1:
         if share is not None:
-            raise InvalidRequest(f"share: run '{run.slug}' runs on one generator; it has no shares")
+            raise InvalidRequest(f"share: run '{run.slug}' runs on one generator; it has no shares", code=ErrorCode.SHARE_NOT_SPLIT)
         return None, []
     if share is None or not 0 <= share < generators:
         raise InvalidRequest(f"share: run '{run.slug}' is split into {generators} shares; name one of "
-                             f"0..{generators - 1} (?share=)")
+                             f"0..{generators - 1} (?share=)", code=ErrorCode.SHARE_REQUIRED)
     rows = shares.of_run(session, run.id)
     row = rows[share]
     if principal is not None and row.runner_token_id != principal.token_id:
         raise Forbidden(f"share {share + 1} of run '{run.slug}' was not claimed by runner token "
-                        f"'{principal.name}'; only the runner that claimed a share reports on it")
+                        f"'{principal.name}'; only the runner that claimed a share reports on it", code=ErrorCode.NOT_CLAIMED_BY_TOKEN)
     return row, rows
 
 
@@ -97,7 +97,7 @@ def claim(session: Session, principal: Principal, slug: str, runner: str, share:
     if row is not None:
         return _claim_share(session, principal, run, row, rows, runner, host)
     if run.status != RunStatus.QUEUED:
-        raise Conflict(f"run '{slug}' is {run.status}; only a queued run can be started (never twice)")
+        raise Conflict(f"run '{slug}' is {run.status}; only a queued run can be started (never twice)", code=ErrorCode.RUN_NOT_QUEUED)
     lifecycle.transition(run, RunStatus.RUNNING)
     run.progress = {"runner": runner, "percent": 0.0, "log": []}
     run_meta.update(run, runner_token_id=principal.token_id, runner_token=principal.name)
@@ -110,11 +110,11 @@ def _claim_share(session: Session, principal: Principal, run: Run, row: RunShare
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING) or row.status != "queued":
         raise Conflict(f"share {row.index + 1} of {total} of run '{run.slug}' is "
                        f"{row.status if run.status in (RunStatus.QUEUED, RunStatus.RUNNING) else run.status}; "
-                       f"only a queued share can be started (never twice)")
+                       f"only a queued share can be started (never twice)", code=ErrorCode.SHARE_NOT_QUEUED)
     mine = next((s for s in rows if s.runner == runner and s.status != "queued"), None)
     if mine is not None:
         raise Conflict(f"runner '{runner}' already runs share {mine.index + 1} of {total} of run '{run.slug}'; "
-                       f"each share needs its own runner", extra={"code": "same_runner"})
+                       f"each share needs its own runner", extra={"code": "same_runner"}, code=ErrorCode.SAME_RUNNER)
     now = datetime.now(timezone.utc)
     if run.status == RunStatus.QUEUED:
         lifecycle.transition(run, RunStatus.RUNNING, now=now)
@@ -199,7 +199,7 @@ def attach_results(session: Session, principal: Principal, slug: str, meta: Resu
     late = run.status == RunStatus.FAILED and run.results_key is None
     if run.status != RunStatus.RUNNING and not late:
         raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from the runner that runs it "
-                       f"(or, once, late from that runner after the run failed without results)")
+                       f"(or, once, late from that runner after the run failed without results)", code=ErrorCode.RESULTS_NOT_ACCEPTED)
     _adopt_environment(session, run, meta)
     run_meta.update(run, loadgen=meta.loadgen)
     if late:
@@ -221,7 +221,7 @@ def parse_results_metadata(metadata_raw: str) -> ResultsMetadata:
     try:
         return ResultsMetadata.model_validate_json(metadata_raw)
     except ValidationError as exc:
-        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}", code=ErrorCode.METADATA_INVALID) from None
 
 
 def _adopt_environment(session: Session, run: Run, meta: ResultsMetadata) -> None:
@@ -238,7 +238,7 @@ def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShar
         return run, True
     if run.status != RunStatus.RUNNING or row.status != "running":
         raise Conflict(f"share {row.index + 1} of run '{run.slug}' is {row.status} (run {run.status}); "
-                       f"results are accepted only from the runner running the share")
+                       f"results are accepted only from the runner running the share", code=ErrorCode.SHARE_NOT_RUNNING)
     _adopt_environment(session, run, meta)
     run_meta.update(run, loadgen=[*run_meta.of(run).loadgen, *meta.loadgen])
     row.status, row.results_key = "delivered", idempotency_key or f"unkeyed-share-{row.id}"
@@ -275,7 +275,7 @@ def finish(session: Session, principal: Principal, slug: str, data: FinishIn, sh
     if run.status in TERMINAL:
         return run
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
-        raise Conflict(f"run '{slug}' is {run.status}")
+        raise Conflict(f"run '{slug}' is {run.status}", code=ErrorCode.RUN_NOT_RUNNING)
     lifecycle.transition(run, RunStatus(data.status), detail={"reason": data.reason})
     return run
 
@@ -291,7 +291,7 @@ def cancel(session: Session, principal: Principal, slug: str) -> Run:
     elif run.status == RunStatus.RUNNING:
         run_meta.update(run, cancel_requested=True, cancelled_by=principal.name)
     else:
-        raise Conflict(f"run '{slug}' is {run.status}; only queued or running runs can be cancelled")
+        raise Conflict(f"run '{slug}' is {run.status}; only queued or running runs can be cancelled", code=ErrorCode.RUN_NOT_CANCELLABLE)
     return run
 
 

@@ -18,7 +18,7 @@ from benchtrail.auth.principal import Principal, TokenDep, bearer_token, get_pri
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
-from benchtrail.errors import InvalidRequest, NotFound, PayloadTooLarge
+from benchtrail.errors import ErrorCode, InvalidRequest, NotFound, PayloadTooLarge
 from benchtrail.logging import log
 from benchtrail.plans.schemas import (ClaimOut, FinishIn, ProgressAck, ProgressIn, ResultsAccepted, ResultsUploadIn,
                                      ResultsUploadOut)
@@ -160,7 +160,7 @@ async def results_upload_chunk(request: Request, slug: str, upload_id: str = UPL
                         raise PayloadTooLarge(f"a results chunk is at most {limit} bytes")
                     out.write(data)
             except ClientDisconnect:  # a cut connection: nothing of the chunk is kept, the offset stays
-                raise InvalidRequest("the chunk was cut off before its end; nothing of it was kept") from None
+                raise InvalidRequest("the chunk was cut off before its end; nothing of it was kept", code=ErrorCode.UPLOAD_CUT_OFF) from None
 
         return await run_in_threadpool(uploads.add_chunk, token, slug, upload_id, offset, path, share)
     finally:

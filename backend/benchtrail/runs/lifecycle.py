@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any
 
-from benchtrail.errors import Conflict
+from benchtrail.errors import Conflict, ErrorCode
 
 
 class RunStatus(StrEnum):
@@ -73,7 +73,7 @@ class IllegalTransition(Conflict):
 
     def __init__(self, what: str, current: str, to: str) -> None:
         super().__init__(f"{what} cannot go from {current} to {to}",
-                         extra={"from": current, "to": to})
+                         extra={"from": current, "to": to}, code=ErrorCode.ILLEGAL_TRANSITION)
 
 
 def allowed(current: str, to: str) -> bool:

@@ -34,7 +34,7 @@ from benchtrail import storage
 from benchtrail.auth.principal import Principal, resolve
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import unit_of_work
-from benchtrail.errors import (Conflict, InvalidRequest, InvalidResultFile, NotFound, PayloadTooLarge,
+from benchtrail.errors import (Conflict, ErrorCode, InvalidRequest, InvalidResultFile, NotFound, PayloadTooLarge,
                                ServiceUnavailable)
 from benchtrail.logging import log
 from benchtrail.models import ResultsUpload, Run
@@ -60,7 +60,7 @@ def _accepting(run: Run, slug: str) -> None:
     late = run.status == RunStatus.FAILED and run.results_key is None
     if run.status != RunStatus.RUNNING and not late:
         raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from the runner that runs it "
-                       f"(or, once, late from that runner after the run failed without results)")
+                       f"(or, once, late from that runner after the run failed without results)", code=ErrorCode.RESULTS_NOT_ACCEPTED)
 
 
 def open_upload(session: Session, principal: Principal, slug: str, body: ResultsUploadIn,
@@ -72,14 +72,14 @@ def open_upload(session: Session, principal: Principal, slug: str, body: Results
         return _out(existing, run), False
     _accepting(run, slug)
     if run.results_key is not None:
-        raise Conflict(f"run '{slug}' has its results already (another Idempotency-Key)")
+        raise Conflict(f"run '{slug}' has its results already (another Idempotency-Key)", code=ErrorCode.RESULTS_ALREADY_RECEIVED)
     try:
         meta = execution.ResultsMetadata.model_validate(body.metadata)
     except ValidationError as exc:
-        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}", code=ErrorCode.METADATA_INVALID) from None
     if len(meta.files) != len(body.files):
         raise InvalidRequest(f"metadata.files describes {len(meta.files)} file(s) but the upload declares "
-                             f"{len(body.files)}; give one entry per file, in order")
+                             f"{len(body.files)}; give one entry per file, in order", code=ErrorCode.FILE_COUNT_MISMATCH)
     limit = get_settings().max_upload_mb * 1024 * 1024
     for i, f in enumerate(body.files):
         if f.size > limit:
@@ -128,10 +128,10 @@ def add_chunk(token: str | None, slug: str, upload_id: str, offset: int, chunk: 
         length = chunk.stat().st_size
         if offset > upload.received:
             raise Conflict(f"chunk at offset {offset} but the server holds {upload.received} bytes of this "
-                           f"upload; send from offset {upload.received}", extra={"offset": upload.received})
+                           f"upload; send from offset {upload.received}", extra={"offset": upload.received}, code=ErrorCode.CHUNK_OFFSET_AHEAD)
         if offset + length > upload.size:
             raise InvalidRequest(f"chunk at offset {offset} of {length} bytes ends past the upload's declared "
-                                 f"size of {upload.size} bytes")
+                                 f"size of {upload.size} bytes", code=ErrorCode.CHUNK_PAST_END)
         start, parts = upload.received, upload.parts
         if start >= offset + length:
             return _out(upload, run)  # all of it held already: a chunk sent again
@@ -228,7 +228,7 @@ def _to_commit(token: str | None, slug: str, upload_id: str, share: int | None) 
             return ResultsAccepted(run=run.slug, status=run.status, duplicate=True)
         if upload.received < upload.size:
             raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send "
-                           f"the rest from offset {upload.received} first", extra={"offset": upload.received})
+                           f"the rest from offset {upload.received} first", extra={"offset": upload.received}, code=ErrorCode.UPLOAD_INCOMPLETE)
         return _Committing(upload.id, list(upload.files), upload.size, None if upload.parts is None else list(upload.parts),
                            upload.metadata_json, upload.idempotency_key)
 
@@ -242,7 +242,7 @@ def _assemble(store: storage.BlobStore, upload: _Committing, workdir: Path) -> l
         for name in _parts_by_offset(store, upload.id) if upload.parts is None else upload.parts:
             if int(name[:20]) != package.written:
                 raise Conflict(f"results upload '{upload.id}': chunk at {int(name[:20])} where {package.written} "
-                               f"was expected; upload it again")
+                               f"was expected; upload it again", code=ErrorCode.UPLOAD_DAMAGED)
             store.read_part(upload.id, name, package)
     except storage.StorageError as exc:
         log.error("results chunks not readable", upload=upload.id, error=str(exc))
@@ -251,7 +251,7 @@ def _assemble(store: storage.BlobStore, upload: _Committing, workdir: Path) -> l
         package.close()
     if package.written != upload.size:
         raise Conflict(f"results upload '{upload.id}': {package.written} bytes stored of {upload.size}; "
-                       f"upload it again")
+                       f"upload it again", code=ErrorCode.UPLOAD_DAMAGED)
     received = []
     for entry, sink in zip(upload.files, package.sinks):
         rf = sink.finish()
@@ -275,7 +275,7 @@ class _Package:
             while self.index < len(self.sizes) and self.sizes[self.index] == self.sinks[self.index].size:
                 self.index += 1
             if self.index == len(self.sizes):
-                raise Conflict("the results package holds more bytes than its files declared")
+                raise Conflict("the results package holds more bytes than its files declared", code=ErrorCode.UPLOAD_DAMAGED)
             sink = self.sinks[self.index]
             take = min(len(view), self.sizes[self.index] - sink.size)
             sink.write(view[:take])

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from benchtrail.alerts.service import raised_by
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
-from benchtrail.errors import InvalidRequest, NotFound
+from benchtrail.errors import ErrorCode, InvalidRequest, NotFound
 from benchtrail.ingest.histogram import percentile_ms
 from benchtrail.models import Cell, Environment, Project, Run
 from benchtrail.projects import service as projects
@@ -84,7 +84,7 @@ def list_runs(session: Session, principal: Principal, project_slug: str, *, envi
     for item in labels:
         key, sep, value = item.partition(":")
         if not sep:
-            raise InvalidRequest(f"label filter '{item}' must be key:value")
+            raise InvalidRequest(f"label filter '{item}' must be key:value", code=ErrorCode.LABEL_FILTER_INVALID)
         label_filter[key] = value
     rows, total = repository.page(
         session, project.id,
@@ -181,7 +181,7 @@ def percentiles(session: Session, principal: Principal, slug: str,
     """Any percentile of any cell with a stored histogram (exact to HDR precision)."""
     for p in requested:
         if not 0.0 <= p <= 100.0:
-            raise InvalidRequest(f"percentile {p} is outside 0..100")
+            raise InvalidRequest(f"percentile {p} is outside 0..100", code=ErrorCode.PERCENTILE_OUT_OF_RANGE)
     points = sorted(set(requested)) if requested else list(SPECTRUM)
     run, _ = get_visible_run(session, principal, slug)
     return [CellPercentiles(cell_id=cid, points=[PercentilePoint(percentile=p, value_ms=percentile_ms(h, p))

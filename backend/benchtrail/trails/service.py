@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from benchtrail import metrics
 from benchtrail.alerts import service as alerts
 from benchtrail.auth.principal import Principal
-from benchtrail.errors import InvalidRequest, NotFound
+from benchtrail.errors import ErrorCode, InvalidRequest, NotFound
 from benchtrail.models import Annotation, Cell, Load, Project, Scenario, Trail, Variant
 from benchtrail.multiplicity import adjusted_p_values
 from benchtrail.projects import service as projects
@@ -32,7 +32,7 @@ def checked_metric(name: str, known: frozenset[str] = TRAIL_METRICS) -> str:
     try:
         return known_metric(name, known)
     except ValueError as exc:
-        raise InvalidRequest(str(exc)) from None
+        raise InvalidRequest(str(exc), code=ErrorCode.METRIC_UNKNOWN) from None
 
 
 def _trail_outs(session: Session, project: Project, trails: Sequence[Trail]) -> list[TrailOut]:

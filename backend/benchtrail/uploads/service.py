@@ -22,7 +22,7 @@ from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import unit_of_work
 from benchtrail import logging as applog
-from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile, InvalidText, ServiceUnavailable
+from benchtrail.errors import AppError, ErrorCode, InvalidRequest, InvalidResultFile, InvalidText, ServiceUnavailable
 from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.models import Blob, Project, Run, RunFile
@@ -51,7 +51,7 @@ def parse_metadata(raw: str) -> UploadMetadata:
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise InvalidRequest(f"metadata: not valid JSON ({str(exc)[:200]})") from None
+        raise InvalidRequest(f"metadata: not valid JSON ({str(exc)[:200]})", code=ErrorCode.METADATA_NOT_JSON) from None
     try:
         meta = UploadMetadata.model_validate(data)
     except ValidationError as exc:
@@ -60,15 +60,17 @@ def parse_metadata(raw: str) -> UploadMetadata:
                              for e in unsafe or exc.errors())
         if unsafe:
             raise InvalidText(f"metadata: {problems}") from None
-        raise InvalidRequest(f"metadata: {problems}") from None
+        raise InvalidRequest(f"metadata: {problems}", code=ErrorCode.METADATA_INVALID) from None
     variants = list(dict.fromkeys(f.variant for f in meta.files))
     if meta.reference is not None and meta.reference not in variants:
-        raise InvalidRequest(f"reference '{meta.reference}' is not one of the variants: {', '.join(variants)}")
+        raise InvalidRequest(f"reference '{meta.reference}' is not one of the variants: {', '.join(variants)}",
+                             code=ErrorCode.REFERENCE_NOT_A_VARIANT)
     for i, c in enumerate(meta.criteria):
         if c.variant is not None and c.variant not in variants:
-            raise InvalidRequest(f"metadata.criteria[{i}].variant: no file of variant '{c.variant}'")
+            raise InvalidRequest(f"metadata.criteria[{i}].variant: no file of variant '{c.variant}'", code=ErrorCode.CRITERION_VARIANT_UNKNOWN)
         if c.overhead and len(variants) < 2:
-            raise InvalidRequest(f"metadata.criteria[{i}].overhead: an overhead needs a reference and another variant")
+            raise InvalidRequest(f"metadata.criteria[{i}].overhead: an overhead needs a reference and another variant",
+                                 code=ErrorCode.CRITERION_NEEDS_TWO_VARIANTS)
     return meta
 
 
@@ -119,7 +121,7 @@ class KeptFiles:
     def __init__(self, specs: Sequence[FileIn], received: list[ReceivedFile]) -> None:
         if len(specs) != len(received):
             raise InvalidRequest(f"metadata.files describes {len(specs)} file(s) but the request "
-                                 f"carries {len(received)}; give one entry per uploaded file, in order")
+                                 f"carries {len(received)}; give one entry per uploaded file, in order", code=ErrorCode.FILE_COUNT_MISMATCH)
         self.specs, self.received = specs, received
         self.files: list[KeptFile] = []
         self.attempt = secrets.token_hex(16)   # this request, in unrecorded_blobs

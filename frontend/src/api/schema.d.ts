@@ -1719,6 +1719,12 @@ export interface components {
          */
         ErrorBody: {
             /**
+             * ErrorCode
+             * @description The one rule that refused the request (act on this, not on the text)
+             * @example not_found
+             */
+            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "rate_limited" | "unavailable" | "internal");
+            /**
              * Detail
              * @description What is wrong, naming the field, file or line
              * @example project 'easeagent' not found
@@ -1733,6 +1739,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * ErrorCode
+         * @description Why a request is refused: one code per rule. Each member's meaning is in CODE_MEANINGS.
+         * @enum {string}
+         */
+        ErrorCode: "invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "rate_limited" | "unavailable" | "internal";
         /** ExclusionIn */
         ExclusionIn: {
             /**
@@ -1846,6 +1858,12 @@ export interface components {
          * @description error = ServiceUnavailable, detail = "component down: <names>".
          */
         HealthDegraded: {
+            /**
+             * ErrorCode
+             * @description The one rule that refused the request (act on this, not on the text)
+             * @example not_found
+             */
+            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "rate_limited" | "unavailable" | "internal");
             /**
              * Db
              * @description "ok", or "down: <error class>"
@@ -2242,6 +2260,12 @@ export interface components {
          * @description A refused result file (error = InvalidResultFile) or a malformed request (BadRequest, HTTPError).
          */
         ResultFileError: {
+            /**
+             * ErrorCode
+             * @description The one rule that refused the request (act on this, not on the text)
+             * @example not_found
+             */
+            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "rate_limited" | "unavailable" | "internal");
             /**
              * Detail
              * @description What is wrong, naming the field, file or line

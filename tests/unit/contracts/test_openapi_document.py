@@ -30,7 +30,7 @@ def operations(doc: dict):  # type: ignore[no-untyped-def]
 def test_no_validation_error_array_is_declared(doc):
     schemas = doc["components"]["schemas"]
     assert "HTTPValidationError" not in schemas and "ValidationError" not in schemas
-    assert schemas["ErrorBody"]["required"] == ["error", "detail"]
+    assert schemas["ErrorBody"]["required"] == ["error", "code", "detail"]
 
 
 def test_every_error_response_is_an_error_body(doc):
@@ -39,9 +39,9 @@ def test_every_error_response_is_an_error_body(doc):
             if int(code) >= 400:
                 ref = response["content"]["application/json"]["schema"]["$ref"]
                 assert ref.rsplit("/", 1)[1] in ("ErrorBody", "ResultFileError", "HealthDegraded"), (method, path, code)
-                # An error body, maybe with more fields: `error` and `detail` always there.
+                # An error body, maybe with more fields: `error`, `code` and `detail` always there.
                 schema = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
-                assert {"error", "detail"} <= set(schema["required"]), (method, path, code)
+                assert {"error", "code", "detail"} <= set(schema["required"]), (method, path, code)
 
 
 def test_every_operation_declares_rate_limits_and_outages_with_retry_after(doc):
