@@ -54,7 +54,8 @@ class Settings(BaseSettings):
         "a process killed mid-upload or mid-ingest left in `<dir>/tmp` is removed when an API or a worker "
         "starts, once nothing in it changed for a day."))
     secret_key: str = Field("dev-secret", description=(
-        "Signs webhook payloads (`X-Benchtrail-Signature`); must be set to a real secret in production."))
+        "The site's secret; must be set to a real secret in production (placeholders are refused at start). "
+        "Webhooks are not signed with it: each webhook has its own secret (given or generated when it is created)."))
     public_url: str = Field("http://127.0.0.1:8400", description="Base URL of permalinks, snapshots and links in webhooks.")
     frontend_dist: Path | None = Field(None, description=(
         "The built dashboard the API serves at `/`; unset: `frontend/dist` of the checkout."))
