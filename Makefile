@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: up down admin backup restore lint test test-fast test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
+.PHONY: up down admin backup restore lint docs test test-fast test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
 
 ## Start the whole product with demo data (PostgreSQL, Redis, API + dashboard, worker, beat, runner).
 up:
@@ -32,7 +32,7 @@ restore:
 ## Every test: Python (unit + integration on real PostgreSQL/Redis/Celery), Vitest, Playwright e2e.
 test:
 	infra/scripts/bootstrap.sh --browser --tools --frontend
-	$(MAKE) --no-print-directory lint test-python test-frontend test-e2e
+	$(MAKE) --no-print-directory lint docs test-python test-frontend test-e2e
 
 ## Boundaries and static checks: ruff, mypy (strict on the statistics), import-linter contracts, ESLint feature zones.
 lint:
@@ -40,6 +40,10 @@ lint:
 	.venv/bin/mypy backend/benchtrail/analysis
 	.venv/bin/lint-imports --no-cache
 	cd frontend && npm run --silent lint
+
+## The manual, strict (a broken link or anchor, a missing page or one left out of the nav fails) into site/, served at /docs.
+docs:
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet
 
 # Test processes of pytest-xdist: each has its own throw-away PostgreSQL, Redis, data and log folders. The
 # tests that run load tools form one group, run by one process at a time (tests/conftest.py).

@@ -1,4 +1,4 @@
-"""The API process: /api/v1, /api/health, /metrics, and the built dashboard at /."""
+"""The API process: /api/v1, /api/health, /metrics, the built manual at /docs and the built dashboard at /."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def create_app() -> FastAPI:
     # API logs its slow and failed requests itself (ObserveMiddleware); uvicorn's access lines are off.
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
     app = FastAPI(title="Benchtrail", version="0.1.0", openapi_url="/api/openapi.json",
-                  docs_url="/api/docs", redoc_url=None, lifespan=_lifespan)
+                  docs_url="/api/docs", redoc_url=None, lifespan=_lifespan,
+                  swagger_ui_oauth2_redirect_url="/api/docs/oauth2-redirect")
     _install_error_handlers(app)
     _install_middleware(app)
 
@@ -46,6 +47,7 @@ def create_app() -> FastAPI:
     from benchtrail import openapi
 
     openapi.install(app)  # the error body and the statuses every operation shares
+    _mount_manual(app, settings.docs_site)
     _mount_frontend(app, settings.frontend_dist)
     return app
 
@@ -178,6 +180,35 @@ def _install_edge_error_handlers(app: FastAPI) -> None:
                 sa_exc.TimeoutError, psycopg.OperationalError, psycopg.InterfaceError,
                 redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, KombuOperationalError):
         app.add_exception_handler(cls, unavailable_or_invalid)
+
+
+MANUAL_NOT_BUILT = ("<!doctype html><title>Benchtrail manual</title><h1>The manual is not built</h1>"
+                    "<p>Build it with <code>make docs</code> (or <code>infra/scripts/bootstrap.sh</code>), "
+                    "then reload: the API serves it from <code>{site}</code> "
+                    "(<code>BENCHTRAIL_DOCS_SITE</code>).</p>")
+
+
+def _mount_manual(app: FastAPI, site: Path | None) -> None:
+    """Serve the built manual (MkDocs, `make docs`) at /docs, so it always matches the running version; until
+    it is built, /docs says how to build it (never the dashboard's page)."""
+    from fastapi.responses import HTMLResponse, RedirectResponse
+
+    if site is None:
+        site = Path(__file__).resolve().parents[2] / "site"
+
+    @app.get("/docs", include_in_schema=False)
+    def manual_root() -> RedirectResponse:
+        return RedirectResponse("/docs/", status_code=308)
+
+    if (site / "index.html").is_file():
+        from benchtrail.manual import ManualFiles
+
+        app.mount("/docs", ManualFiles(site), name="manual")
+        return
+
+    @app.get("/docs/{path:path}", include_in_schema=False)
+    def manual_not_built(path: str) -> HTMLResponse:
+        return HTMLResponse(MANUAL_NOT_BUILT.format(site=site), status_code=404)
 
 
 def _mount_frontend(app: FastAPI, dist: Path | None) -> None:

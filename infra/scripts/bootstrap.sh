@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what Benchtrail needs on a Debian/Ubuntu machine; safe to run again (installs only what is
 # missing). Usage: bootstrap.sh [--browser] [--tools] [--frontend]
+# --frontend builds what the API serves: the dashboard (frontend/dist) and the manual (site/, at /docs).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 want_browser=0 want_tools=0 want_frontend=0
@@ -52,6 +53,20 @@ if [ "$want_frontend" = 1 ] && [ -f "$repo/frontend/package.json" ]; then
     if ! npm run --silent build >/tmp/benchtrail-frontend-build.log 2>&1; then
       cat /tmp/benchtrail-frontend-build.log >&2
       echo "bootstrap: the frontend build failed (output above)" >&2
+      exit 1
+    fi
+  fi
+fi
+
+# The manual, rebuilt when its pages or the code its reference pages are generated from changed.
+if [ "$want_frontend" = 1 ]; then
+  cd "$repo"
+  if [ ! -f site/index.html ] || [ -n "$(find docs mkdocs.yml infra/docs frontend/src/api/openapi.json backend/benchtrail/config.py \
+        backend/benchtrail/cli backend/benchtrail/metrics.py worker/runner/benchtrail_runner/config.py \
+        worker/runner/benchtrail_runner/cli.py -newer site/index.html -print -quit 2>/dev/null)" ]; then
+    if ! NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet >/tmp/benchtrail-docs-build.log 2>&1; then
+      cat /tmp/benchtrail-docs-build.log >&2
+      echo "bootstrap: the manual's build failed (output above)" >&2
       exit 1
     fi
   fi

@@ -1,6 +1,6 @@
 """`benchtrail`: the command line CI jobs and people use.
 
-Exit codes (stable, documented in README.md):
+Exit codes (stable, documented in the manual's CLI reference, generated from this docstring):
   0 success · 2 usage error · 3 upload rejected (bad file, auth, limits) · 4 ingestion failed ·
   5 an alert was raised (with --fail-on-alert), or compare --fail-on-worse found a cell worse after
   adjusting for every comparison · 6 server unreachable, server error or timeout (after retrying
@@ -42,7 +42,8 @@ console = Console(width=None if sys.stdout.isatty() else 200)
 err = Console(stderr=True)
 
 UrlOpt = Annotated[str, typer.Option("--url", envvar="BENCHTRAIL_URL", help="API base URL")]
-TokenOpt = Annotated[str | None, typer.Option("--token", envvar="BENCHTRAIL_TOKEN", help="API token")]
+TokenOpt = Annotated[str | None, typer.Option("--token", envvar="BENCHTRAIL_TOKEN",
+                                              help="API token (`bt_...`); reads of public projects need none")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines")]
 RetryOpt = Annotated[float, typer.Option(
     "--retry-timeout", envvar="BENCHTRAIL_RETRY_TIMEOUT",
@@ -387,8 +388,11 @@ def _print_exclusion(data: dict[str, Any], json_out: bool) -> None:
 
 @runs_app.command("list")
 def runs_list(project: Annotated[str, typer.Option(help="Project slug")], url: UrlOpt = "http://127.0.0.1:8400",
-              token: TokenOpt = None, branch: str | None = None, agent_version: str | None = None,
-              environment: str | None = None, per_page: int = 50, json_out: JsonOpt = False) -> None:
+              token: TokenOpt = None,
+              branch: Annotated[str | None, typer.Option(help="Only runs of this branch")] = None,
+              agent_version: Annotated[str | None, typer.Option(help="Only runs of this agent version")] = None,
+              environment: Annotated[str | None, typer.Option(help="Only runs on this environment (name)")] = None,
+              per_page: Annotated[int, typer.Option(help="Runs to list")] = 50, json_out: JsonOpt = False) -> None:
     """List a project's runs, newest first."""
     data = call(Client(url, token).get, f"/api/v1/projects/{project}/runs", branch=branch,
                 agent_version=agent_version, environment=environment, per_page=per_page)
@@ -457,7 +461,9 @@ def failing_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @admin_app.command("create-project")
-def admin_create_project(slug: str, name: str | None = None, description: str = "",
+def admin_create_project(slug: Annotated[str, typer.Argument(help="Project slug (in URLs)")],
+                         name: Annotated[str | None, typer.Option(help="Display name (default: the slug)")] = None,
+                         description: Annotated[str, typer.Option(help="One line shown under the name")] = "",
                          private: Annotated[bool, typer.Option(help="Invisible without a token")] = False) -> None:
     """Create a project (needs BENCHTRAIL_DATABASE_URL)."""
     from benchtrail.db_boundary import unit_of_work

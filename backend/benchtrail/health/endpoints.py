@@ -72,6 +72,8 @@ def _disk_free_mb() -> int | None:
     503: {"model": HealthDegraded, "description": "The database or the broker is down (named in `detail`); retry "
                                                   "after Retry-After seconds"}})
 def health() -> JSONResponse:
+    """The database's and the broker's status and the data folder's free space (`disk_free_mb`). 503 with `Retry-
+    After`, naming the component that is down, while one is."""
     checks = {"db": _check_db(), "redis": _check_redis()}
     free = _disk_free_mb()
     down = [k for k, v in checks.items() if v != "ok"]

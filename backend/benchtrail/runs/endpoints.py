@@ -82,6 +82,8 @@ def _exclusion_out(run: Run) -> ExclusionOut:
 @router.get("/runs/{slug}/series", response_model=SeriesList, responses=NOT_MODIFIED)
 async def get_series(slug: str, request: Request, metric: str | None = None,
                      token: str | None = TokenDep) -> Response:
+    """A run's series: per interval, per variant, scenario, load (and process), at clock times; filter by `metric`.
+    Answers carry an `ETag`."""
     return await remembered_read(request, token, service.head(slug),
                                  lambda session, principal: SeriesList(
                                      items=service.series(session, principal, slug, metric)[0]))
@@ -91,6 +93,7 @@ async def get_series(slug: str, request: Request, metric: str | None = None,
 def get_percentiles(slug: str, p: list[Annotated[float, Field(ge=0, le=100)]] = Query(
                         default=[], description="Percentiles, 0..100, repeatable; default: a spectrum"), session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> PercentilesOut:
+    """Any percentile (`p`, repeat, 0 to 100) of every cell, from its stored HDR histogram (nearest rank)."""
     return PercentilesOut(items=service.percentiles(session, principal, slug, p))
 
 
@@ -99,6 +102,7 @@ def get_percentiles(slug: str, p: list[Annotated[float, Field(ge=0, le=100)]] = 
                                                                                          "format": "binary"}}}}})
 def download_raw(slug: str, file_id: ID, session: Session = SessionDep,
                  principal: Principal = Depends(get_principal)) -> Response:
+    """A raw file exactly as it was received (a runner's outputs as the `.zst` it sent)."""
     run, _ = service.get_visible_run(session, principal, slug)
     found = repository.run_file(session, run.id, file_id)
     if found is None:

@@ -65,6 +65,9 @@ def claim(slug: str, runner: str = Query(default="runner", min_length=1, max_len
 @router.post("/{slug}/progress", response_model=ProgressAck, responses=errors(403))
 def report_progress(slug: str, body: ProgressIn, share: int | None = ShareQuery,
                     session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ProgressAck:
+    """A runner's progress report, every second (runner token): step, percent, achieved rate, errors, log tail.
+    It is also the run's heartbeat; the answer says whether a cancel was requested (`cancel_requested`) and, for a
+    run over several generators, the start barrier (`start_at`, `step_start_at`)."""
     cancel, run = service.progress(session, principal, slug, body, share)
     return ProgressAck(cancel_requested=cancel, start_at=service.start_at(run),
                        step_start_at=shares.step_start(run, body.ready_step))
@@ -184,12 +187,15 @@ def commit_results_upload(slug: str, upload_id: str = UPLOAD_ID, share: int | No
 @router.post("/{slug}/finish", responses=errors(403, 409))
 def finish(slug: str, body: FinishIn, share: int | None = ShareQuery,
            session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
+    """A runner ends the run (or its share) it claimed: failed or cancelled, with a reason (runner token)."""
     run = service.finish(session, principal, slug, body, share)
     return {"run": run.slug, "status": run.status}
 
 
 @router.post("/{slug}/cancel", responses=errors(403, 409))
 def cancel(slug: str, session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
+    """Cancel a queued or running run (uploader token): its runner stops the tools within seconds. 409 for a run in
+    another state; a load test already finished (being packaged or uploaded) is delivered all the same."""
     run = service.cancel(session, principal, slug)
     return {"run": run.slug, "status": run.status}
 

@@ -22,6 +22,12 @@ router = APIRouter(prefix="/api/v1", tags=["uploads"])
                         **errors(413, e413="Upload too large (checked before it is read) or a decompression bomb")})
 async def upload_run(request: Request, slug: str, token: str | None = TokenDep,
                      idempotency_key: str | None = Header(default=None, max_length=200)) -> JSONResponse:
+    """Upload result files as one run (uploader token): multipart `metadata` (JSON, at most 1 MiB; `files[i]`
+    describes the i-th file) and `files`. The project and the token's role are checked before the body is read;
+    each file is written to the data disk once, hashed and counted against the size limit as it arrives, and its
+    head checked as the worker will parse it (a bad file is 400 naming file, line, field and reason, and nothing
+    is stored). Send an `Idempotency-Key`: the same key again answers the same run. 202 with the run, its
+    permalink and status URL; ingest and analysis follow in the worker."""
     def check() -> None:   # an unknown project or a missing role is answered before the body is read
         with unit_of_work() as session:
             service.uploader_project(session, resolve(session, token), slug)

@@ -11,7 +11,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health */
+        /**
+         * Health
+         * @description The database's and the broker's status and the data folder's free space (`disk_free_mb`). 503 with `Retry-
+         *     After`, naming the component that is down, while one is.
+         */
         get: operations["health_api_health_get"];
         put?: never;
         post?: never;
@@ -28,14 +32,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Alert */
+        /**
+         * Get Alert
+         * @description One alert: its trail, metric, direction, magnitude, confidence, the run that raised it, its triage state,
+         *     assignee, notes and the history of its changes (`events`).
+         */
         get: operations["get_alert_api_v1_alerts__alert_id__get"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Patch Alert */
+        /**
+         * Patch Alert
+         * @description Triage an alert (uploader token): `state` (new, acknowledged, investigating, confirmed, fixed, wontfix,
+         *     invalid; `withdrawn` is set only by the analysis, with `state_reason`), `assignee`, `notes`. Each change is
+         *     recorded in `events`.
+         */
         patch: operations["patch_alert_api_v1_alerts__alert_id__patch"];
         trace?: never;
     };
@@ -46,7 +59,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Compare */
+        /**
+         * Compare
+         * @description Two runs (or two variants across runs) cell by cell: run b minus run a with a 95% interval, p-value,
+         *     `p_adjusted` over every item of the answer (Benjamini-Hochberg), a plain-words verdict and the per-
+         *     repetition values behind them.
+         */
         get: operations["compare_api_v1_compare_get"];
         put?: never;
         post?: never;
@@ -84,10 +102,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Projects */
+        /**
+         * List Projects
+         * @description The projects this request may see: every public project, and the private ones of its token.
+         */
         get: operations["list_projects_api_v1_projects_get"];
         put?: never;
-        /** Create Project */
+        /**
+         * Create Project
+         * @description Create a project (site admin token). 409 when the slug is taken.
+         */
         post: operations["create_project_api_v1_projects_post"];
         delete?: never;
         options?: never;
@@ -123,7 +147,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Alerts */
+        /**
+         * List Alerts
+         * @description The project's alerts, grouped by the run that raised them; filter by `state` (`withdrawn` included),
+         *     `metric`, `direction` and `kind`.
+         */
         get: operations["list_alerts_api_v1_projects__slug__alerts_get"];
         put?: never;
         post?: never;
@@ -140,10 +168,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Annotations */
+        /**
+         * List Annotations
+         * @description The project's annotations: releases, JDK bumps, infrastructure changes on the version axis; `known_change`
+         *     ones are fixed boundaries for change-point detection.
+         */
         get: operations["list_annotations_api_v1_projects__slug__annotations_get"];
         put?: never;
-        /** Add Annotation */
+        /**
+         * Add Annotation
+         * @description Add an annotation (uploader token); it needs `agent_version` or `at`. A `known_change` annotation marks a
+         *     known change point: the detector takes it as a boundary and never alerts on it.
+         */
         post: operations["add_annotation_api_v1_projects__slug__annotations_post"];
         delete?: never;
         options?: never;
@@ -161,11 +197,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete Annotation */
+        /**
+         * Delete Annotation
+         * @description Delete an annotation (uploader token).
+         */
         delete: operations["delete_annotation_api_v1_projects__slug__annotations__annotation_id__delete"];
         options?: never;
         head?: never;
-        /** Edit Annotation */
+        /**
+         * Edit Annotation
+         * @description Edit an annotation's given fields (uploader token); it still needs `agent_version` or `at`.
+         */
         patch: operations["edit_annotation_api_v1_projects__slug__annotations__annotation_id__patch"];
         trace?: never;
     };
@@ -176,7 +218,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Plans */
+        /**
+         * List Plans
+         * @description The project's plans, each at its newest version.
+         */
         get: operations["list_plans_api_v1_projects__slug__plans_get"];
         put?: never;
         /**
@@ -197,7 +242,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Plan Versions */
+        /**
+         * Plan Versions
+         * @description Every stored version of one plan, newest first, with the YAML text each was saved from (`source_yaml`);
+         *     request headers' values are shown as `***`.
+         */
         get: operations["plan_versions_api_v1_projects__slug__plans__name__get"];
         put?: never;
         post?: never;
@@ -216,7 +265,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start Run */
+        /**
+         * Start Run
+         * @description Start a run of a plan (uploader token): a `queued` run sent to its runner pool (`runner.<pool>`);
+         *     `agent_version` in the body overrides the plan's. The plan's targets are checked against the allow-lists
+         *     again.
+         */
         post: operations["start_run_api_v1_projects__slug__plans__name__runs_post"];
         delete?: never;
         options?: never;
@@ -237,7 +291,15 @@ export interface paths {
          */
         get: operations["list_runs_api_v1_projects__slug__runs_get"];
         put?: never;
-        /** Upload Run */
+        /**
+         * Upload Run
+         * @description Upload result files as one run (uploader token): multipart `metadata` (JSON, at most 1 MiB; `files[i]`
+         *     describes the i-th file) and `files`. The project and the token's role are checked before the body is read;
+         *     each file is written to the data disk once, hashed and counted against the size limit as it arrives, and its
+         *     head checked as the worker will parse it (a bad file is 400 naming file, line, field and reason, and nothing
+         *     is stored). Send an `Idempotency-Key`: the same key again answers the same run. 202 with the run, its
+         *     permalink and status URL; ingest and analysis follow in the worker.
+         */
         post: operations["upload_run_api_v1_projects__slug__runs_post"];
         delete?: never;
         options?: never;
@@ -252,10 +314,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Schedules */
+        /**
+         * List Schedules
+         * @description The project's schedules: cron expressions that start a plan's runs (run by beat).
+         */
         get: operations["list_schedules_api_v1_projects__slug__schedules_get"];
         put?: never;
-        /** Create Schedule */
+        /**
+         * Create Schedule
+         * @description Create a schedule (admin token): a cron expression, the plan to run and optionally the `agent_version` its
+         *     runs record.
+         */
         post: operations["create_schedule_api_v1_projects__slug__schedules_post"];
         delete?: never;
         options?: never;
@@ -276,7 +345,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update Schedule */
+        /**
+         * Update Schedule
+         * @description Change a schedule's given fields (admin token): cron, enabled, agent version.
+         */
         patch: operations["update_schedule_api_v1_projects__slug__schedules__schedule_id__patch"];
         trace?: never;
     };
@@ -287,7 +359,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Settings */
+        /**
+         * Get Settings
+         * @description The project's analysis settings: metrics analysed, thresholds per metric, confirm-before-alert for scheduled
+         *     runs.
+         */
         get: operations["get_settings_api_v1_projects__slug__settings_get"];
         put?: never;
         post?: never;
@@ -311,7 +387,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create Token */
+        /**
+         * Create Token
+         * @description Create a token on the project (project admin): `role` viewer, uploader or admin. The token is shown once;
+         *     only its hash is stored.
+         */
         post: operations["create_token_api_v1_projects__slug__tokens_post"];
         delete?: never;
         options?: never;
@@ -326,7 +406,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Trails */
+        /**
+         * List Trails
+         * @description The project's trails, each identified by environment fingerprint, scenario, load, variant, mode (and
+         *     process); filter by `scenario`, `variant`, `load`, `mode`.
+         */
         get: operations["list_trails_api_v1_projects__slug__trails_get"];
         put?: never;
         post?: never;
@@ -343,10 +427,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Webhooks */
+        /**
+         * List Webhooks
+         * @description The project's webhooks (admin token).
+         */
         get: operations["list_webhooks_api_v1_projects__slug__webhooks_get"];
         put?: never;
-        /** Create Webhook */
+        /**
+         * Create Webhook
+         * @description Add a webhook (admin token): Slack-compatible or generic JSON, signed with `X-Benchtrail-Signature:
+         *     sha256=HMAC-SHA256(secret, body)`. Its URL must be http(s) and match `BENCHTRAIL_WEBHOOK_ALLOWLIST`.
+         */
         post: operations["create_webhook_api_v1_projects__slug__webhooks_post"];
         delete?: never;
         options?: never;
@@ -383,7 +474,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel */
+        /**
+         * Cancel
+         * @description Cancel a queued or running run (uploader token): its runner stops the tools within seconds. 409 for a run in
+         *     another state; a load test already finished (being packaged or uploaded) is delivered all the same.
+         */
         post: operations["cancel_api_v1_runs__slug__cancel_post"];
         delete?: never;
         options?: never;
@@ -533,7 +628,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download Raw */
+        /**
+         * Download Raw
+         * @description A raw file exactly as it was received (a runner's outputs as the `.zst` it sent).
+         */
         get: operations["download_raw_api_v1_runs__slug__files__file_id__raw_get"];
         put?: never;
         post?: never;
@@ -552,7 +650,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Finish */
+        /**
+         * Finish
+         * @description A runner ends the run (or its share) it claimed: failed or cancelled, with a reason (runner token).
+         */
         post: operations["finish_api_v1_runs__slug__finish_post"];
         delete?: never;
         options?: never;
@@ -567,7 +668,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Run Overheads */
+        /**
+         * Get Run Overheads
+         * @description Per cell: variant minus reference with a 95% interval, p-value, `p_adjusted` over every item of the answer
+         *     (Benjamini-Hochberg), Cliff's delta, verdict, minimum detectable effect, `method`, and the per-repetition
+         *     values behind them (`repetitions`: each side's value per repetition with its execution position). Answers
+         *     carry an `ETag`.
+         */
         get: operations["get_run_overheads_api_v1_runs__slug__overheads_get"];
         put?: never;
         post?: never;
@@ -584,7 +691,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Percentiles */
+        /**
+         * Get Percentiles
+         * @description Any percentile (`p`, repeat, 0 to 100) of every cell, from its stored HDR histogram (nearest rank).
+         */
         get: operations["get_percentiles_api_v1_runs__slug__percentiles_get"];
         put?: never;
         post?: never;
@@ -603,7 +713,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Report Progress */
+        /**
+         * Report Progress
+         * @description A runner's progress report, every second (runner token): step, percent, achieved rate, errors, log tail.
+         *     It is also the run's heartbeat; the answer says whether a cancel was requested (`cancel_requested`) and, for a
+         *     run over several generators, the start barrier (`start_at`, `step_start_at`).
+         */
         post: operations["report_progress_api_v1_runs__slug__progress_post"];
         delete?: never;
         options?: never;
@@ -706,7 +821,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Series */
+        /**
+         * Get Series
+         * @description A run's series: per interval, per variant, scenario, load (and process), at clock times; filter by `metric`.
+         *     Answers carry an `ETag`.
+         */
         get: operations["get_series_api_v1_runs__slug__series_get"];
         put?: never;
         post?: never;
@@ -745,7 +864,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Snapshot */
+        /**
+         * Get Snapshot
+         * @description A frozen view: its data as it was when frozen, its view state and title. Never changed by later analysis or
+         *     settings; a private project's snapshot is 404 without a token of it.
+         */
         get: operations["get_snapshot_api_v1_snapshots__slug__get"];
         put?: never;
         post?: never;
@@ -802,7 +925,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Snapshot Markdown */
+        /**
+         * Snapshot Markdown
+         * @description The frozen view as a Markdown table (seed-shaped a / b / diff cells; compare: Δ%, interval and verdict per
+         *     cell; history: one row per run).
+         */
         get: operations["snapshot_markdown_api_v1_snapshots__slug__markdown_get"];
         put?: never;
         post?: never;
@@ -901,7 +1028,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Deliveries */
+        /**
+         * List Deliveries
+         * @description The webhook's delivery log: each delivery's payload, status, attempts, response code and error (admin token).
+         */
         get: operations["list_deliveries_api_v1_webhooks__webhook_id__deliveries_get"];
         put?: never;
         post?: never;
