@@ -218,6 +218,11 @@ class Stack:
             raise SystemExit(f"stack: the database is at migration {current}, which this release does not know "
                              f"(its newest is {head}): it was upgraded by a newer release. Run that release, or "
                              "restore a backup made before that upgrade (make restore FILE=...)")
+        running = [name for name in ("runner", "beat", "worker", "api") if self._alive(name)]
+        if running:   # the earlier release's processes cannot work on the new schema
+            log(f"stopping the earlier release's {', '.join(running)} before the upgrade")
+            for name in running:
+                self._kill(name)
         sys.path.insert(0, str(REPO / "infra" / "scripts"))
         from backup import BackupError, backup
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchtrail.cli.client import __version__ as CLIENT_VERSION
 from infra.localstack import REPO
 from tests.support.jtl import independent_cells, write_jtl
 from tests.support.pythons import newest, oldest
@@ -219,7 +220,7 @@ def test_the_github_action_uploads_and_gates(live_api, worker, make_project, tmp
 
     done, out = run_action(two_files(tmp_path / "one", seed=41, slowdown=1.0), **{"agent-version": "2.0.0"})
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"benchtrail.py " in done.stdout and out["permalink"].endswith(out["run"])
+    assert f"benchtrail.py {CLIENT_VERSION}" in done.stdout and out["permalink"].endswith(out["run"])
     first = out["run"]
     req = urllib.request.Request(f"{live_api}/api/v1/runs/{first}", headers={"Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(req) as r:
@@ -256,7 +257,7 @@ def test_the_gitlab_template_uploads_and_gates(live_api, worker, make_project, t
                           text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 7, done.stdout + done.stderr
     assert "criterion failed: overhead of latency_p75 < 25" in done.stderr and "criterion failed: error_rate" not in done.stderr
-    assert f"benchtrail.py " in done.stdout and version >= (3, 9)
+    assert f"benchtrail.py {CLIENT_VERSION}" in done.stdout and version >= (3, 9)
     [line] = (tmp_path / "benchtrail.env").read_text().splitlines()
     run_slug = line.removeprefix("BENCHTRAIL_RUN=")
     req = urllib.request.Request(f"{live_api}/api/v1/runs/{run_slug}", headers={"Authorization": f"Bearer {token}"})
