@@ -188,6 +188,19 @@ class Multipart:
         yield self._tail()
 
 
+class _KeepMethod(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect for a read only: urllib would turn a redirected upload into a GET without its body."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> Optional[urllib.request.Request]:
+        if req.get_method() not in ("GET", "HEAD"):
+            return None   # urllib answers the redirect itself then (an HTTPError with its status)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+OPENER = urllib.request.build_opener(_KeepMethod)
+
+
 class Client:
     """The Benchtrail API over HTTP(S). `retry_timeout` > 0: requests answered 429/502/503/504 (or 409 with
     Retry-After), connection errors and timeouts are retried with exponential backoff until that many
@@ -222,7 +235,7 @@ class Client:
         request = urllib.request.Request(self._url(path, params), data=body, method=method,
                                          headers=self._headers(headers))
         try:
-            return urllib.request.urlopen(request, timeout=timeout or self.timeout)
+            return OPENER.open(request, timeout=timeout or self.timeout)
         except urllib.error.HTTPError as exc:
             return exc
 
@@ -275,6 +288,10 @@ class Client:
 
     @staticmethod
     def check(response: Response) -> Any:
+        if 300 <= response.status < 400:
+            where = response.headers.get("Location") if response.headers is not None else None
+            raise ApiError(response.status, {"error": "Redirect", "detail": f"the server redirects this request to "
+                                             f"{where}: give that server's address as --url"})
         if response.status >= 400:
             try:
                 body = response.json()

@@ -122,3 +122,42 @@ def test_the_client_is_the_servers_version() -> None:
     assert client.__version__ == version("benchtrail")
     done = subprocess.run([sys.executable, str(SOURCE), "--version"], capture_output=True, text=True, timeout=30)
     assert done.stdout.strip() == f"benchtrail.py {client.__version__}"
+
+
+def test_a_read_follows_a_redirect_and_an_upload_does_not() -> None:
+    """urllib turns a redirected POST into a GET without its body: the client refuses the redirect instead and
+    names where the server points (exit 3), while a read follows it."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self, status: int, body: bytes = b"", location: str | None = None) -> None:
+            self.send_response(status)
+            if location:
+                self.send_header("Location", location)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802
+            if self.path == "/moved":
+                self._answer(302, location="/here")
+            else:
+                self._answer(200, json.dumps({"path": self.path, "auth": self.headers["Authorization"]}).encode())
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._answer(301, location="https://bench.example.com/api/v1/projects/p/runs")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        api = client.Client(f"http://127.0.0.1:{server.server_port}", "bt_token")
+        assert api.get("/moved") == {"path": "/here", "auth": "Bearer bt_token"}
+        with pytest.raises(client.ApiError) as refused:
+            api.post("/api/v1/projects/p/runs", {"x": 1})
+        assert refused.value.status == 301 and "https://bench.example.com/api/v1/projects/p/runs" in str(refused.value)
+    finally:
+        server.shutdown()
