@@ -16,6 +16,7 @@ state or name that differs; fields the newer release added are not compared (it 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tarfile
 import urllib.parse
@@ -50,13 +51,17 @@ def extract_database_dump(into: Path) -> Path:
     return target
 
 
-def _get(api_url: str, path: str, **params: Any) -> Any:
+def _read(api_url: str, path: str, **params: Any) -> bytes:
     query = "?" + urllib.parse.urlencode(params, doseq=True) if params else ""
     req = urllib.request.Request(f"{api_url.rstrip('/')}{path}{query}",
                                  headers={"Authorization": f"Bearer {admin_token()}"})
     with urllib.request.urlopen(req, timeout=60) as r:
         assert r.status == 200, (path, r.status)
-        return json.load(r)
+        return bytes(r.read())
+
+
+def _get(api_url: str, path: str, **params: Any) -> Any:
+    return json.loads(_read(api_url, path, **params))
 
 
 def _same(old: Any, new: Any, where: str, old_url: str, new_url: str) -> None:
@@ -77,13 +82,19 @@ def _same(old: Any, new: Any, where: str, old_url: str, new_url: str) -> None:
         assert new == old and type(new) is type(old), f"{where}: {old!r} before, {new!r} after"
 
 
-def assert_unchanged(api_url: str, public_url: str | None = None) -> int:
+def assert_unchanged(api_url: str, public_url: str | None = None, raw_files: bool = True) -> int:
     """Every run of the old database opens on the upgraded server at `api_url` and answers as the old release
-    did: its cells, series and overheads to the last digit, its alerts, annotations and plans. `public_url`:
-    the origin the upgraded server puts in permalinks (default `api_url`). Returns the runs compared."""
+    did: its cells, series and overheads to the last digit, its alerts, annotations and plans; with `raw_files`,
+    each of its stored files downloads with the sha256 and size the old release recorded (the archive's raw
+    files were restored too). `public_url`: the origin the upgraded server puts in permalinks (default
+    `api_url`). Returns the runs compared."""
     old, new_url = expected(), (public_url or api_url).rstrip("/")
     for slug, answers in old["runs"].items():
         _same(answers["run"], _get(api_url, f"/api/v1/runs/{slug}"), f"run {slug}", old["url"], new_url)
+        for file in answers["run"]["files"] if raw_files else ():
+            raw = _read(api_url, file["download_url"])
+            assert (hashlib.sha256(raw).hexdigest(), len(raw)) == (file["sha256"], file["size"]), \
+                f"run {slug} file {file['filename']}: not the bytes stored before the upgrade"
         _same(answers["series"], _get(api_url, f"/api/v1/runs/{slug}/series", metric="throughput"),
               f"run {slug} series", old["url"], new_url)
         for metric, overheads in answers["overheads"].items():
