@@ -1,4 +1,5 @@
-"""The API process: /api/v1, /api/health, /metrics, the built manual at /docs and the built dashboard at /."""
+"""The API process: /api/v1, /api/health, /metrics, the CI client at /cli/benchtrail.py, the built manual at
+/docs and the built dashboard at /."""
 
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
 
 def _domain_routers() -> list:
     from benchtrail.alerts.endpoints import router as alerts_router
+    from benchtrail.cli.endpoints import router as client_router
     from benchtrail.runs.execution_endpoints import router as execution_router
     from benchtrail.plans.endpoints import router as plans_router
     from benchtrail.runs.endpoints import router as runs_router
@@ -70,7 +72,7 @@ def _domain_routers() -> list:
     from benchtrail.uploads.endpoints import router as uploads_router
 
     return [runs_router, uploads_router, plans_router, execution_router, trails_router, alerts_router,
-            sharing_router]
+            sharing_router, client_router]
 
 
 def error_response(exc: AppError) -> JSONResponse:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,23 +42,64 @@ def anchor(text: str) -> str:
 
 # ----------------------------------------------------------------------------------------------- CLI
 
-def cli_commands() -> Iterator[tuple[str, Any]]:
-    """Every command of the `benchtrail` app as (full name, click command), groups included."""
+def _parser_commands(parser: argparse.ArgumentParser, name: str) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """`parser` and every sub-command below it, as (full name, parser)."""
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                yield from _parser_commands(sub, f"{name} {sub_name}")
+
+
+def _client_parser() -> argparse.ArgumentParser:
+    from benchtrail.cli.client import build_parser
+
+    return build_parser(prog="benchtrail")
+
+
+def _admin_commands() -> Iterator[tuple[str, Any]]:
+    """Every command of the `benchtrail admin` typer app as (full name, click command)."""
     import typer
 
-    from benchtrail.cli.main import app
+    from benchtrail.cli.admin import admin_app
 
     def walk(cmd: Any, name: str) -> Iterator[tuple[str, Any]]:
         yield name, cmd
         for sub_name, sub in sorted(getattr(cmd, "commands", {}).items()):
             yield from walk(sub, f"{name} {sub_name}")
 
-    yield from walk(typer.main.get_command(app), "benchtrail")
+    yield from walk(typer.main.get_command(admin_app), "benchtrail admin")
+
+
+def cli_commands() -> Iterator[str]:
+    """The full name of every command: the client's (`benchtrail ...`, also `python3 benchtrail.py ...`) and
+    `benchtrail admin ...`."""
+    for name, _ in _parser_commands(_client_parser(), "benchtrail"):
+        yield name
+    for name, _ in _admin_commands():
+        yield name
+
+
+def _subcommand_helps(parser: argparse.ArgumentParser) -> dict[str, str]:
+    helps: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps |= {choice.dest: (choice.help or "") for choice in action._choices_actions}
+    return helps
 
 
 def undocumented_cli() -> list[str]:
     problems = []
-    for name, cmd in cli_commands():
+    for name, parser in _parser_commands(_client_parser(), "benchtrail"):
+        for sub, text in _subcommand_helps(parser).items():
+            if not text.strip():
+                problems.append(f"command `{name} {sub}` has no help text")
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction, argparse._VersionAction)):
+                continue
+            if not (action.help or "").strip() or action.help == argparse.SUPPRESS:
+                problems.append(f"`{name}`: {action.dest} has no help text")
+    for name, cmd in _admin_commands():
         if not (cmd.help or "").strip():
             problems.append(f"command `{name}` has no help text")
         for param in cmd.params:
@@ -68,18 +110,29 @@ def undocumented_cli() -> list[str]:
     return problems
 
 
+def _help_blocks(parser: argparse.ArgumentParser, name: str, level: str) -> list[str]:
+    out = []
+    for full, sub in _parser_commands(parser, name):
+        sub.formatter_class = argparse.RawDescriptionHelpFormatter
+        out += [f"{level} `{full}`", "", "```console", f"$ {full} --help", sub.format_help().rstrip(), "```", ""]
+    return out
+
+
 def _runner_cli() -> str:
     from benchtrail_runner.cli import build_parser
 
-    parser = build_parser()
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    out = ["## `benchtrail-runner`", "", "The runner's own command (its own install: `infra/runner/install.sh`).", "",
-           "```console", "$ benchtrail-runner --help", parser.format_help().rstrip(), "```", ""]
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for name, sub in subparsers.choices.items():
-        out += [f"### `benchtrail-runner {name}`", "", "```console", f"$ benchtrail-runner {name} --help",
-                sub.format_help().rstrip(), "```", ""]
-    return "\n".join(out)
+    out = ["## `benchtrail-runner`", "", "The runner's own command (its own install: `infra/runner/install.sh`).", ""]
+    return "\n".join(out + _help_blocks(build_parser(), "benchtrail-runner", "###"))
+
+
+def _exit_code_table(doc: str) -> list[str]:
+    exit_codes = doc.split("Exit codes", 1)[-1].split(":", 1)[-1]
+    codes = [c.strip() for c in re.sub(r"\s+", " ", exit_codes).split("·") if c.strip()]
+    table = ["| exit code | meaning |", "|---|---|"]
+    for code in codes:
+        number, _, meaning = code.partition(" ")
+        table.append(f"| `{number}` | {cell(meaning.rstrip('.'))} |")
+    return table
 
 
 def cli_page() -> str:
@@ -87,24 +140,26 @@ def cli_page() -> str:
     import typer
     import typer.cli
 
-    from benchtrail.cli import main as cli_main
+    from benchtrail.cli import admin, client
+    from benchtrail.cli.admin import admin_app
 
-    command = typer.main.get_command(cli_main.app)
-    body = typer.cli.get_docs_for_click(obj=command, ctx=click.Context(command, info_name="benchtrail"), name="benchtrail")
-    exit_codes = (cli_main.__doc__ or "").split("Exit codes", 1)[-1].split(":", 1)[-1]
-    codes = [c.strip() for c in re.sub(r"\s+", " ", exit_codes).split("·") if c.strip()]
-    table = ["| exit code | meaning |", "|---|---|"]
-    for code in codes:
-        number, _, meaning = code.partition(" ")
-        table.append(f"| `{number}` | {cell(meaning)} |")
+    command = typer.main.get_command(admin_app)
+    admin_body = typer.cli.get_docs_for_click(obj=command, ctx=click.Context(command, info_name="benchtrail admin"),
+                                              name="benchtrail admin")
+    client_help = _help_blocks(_client_parser(), "benchtrail", "###")
     return (
         "# CLI reference\n\n" + GENERATED_NOTE
-        + "`benchtrail` is installed with the Python package (`.venv/bin/benchtrail` after `make up`). Options can "
-          "also come from the environment where an option names its variable (`BENCHTRAIL_URL`, "
-          "`BENCHTRAIL_TOKEN`, `BENCHTRAIL_RETRY_TIMEOUT`). `benchtrail admin …` talks to the database directly and "
-          "runs on the server host (on `make up`'s stack: `make admin ARGS=\"…\"`).\n\n"
-        + "## Exit codes\n\n" + "\n".join(table) + "\n\n"
-        + _demote(body) + "\n" + _runner_cli()
+        + "The user commands are one file, the client, that the server serves at `/cli/benchtrail.py` for CI jobs "
+          "(Python ≥ 3.9, the standard library only: `python3 benchtrail.py COMMAND`; see "
+          "[Upload from CI with the client](../how-to/ci-client.md)); the server package's `benchtrail` command "
+          "(`.venv/bin/benchtrail` after `make up`) runs the same code. Options can also come from the environment "
+          "where an option names its variable (`BENCHTRAIL_URL`, `BENCHTRAIL_TOKEN`, `BENCHTRAIL_RETRY_TIMEOUT`). "
+          "`benchtrail admin …` talks to the database directly and runs on the server host (on `make up`'s stack: "
+          "`make admin ARGS=\"…\"`).\n\n"
+        + "## Exit codes\n\n" + "\n".join(_exit_code_table(client.__doc__ or "")) + "\n\n"
+        + "## The client's commands\n\n" + "\n".join(client_help) + "\n"
+        + "## `benchtrail admin`\n\n" + "Exit codes: " + (admin.__doc__ or "").split("Exit codes:", 1)[-1].strip()
+        + "\n\n" + _demote(_demote(admin_body)) + "\n" + _runner_cli()
     )
 
 
@@ -291,20 +346,31 @@ def documented_variables() -> set[str]:
 # Read outside the settings models: by the local stack's scripts, or as an override of a file's place.
 OTHER_VARIABLES: tuple[tuple[str, str, str], ...] = (
     ("BENCHTRAIL_PORT", "`8400`", "The port `make up` serves the API and the dashboard on (`infra/scripts/stack.py`)."),
+    ("BENCHTRAIL_PG_PORT", "`55432`", "The port of `make up`'s PostgreSQL (`infra/scripts/stack.py`)."),
+    ("BENCHTRAIL_REDIS_PORT", "`56379`", "The port of `make up`'s Redis (`infra/scripts/stack.py`)."),
+    ("BENCHTRAIL_VAR_DIR", "`/var/lib/benchtrail`", "Where `make up` run as root keeps its PostgreSQL cluster (one "
+     "folder per checkout, owned by `postgres`; `infra/scripts/stack.py`)."),
     ("BENCHTRAIL_PLAN_SCHEMA", "`docs/plans/plan-v1.schema.json` of the checkout",
      "The plan JSON Schema file the API validates plans with, for an install without the checkout's `docs/`."),
 )
 
 
 def _cli_variables() -> list[tuple[str, str, str]]:
-    """(variable, default, meaning) of every CLI option read from the environment."""
+    """(variable, default, meaning) of every client option read from the environment: its help names it as
+    "(env BENCHTRAIL_X...". The parser is built without BENCHTRAIL_* variables, so defaults are the code's."""
+    saved = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("BENCHTRAIL_")}
+    try:
+        parser = _client_parser()
+    finally:
+        os.environ.update(saved)
     seen: dict[str, tuple[str, str, str]] = {}
-    for _, cmd in cli_commands():
-        for param in cmd.params:
-            env = getattr(param, "envvar", None)
-            for name in ([env] if isinstance(env, str) else env or []):
-                default = param.default if param.default not in (None, "") else "(unset)"
-                seen.setdefault(name, (name, f"`{default}`" if default != "(unset)" else default, param.help or ""))
+    for _, command in _parser_commands(parser, "benchtrail"):
+        for action in command._actions:
+            for name in re.findall(r"\(env (BENCHTRAIL_[A-Z_]+)", action.help or ""):
+                default = "(unset)" if action.default in (None, "") else f"`{action.default}`"
+                text = (action.help or "").replace("%(default)s", str(action.default)).replace("%%", "%")
+                meaning = re.sub(r"\s*\(env BENCHTRAIL_[A-Z_]+[^)]*\)", "", text)
+                seen.setdefault(name, (name, default, meaning))
     return sorted(seen.values())
 
 

@@ -72,6 +72,35 @@ def test_default_cluster_is_durable_and_needs_a_password():
         subprocess.run(["rm", "-rf", str(base)], check=False)
 
 
+def test_a_trust_cluster_of_an_earlier_make_up_is_closed_on_its_next_start():
+    """A cluster an older `make up` made (trust, no mode file) gets its superuser password in single-user mode
+    (no connection at all while it still trusts everyone), then starts durable and closed; its data is kept.
+    Its folder has spaces in its path."""
+    base = Path(tempfile.mkdtemp(prefix="bt-trust-")) / "a folder with spaces"
+    base.mkdir()
+    base.parent.chmod(0o755)
+    pgdir, pwfile, port = base / "pg", base / "secrets" / "superuser", free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    try:
+        subprocess.run([SCRIPT, "start", str(pgdir), str(port), "--test"], check=True, env=env)
+        with _connect(port, "postgres", None) as c:   # trust
+            c.execute("CREATE TABLE kept (v int)")
+            c.execute("INSERT INTO kept VALUES (42)")
+            c.commit()
+        subprocess.run([SCRIPT, "stop", str(pgdir), str(port)], check=True)
+        (pgdir / "mode").unlink()   # as before modes existed
+        subprocess.run([SCRIPT, "start", str(pgdir), str(port), "--password-file", str(pwfile)], check=True, env=env)
+        assert (pgdir / "mode").read_text().strip() == "durable"
+        with pytest.raises(psycopg.OperationalError, match="no password supplied"):
+            _connect(port, "postgres", None)
+        with _connect(port, "postgres", pwfile.read_text().strip()) as c:
+            assert c.execute("SHOW fsync").fetchone() == ("on",)
+            assert c.execute("SELECT v FROM kept").fetchall() == [(42,)]
+    finally:
+        subprocess.run([SCRIPT, "stop", str(pgdir), str(port)], check=False)
+        subprocess.run(["rm", "-rf", str(base.parent)], check=False)
+
+
 def test_start_never_changes_permissions_above_its_folder():
     """A parent the postgres user cannot enter is reported, not opened up."""
     if os.geteuid() != 0:
