@@ -40,6 +40,8 @@ REGISTRY: dict[str, str] = {
     "benchtrail-json": "benchtrail_json:parse",
 }
 FORMATS = tuple(REGISTRY)
+# CPU profiles (benchtrail.profiles.read): named in an upload's metadata, never detected; no cells of their own.
+PROFILE_FORMATS = ("pprof", "jfr", "benchtrail-profile")
 # Formats read in batches (module under parsers with `stream(path, options, summariser)` and
 # `check_head(path, options)`): memory stays bounded however long the file, and an upload checks only
 # their structure and first rows, the worker parsing the whole file once.
@@ -86,6 +88,10 @@ def check_file(path: Path, *, format: str | None = None,  # noqa: A002 - the API
     """What an upload checks before it is accepted; returns the format. A streamed format: header,
     encoding and its first rows (the worker's full parse reports any later error on the run); any
     other: the whole parse."""
+    if format in PROFILE_FORMATS:   # a CPU profile: no cells (benchtrail.profiles)
+        from benchtrail.profiles.read import check
+
+        return check(Path(path), format)
     fmt = format or detect_format(path)
     module = STREAMED.get(fmt)
     if module is None:

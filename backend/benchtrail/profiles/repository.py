@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from benchtrail.models import Cell, Load, Profile, RunFile, Scenario, Variant
+
+
+def of_run(session: Session, run_id: int) -> list[tuple[Profile, str, str, str]]:
+    """(profile, variant, scenario, load key) of the run, in execution order."""
+    rows = session.execute(
+        select(Profile, Variant.name, Scenario.name, Load.key)
+        .join(Variant, Variant.id == Profile.variant_id).join(Scenario, Scenario.id == Profile.scenario_id)
+        .join(Load, Load.id == Profile.load_id).where(Profile.run_id == run_id)
+        .order_by(Profile.step, Variant.position)).tuples()
+    return list(rows)
+
+
+def files(session: Session, run_id: int, ids: set[int]) -> dict[int, RunFile]:
+    if not ids:
+        return {}
+    return {f.id: f for f in session.scalars(select(RunFile).where(RunFile.run_id == run_id, RunFile.id.in_(ids)))}
+
+
+def resource_cell(session: Session, run_id: int, variant: str, scenario: str, load_key: str) -> Cell | None:
+    """The variant's resource cell at the load level (the all-scenarios cell the runner's sampling writes)."""
+    return session.scalar(
+        select(Cell).join(Variant, Variant.id == Cell.variant_id).join(Scenario, Scenario.id == Cell.scenario_id)
+        .join(Load, Load.id == Cell.load_id)
+        .where(Cell.run_id == run_id, Variant.name == variant, Scenario.name == scenario, Load.key == load_key,
+               Cell.process == "", Cell.cpu_s_per_1k.is_not(None)))
+
+
+def reference_variant(session: Session, run_id: int) -> str | None:
+    return session.scalar(select(Variant.name).where(Variant.run_id == run_id, Variant.is_reference))
