@@ -79,6 +79,8 @@ def _rule_problems(plan: Plan) -> list[tuple[str, str]]:
         if profile is not None:
             where = f"variants[{i}].profile"
             local = [k for k in ("pid", "command", "port") if getattr(profile, k) is not None]
+            if profile.profiler is not None and profile.runtime != "jvm":
+                problems.append((f"{where}.profiler", f"{profile.profiler} profiles a JVM (runtime jvm)"))
             if profile.runtime == "go" and local:
                 problems.append((f"{where}.{local[0]}", "a Go profile is read from its pprof URL (url), not a local process"))
             if profile.runtime != "go" and profile.url is not None:

@@ -41,20 +41,26 @@ def agent_prefix(frame: str, extra: Sequence[str] = ()) -> str | None:
 
 
 def package(frame: str) -> str:
-    """The package (JVM), import path (Go) or file (Python) of a frame; '' when it has none (a synthetic
-    frame, a bare address)."""
+    """The package (JVM), import path (Go) or file (Python) of a frame; '[kernel]' or '[native]' for kernel and
+    native code (async-profiler shows both), '' for a synthetic frame or a bare address."""
     if _SYNTHETIC.match(frame) or frame.startswith("0x"):
         return ""
+    if frame.endswith("_[k]"):
+        return "[kernel]"
+    if "::" in frame or "@@" in frame:
+        return "[native]"
     if frame.endswith(")") and " (" in frame:           # py-spy: function (path/file.py:line)
         where = frame.rsplit(" (", 1)[1].rstrip(")")
         return where.rsplit(":", 1)[0].rsplit("/", 1)[-1]
-    slash = frame.rfind("/")
-    if slash >= 0 or "." not in frame.split("(", 1)[0]:
+    head = frame.split("(", 1)[0]
+    if "/" in head or "(*" in frame or ")." in frame:
         # Go: the import path runs to the first '.' after its last '/'
-        head = frame.split("(", 1)[0]
-        cut = head.find(".", slash + 1)
+        cut = head.find(".", head.rfind("/") + 1)
         return head[:cut] if cut >= 0 else head
-    # JVM: drop the method and the class (the first part that starts upper-case, nested classes with it)
+    if "." not in frame:
+        return "[native]"                                # a C function: epoll_wait, __GI_write
+    # JVM (and Go without a path): drop the method and the class (the first part that starts upper-case,
+    # nested classes with it)
     parts = frame.split(".")[:-1]
     for i, part in enumerate(parts):
         if part[:1].isupper() or "$" in part:
@@ -68,6 +74,8 @@ def group(frame: str, extra: Sequence[str] = ()) -> tuple[str, bool]:
     if agent is not None:
         return agent.rstrip("."), True
     pkg = package(frame)
+    if pkg.startswith("["):
+        return pkg, False
     if not pkg:
         return frame if _SYNTHETIC.match(frame) else "(no package)", False
     if "/" in pkg or "." not in pkg and not pkg.endswith(".py"):

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail.ingest.model import LoadSpec, ParseError
 from benchtrail.models import Profile, RunFile
-from benchtrail.profiles.read import Stacks, read_document, read_pprof
+from benchtrail.profiles.read import Stacks, read_collapsed, read_document, read_pprof
 
 
 @dataclass(slots=True)
@@ -41,6 +41,9 @@ def read(run_file: RunFile, path: Path) -> Stacks | None:
         return None
     if run_file.format == "pprof":
         return read_pprof(path)
+    if run_file.format == "collapsed":
+        return read_collapsed(path, str(profile.get("runtime")), float(profile.get("period_ms") or 0),
+                              source="py-spy" if profile.get("runtime") == "python" else "async-profiler")
     window = profile.get("window_ms")
     return read_document(path, (float(window[0]), float(window[1])) if window else None)
 

@@ -6,6 +6,8 @@
 - `benchtrail-profile`: the JSON document a runner writes from a raw profile it read with the runtime's
   own tool (JFR's `jfr print --json`, py-spy's raw output): interned frames, stacks (root first) and
   samples with their times. A sample weighs its sampling period (JFR samples a running thread every period).
+- `collapsed`: collapsed stacks (async-profiler, py-spy): `frame;frame;... count` per line; a sample weighs the
+  sampling period the upload names (`profile.period_ms`).
 - `jfr`: a raw JDK Flight Recorder recording. Kept for download; its stacks come from the
   benchtrail-profile document the runner read from it (so the server needs no JDK). Only its magic is checked.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,7 +28,7 @@ from typing import Any
 
 from benchtrail.ingest.model import ParseError
 
-PROFILE_FORMATS = ("pprof", "jfr", "benchtrail-profile")
+PROFILE_FORMATS = ("pprof", "collapsed", "jfr", "benchtrail-profile")
 JFR_MAGIC = b"FLR\x00"
 TRUNCATED = "[truncated stack]"
 MAX_FRAMES = 1_000_000
@@ -82,6 +85,19 @@ class Stacks:
 
 def empty(source: str, runtime: str, period_ms: float | None) -> Stacks:
     return Stacks(frames=[], stacks=[], weights=[], samples=0, source=source, runtime=runtime, period_ms=period_ms)
+
+
+_HIDDEN = re.compile(r"[./]0x[0-9a-f]+")        # a hidden class's address: Foo$$Lambda$123/0x0000000800c0b440
+_LAMBDA = re.compile(r"\$\$Lambda\$\d+")          # its number differs from one JVM start to the next
+
+
+def jvm_name(frame: str) -> str:
+    """A JVM frame as `package.Class.method`, the same in every run: JFR and async-profiler write
+    `package/Class.method`, and a lambda's or hidden class's generated number and address differ from one JVM
+    start to the next (dropped, so two runs name the same code alike). Kernel (`_[k]`) and native frames stay."""
+    if frame.endswith("_[k]") or frame.startswith("["):
+        return frame
+    return _LAMBDA.sub("$$Lambda", _HIDDEN.sub("", frame.replace("/", ".")))
 
 
 # ----------------------------------------------------------------------------------------------- pprof
@@ -224,7 +240,9 @@ def read_document(path: Path, window_ms: tuple[float, float] | None = None) -> S
                              field=f"samples.{name}")
     truncated = {int(s) for s in doc.get("truncated") or [] if isinstance(s, int)}
     out = empty(str(doc.get("source") or "document"), runtime, float(period))
-    named = [[frames[f] for f in stack] for stack in stacks]
+    rename = jvm_name if runtime == "jvm" else (lambda name: name)
+    names_of = [rename(f) for f in frames]
+    named = [[names_of[f] for f in stack] for stack in stacks]
     lo = hi = None
     for n, sid in enumerate(which):
         if not isinstance(sid, int) or not 0 <= sid < len(stacks):
@@ -254,7 +272,32 @@ def read_document(path: Path, window_ms: tuple[float, float] | None = None) -> S
     return out
 
 
-def check(path: Path, fmt: str) -> str:
+# ----------------------------------------------------------------------------------------- collapsed
+
+def read_collapsed(path: Path, runtime: str, period_ms: float, source: str = "collapsed") -> Stacks:
+    """Collapsed stacks (async-profiler's `collapsed` output, py-spy's `raw`): one line per stack, its frames
+    root first separated by ';', then a space and its sample count; each sample weighs `period_ms`."""
+    if not 0 < period_ms <= 10_000:
+        raise ParseError(f"period_ms {period_ms!r} is not a sampling period in ms", field="profile.period_ms")
+    rename = jvm_name if runtime == "jvm" else (lambda name: name)
+    out = empty(source, runtime, period_ms)
+    with Path(path).open("rb") as f:
+        for n, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                raise ParseError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", line=n) from None
+            if not line.strip():
+                continue
+            stack, _, count = line.rpartition(" ")
+            if not stack or not count.isdigit():
+                raise ParseError(f"not a collapsed stack ('frame;frame;... count'): {line[:100]!r}", line=n)
+            out.add([rename(frame) for frame in stack.split(";")], int(count) * period_ms)
+            out.samples += int(count)
+    return out
+
+
+def check(path: Path, fmt: str, period_ms: float | None = None, runtime: str = "jvm") -> str:
     """What an upload checks of a profile file before it is accepted; returns the format."""
     if fmt == "jfr":
         with Path(path).open("rb") as f:
@@ -262,6 +305,8 @@ def check(path: Path, fmt: str) -> str:
                 raise ParseError("not a JDK Flight Recorder recording (it does not start with FLR\\0)")
     elif fmt == "pprof":
         read_pprof(path)
+    elif fmt == "collapsed":
+        read_collapsed(path, runtime, period_ms or 1.0)
     else:
         read_document(path)
     return fmt

@@ -30,7 +30,7 @@ class LoadIn(SafeModel):
     duration_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
-PROFILE_FORMATS = ("pprof", "jfr", "benchtrail-profile")
+PROFILE_FORMATS = ("pprof", "collapsed", "jfr", "benchtrail-profile")
 
 
 class ProfileFileIn(SafeModel):
@@ -53,6 +53,8 @@ class ProfileFileIn(SafeModel):
         "tells it"))
     agent_packages: list[str] = Field(default_factory=list, max_length=20, description=(
         "Names of the agent's own code besides the known agents' packages"))
+    period_ms: float | None = Field(default=None, gt=0, le=10_000, allow_inf_nan=False, description=(
+        "collapsed: the sampling period (each sample weighs this many CPU ms)"))
 
 
 class FileIn(SafeModel):
@@ -81,6 +83,8 @@ class FileIn(SafeModel):
     def _profile_matches_format(self) -> FileIn:
         if self.format in PROFILE_FORMATS and self.profile is None:
             raise ValueError(f"a {self.format} file is a CPU profile: describe it in `profile` (runtime, repetition)")
+        if self.format == "collapsed" and self.profile is not None and self.profile.period_ms is None:
+            raise ValueError("a collapsed profile needs its sampling period: profile.period_ms")
         if self.profile is not None and self.format not in PROFILE_FORMATS:
             raise ValueError(f"`profile` describes a CPU profile: give its format ({', '.join(PROFILE_FORMATS)})")
         return self
@@ -130,8 +134,8 @@ class UploadMetadata(SafeModel):
                 continue
             if f.format != "benchtrail-profile":
                 raise ValueError(f"files[{i}].profile.raw_file: only a benchtrail-profile file names a raw recording")
-            if raw >= len(self.files) or self.files[raw].format != "jfr":
-                raise ValueError(f"files[{i}].profile.raw_file: files[{raw}] is not a jfr recording of this upload")
+            if raw >= len(self.files) or self.files[raw].format not in ("jfr", "collapsed"):
+                raise ValueError(f"files[{i}].profile.raw_file: files[{raw}] is not a raw profile (jfr) of this upload")
         return self
 
 

@@ -103,6 +103,8 @@ class Profile(_Model):
     (default: <target>/debug/pprof/profile) or a Python process (py-spy)."""
 
     runtime: Runtime
+    # jvm: JDK Flight Recorder (Java code only) or async-profiler (every thread's CPU, native and kernel too)
+    profiler: Literal["jfr", "async-profiler"] | None = None
     pid: int | None = None
     command: str | None = None
     port: int | None = None

@@ -8,7 +8,9 @@
 - Go: the target's net/http/pprof endpoint (`/debug/pprof/profile?seconds=N`), fetched in a thread for the
   step's duration (in 1 s pieces when the step's length is not known beforehand, e.g. hey -n); each piece is
   a raw pprof file (gzipped protobuf), read by the server.
-- Python: py-spy (`py-spy record --format raw`), when it is installed on the runner's host.
+- JVM with `profiler: async-profiler`: async-profiler loaded into the target with `jcmd JVMTI.agent_load`,
+  sampling every thread's CPU (JIT, GC, native and kernel code too); its collapsed stacks are uploaded.
+- Python: py-spy (`py-spy record --format raw`: collapsed stacks), when it is installed on the runner's host.
 
 Every tool is launched with an argument list (no shell). Profiling covers only measured steps: a warm-up is
 never profiled.
@@ -56,8 +58,8 @@ class ProfileError(ToolError):
 
 @dataclass
 class ProfileFile:
-    """One file of a step's profile of one variant: `format` jfr (raw recording), pprof (raw, read by the
-    server) or benchtrail-profile (stacks the runner read from a raw file: `raw` is that file)."""
+    """One file of a step's profile of one variant: `format` jfr (raw recording), pprof or collapsed (raw,
+    read by the server) or benchtrail-profile (stacks the runner read from a raw file: `raw` is that file)."""
 
     variant: str
     runtime: str
@@ -129,6 +131,49 @@ class _Jfr:
              f"variant '{self.variant.name}': stopping JDK Flight Recorder in pid {self.pid}")
         if not self.out.is_file() or self.out.stat().st_size == 0:
             raise ProfileError(f"variant '{self.variant.name}': JFR wrote no recording to {self.out}", tool="jcmd")
+        return [self.out]
+
+
+ASYNC_PROFILER_ENV = "BENCHTRAIL_ASYNC_PROFILER"
+
+
+def async_profiler_library() -> Path:
+    """libasyncProfiler.so: $BENCHTRAIL_ASYNC_PROFILER, else $BENCHTRAIL_TOOLS_DIR/async-profiler/ (what
+    infra/demo/build.sh unpacks from Maven Central's tools.profiler:async-profiler)."""
+    from .tools import tools_dir
+
+    path = Path(os.environ.get(ASYNC_PROFILER_ENV) or tools_dir() / "async-profiler" / "libasyncProfiler.so")
+    if not path.is_file():
+        raise ProfileError(f"async-profiler is not installed: {path} is missing (infra/tools/install.sh demo, or "
+                           f"set {ASYNC_PROFILER_ENV})", tool="async-profiler")
+    return path
+
+
+class _AsyncProfiler:
+    """async-profiler loaded into the target JVM as an agent (`jcmd <pid> JVMTI.agent_load`), sampling every
+    thread's CPU (perf events where the kernel allows, else a CPU timer) every PERIOD_MS; stopped into its
+    collapsed-stacks output (one line per stack: frames root first, then the sample count)."""
+
+    def __init__(self, variant: Variant, profile: Profile, workdir: Path, stem: str) -> None:
+        self.pid = target_pid(variant, profile)
+        self.library = async_profiler_library()
+        self.out = workdir / f"{stem}.collapsed.txt"
+        self.variant = variant
+        # jcmd reads `key=value` words itself: the agent's options go inside quotes.
+        self._command(f"start,event=cpu,interval={PERIOD_MS}ms", "starting async-profiler")
+
+    def _command(self, options: str, what: str) -> None:
+        out = _run([tool("jcmd"), str(self.pid), "JVMTI.agent_load", str(self.library), f'"{options}"'],
+                   f"variant '{self.variant.name}': {what} in pid {self.pid}")
+        if "return code: 0" not in out:
+            raise ProfileError(f"variant '{self.variant.name}': async-profiler in pid {self.pid} said: {out[-300:]} "
+                               f"(its messages are in the target's output)", tool="async-profiler")
+
+    def stop(self) -> list[Path]:
+        self._command(f"stop,collapsed,file={self.out}", "stopping async-profiler")
+        if not self.out.is_file():
+            raise ProfileError(f"variant '{self.variant.name}': async-profiler wrote no profile to {self.out}",
+                               tool="async-profiler")
         return [self.out]
 
 
@@ -214,7 +259,9 @@ class StepProfiles:
                 if p is None or not p.covers(repetition):
                     continue
                 stem = f"step{step_index:03d}-{v.name}-profile".replace("/", "_")
-                if p.runtime == "jvm":
+                if p.runtime == "jvm" and p.profiler == "async-profiler":
+                    self.running.append((v, p, _AsyncProfiler(v, p, workdir, stem)))
+                elif p.runtime == "jvm":
                     self.running.append((v, p, _Jfr(v, p, workdir, stem)))
                 elif p.runtime == "go":
                     self.running.append((v, p, _Pprof(v, p, workdir, stem, seconds)))
@@ -234,7 +281,8 @@ class StepProfiles:
             except ProfileError as exc:
                 failure = failure or exc
                 continue
-            fmt = {"jvm": "jfr", "go": "pprof", "python": "benchtrail-profile"}[p.runtime]
+            fmt = {"jvm": "collapsed" if p.profiler == "async-profiler" else "jfr", "go": "pprof",
+                   "python": "collapsed"}[p.runtime]
             out += [ProfileFile(v.name, p.runtime, fmt, path, agent_packages=p.agent_packages) for path in paths]
         self.running = []
         if failure is not None:
@@ -244,17 +292,10 @@ class StepProfiles:
 
 # ------------------------------------------------------------------------------------ reading stacks
 
-_HIDDEN = re.compile(r"/0x[0-9a-f]+")            # a hidden class's address: Foo$$Lambda$123/0x0000000800c0b440
-_LAMBDA = re.compile(r"\$\$Lambda\$\d+")         # its number differs from one JVM start to the next
-
-
 def jvm_frame(frame: dict[str, Any]) -> str:
-    """`package.Class.method` of one frame of `jfr print --json`, stable across JVM starts (a lambda's or
-    hidden class's generated number and address are dropped, so two runs name the same code alike)."""
+    """`package/Class.method` of one frame of `jfr print --json` (the server names it `package.Class.method`)."""
     method = frame.get("method") or {}
-    type_name = str(((method.get("type") or {}).get("name")) or "?").replace("/", ".")
-    type_name = _LAMBDA.sub("$$Lambda", _HIDDEN.sub("", type_name))
-    return f"{type_name}.{method.get('name') or '?'}"
+    return f"{((method.get('type') or {}).get('name')) or '?'}.{method.get('name') or '?'}"
 
 
 def _epoch_ms(text: str) -> float | None:
@@ -309,37 +350,15 @@ def read_jfr(recording: Path, out: Path) -> Path:
     return out
 
 
-def pyspy_document(text: str, period_ms: float = PERIOD_MS) -> dict[str, Any]:
-    """py-spy's raw (collapsed) output, `frame;frame;... count` per line, as a benchtrail-profile document
-    without sample times."""
-    frames: dict[str, int] = {}
-    stacks: list[list[int]] = []
-    counts: list[int] = []
-    for line in text.splitlines():
-        stack, _, count = line.rstrip().rpartition(" ")
-        if not stack or not count.isdigit():
-            continue
-        stacks.append([frames.setdefault(f, len(frames)) for f in stack.split(";")])
-        counts.append(int(count))
-    return {"format": "benchtrail-profile", "version": 1, "runtime": "python", "source": "py-spy",
-            "period_ms": period_ms, "frames": list(frames), "stacks": stacks, "truncated": [],
-            "samples": {"t_ms": None, "stack": list(range(len(stacks))), "count": counts}}
-
-
 def finish(files: list[ProfileFile]) -> list[ProfileFile]:
     """After the plan (so reading never takes CPU from a measured step): each JFR recording is read into
-    its stacks; py-spy's text becomes a document. Returns every file to upload, a raw recording before the
-    stacks read from it."""
+    its stacks. Returns every file to upload, a raw recording before the stacks read from it."""
     out: list[ProfileFile] = []
     for f in files:
         if f.format == "jfr":
             stacks = read_jfr(f.path, f.path.with_suffix(".stacks.json"))
             out += [f, ProfileFile(f.variant, f.runtime, "benchtrail-profile", stacks, raw=f.path,
                                    agent_packages=f.agent_packages)]
-        elif f.runtime == "python":
-            doc = f.path.with_suffix(".stacks.json")
-            doc.write_text(json.dumps(pyspy_document(f.path.read_text(errors="replace"))))
-            out.append(ProfileFile(f.variant, f.runtime, "benchtrail-profile", doc, agent_packages=f.agent_packages))
         else:
             out.append(f)
     return out

@@ -109,7 +109,8 @@ def results_upload(result: PlanResult, workdir: Path, whole: Plan | None = None)
             window = window_ms(step.run, f.variant)
             profile: dict[str, Any] = {"runtime": f.runtime, "repetition": step.step.repetition, "step": step.step.index,
                                        "window_ms": list(window) if window else None,
-                                       "agent_packages": list(f.agent_packages)}
+                                       "agent_packages": list(f.agent_packages),
+                                       "period_ms": profiling.PERIOD_MS}
             if f.raw is not None:
                 profile["raw_file"] = raw_at[f.raw]
             entry = {"variant": f.variant, "format": f.format, "load": _load_json(loads[step.step.load_index].spec),
