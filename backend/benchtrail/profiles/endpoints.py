@@ -35,7 +35,9 @@ def profile_diff(slug: str, variant: str | None = Query(default=None, max_length
                  reference: str | None = Query(default=None, max_length=100, description=(
                      "Default: the run's reference variant; with `base`, the same variant")),
                  base: str | None = Query(default=None, max_length=16, description=(
-                     "Another run whose `reference` profiles are the reference (agent version N against N+1)")),
+                     "Another run whose `reference` profiles are the reference (agent version N against N+1); "
+                     "'previous': the project's latest run before this one (same environment) with a profile of "
+                     "the variant at the load level (an alert's change point against the level before it)")),
                  load: str | None = _LOAD, scenario: str | None = _SCENARIO, session: Session = SessionDep,
                  principal: Principal = Depends(get_principal)) -> ProfileDiffOut:
     """Where the added CPU goes: the differential flame graph (variant minus reference, per 1,000 requests), the

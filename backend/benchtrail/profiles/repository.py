@@ -3,7 +3,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from benchtrail.models import Cell, Load, Profile, RunFile, Scenario, Variant
+from benchtrail.models import Cell, Load, Profile, Run, RunFile, Scenario, Variant
 
 
 def of_run(session: Session, run_id: int) -> list[tuple[Profile, str, str, str]]:
@@ -12,7 +12,7 @@ def of_run(session: Session, run_id: int) -> list[tuple[Profile, str, str, str]]
         select(Profile, Variant.name, Scenario.name, Load.key)
         .join(Variant, Variant.id == Profile.variant_id).join(Scenario, Scenario.id == Profile.scenario_id)
         .join(Load, Load.id == Profile.load_id).where(Profile.run_id == run_id)
-        .order_by(Profile.step, Variant.position)).tuples()
+        .order_by(Profile.step, Variant.position))
     return list(rows)
 
 
@@ -33,3 +33,16 @@ def resource_cell(session: Session, run_id: int, variant: str, scenario: str, lo
 
 def reference_variant(session: Session, run_id: int) -> str | None:
     return session.scalar(select(Variant.name).where(Variant.run_id == run_id, Variant.is_reference))
+
+
+def previous_profiled_run(session: Session, run: Run, variant: str, load_key: str) -> str | None:
+    """The slug of the project's latest completed run before `run` (same environment) with a profile of
+    `variant` at `load_key`: the other side of a change point."""
+    return session.scalar(
+        select(Run.slug).join(Profile, Profile.run_id == Run.id).join(Variant, Variant.id == Profile.variant_id)
+        .join(Load, Load.id == Profile.load_id)
+        .where(Run.project_id == run.project_id, Run.id != run.id, Run.status == "completed",
+               Run.environment_id.is_not_distinct_from(run.environment_id),
+               (Run.created_at < run.created_at) | ((Run.created_at == run.created_at) & (Run.id < run.id)),
+               Variant.name == variant, Load.key == load_key)
+        .order_by(Run.created_at.desc(), Run.id.desc()).limit(1))

@@ -71,6 +71,11 @@ class CpuRowOut(BaseModel):
     agent: bool
     self: AbOut = Field(description="Self CPU-ms per 1,000 requests: variant minus reference, over repetitions")
     total: AbOut = Field(description="Total CPU-ms per 1,000 requests: variant minus reference, over repetitions")
+    attributed: AbOut | None = Field(default=None, description=(
+        "Packages: the CPU-ms per 1,000 requests attributed to the package, variant minus reference: each stack "
+        "counted once, to the innermost agent code on it (the agent answers for what it calls), else to the "
+        "running frame's package (native and kernel code to its nearest caller with a package); the packages' "
+        "attributed CPU adds up to the whole profile"))
 
 
 class ConsistencyOut(BaseModel):
@@ -98,6 +103,7 @@ class ProfileDiffOut(BaseModel):
     flame: FlameOut = Field(description="The differential flame graph: the variant's shape, each node with the "
                                         "reference's total and the difference")
     whole: AbOut = Field(description="The whole profile: added CPU-ms per 1,000 requests")
-    packages: list[CpuRowOut] = Field(description="Package prefixes, most added total CPU first")
-    frames: list[CpuRowOut] = Field(description="The frames adding the most self or total CPU, most first")
+    packages: list[CpuRowOut] = Field(description="Package prefixes, most added attributed CPU first")
+    frames: list[CpuRowOut] = Field(description="The frames adding the most self or total CPU, most added self "
+                                                "CPU first")
     consistency: ConsistencyOut | None = Field(description="Within one run: against the sampled process CPU")

@@ -23,6 +23,7 @@ from benchtrail.trails.overhead import reported_repetitions, to_dict
 from benchtrail.trails.schemas import AbOut
 
 ALL = "*"
+PREVIOUS = "previous"   # `base`: the project's latest run before this one with a profile of the variant
 Found = list[tuple[Profile, str, str, str]]
 
 
@@ -100,14 +101,24 @@ def flame_graph(session: Session, principal: Principal, slug: str, variant: str,
 
 
 def _row(r: tree.Row) -> CpuRowOut:
-    return CpuRowOut(name=r.name, group=r.group, agent=r.agent, self=_ab(r.self_), total=_ab(r.total))
+    return CpuRowOut(name=r.name, group=r.group, agent=r.agent, self=_ab(r.self_), total=_ab(r.total),
+                     attributed=_ab(r.attributed) if r.attributed is not None else None)
 
 
 def diff(session: Session, principal: Principal, slug: str, variant: str | None, reference: str | None,
          load: str | None, scenario: str | None, base: str | None = None) -> ProfileDiffOut:
     """`variant` of run `slug` minus `reference` of run `base` (default: this run; its reference variant, or
-    across runs the same variant)."""
+    across runs the same variant). `base` "previous": the project's latest run before this one (same environment)
+    with a profile of the variant at the load level, the other side of a change point."""
     run, found = _run(session, principal, slug)
+    if base == PREVIOUS:
+        variant = variant or next((v for _, v, _, _ in found), None)
+        if variant is None:
+            raise NotFound(f"run '{run.slug}' has no profiles")
+        load, scenario = _pick(found, run, variant, load, scenario)
+        base = repository.previous_profiled_run(session, run, variant, load)
+        if base is None:
+            raise NotFound(f"no run before '{run.slug}' has a profile of variant '{variant}' at load '{load}'")
     if base is None or base == slug:
         base_run, base_found = run, found
         reference = reference or repository.reference_variant(session, run.id)

@@ -164,6 +164,7 @@ class Totals:
     stack counts once toward a frame or group however often it appears in it), and the whole profile's."""
 
     whole: list[float]
+    group_attributed: dict[str, list[float]]
     frame_self: dict[str, list[float]]
     frame_total: dict[str, list[float]]
     group_self: dict[str, list[float]]
@@ -173,7 +174,7 @@ class Totals:
 
 def totals(reps: Sequence[Rep], agent_packages: Sequence[str] = ()) -> Totals:
     n = len(reps)
-    out = Totals([0.0] * n, {}, {}, {}, {}, set())
+    out = Totals([0.0] * n, {}, {}, {}, {}, {}, set())
     groups: dict[str, tuple[str, bool]] = {}
 
     def add(table: dict[str, list[float]], key: str, k: int, w: float) -> None:
@@ -200,7 +201,23 @@ def totals(reps: Sequence[Rep], agent_packages: Sequence[str] = ()) -> Totals:
             if names:
                 add(out.frame_self, names[-1], k, w)
                 add(out.group_self, groups[names[-1]][0], k, w)
+                add(out.group_attributed, _blamed(names, groups), k, w)
     return out
+
+
+def _blamed(names: Sequence[str], groups: dict[str, tuple[str, bool]]) -> str:
+    """The one group a stack's CPU is attributed to: the innermost agent code on it (the agent answers for
+    everything it calls), else the running frame's group, native and kernel code counted to the nearest caller
+    that has a package. Every stack goes to exactly one group, so the groups' CPU adds up to the whole."""
+    for name in reversed(names):
+        group, agent = groups[name]
+        if agent:
+            return group
+    for name in reversed(names):
+        group = groups[name][0]
+        if not group.startswith(("[", "(no package)")):
+            return group
+    return groups[names[-1]][0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +227,7 @@ class Row:
     agent: bool
     self_: AbResult
     total: AbResult
+    attributed: AbResult | None = None    # groups: the CPU attributed to it (`_blamed`)
 
 
 def _compare(ref: Sequence[float], var: Sequence[float], ref_pos: Sequence[int], var_pos: Sequence[int]) -> AbResult:
@@ -226,23 +244,28 @@ def whole_difference(reference: Sequence[Rep], variant: Sequence[Rep]) -> AbResu
 
 def rows(reference: Sequence[Rep], variant: Sequence[Rep], agent_packages: Sequence[str] = (), *,
          limit: int = 25) -> tuple[list[Row], list[Row]]:
-    """(package groups, frames) sorted by the CPU they add, most first; the frames are those adding the most
-    self or total CPU (`limit` of them)."""
+    """(package groups sorted by the attributed CPU they add, frames sorted by the self CPU they add), most
+    first; the frames are those adding the most self or total CPU (`limit` of each)."""
     a, b = totals(reference, agent_packages), totals(variant, agent_packages)
     pa, pb = [r.position for r in reference], [r.position for r in variant]
     zero_a, zero_b = [0.0] * len(reference), [0.0] * len(variant)
 
     def row(name: str, grp: str, agent: bool, self_a: dict[str, list[float]], self_b: dict[str, list[float]],
-            tot_a: dict[str, list[float]], tot_b: dict[str, list[float]]) -> Row:
+            tot_a: dict[str, list[float]], tot_b: dict[str, list[float]], attributed: bool = False) -> Row:
         return Row(name, grp, agent,
                    _compare(self_a.get(name, zero_a), self_b.get(name, zero_b), pa, pb),
-                   _compare(tot_a.get(name, zero_a), tot_b.get(name, zero_b), pa, pb))
+                   _compare(tot_a.get(name, zero_a), tot_b.get(name, zero_b), pa, pb),
+                   _compare(a.group_attributed.get(name, zero_a), b.group_attributed.get(name, zero_b), pa, pb)
+                   if attributed else None)
 
     agent_groups = a.agent_groups | b.agent_groups
     group_names = set(a.group_total) | set(b.group_total)
-    groups = [row(g, g, g in agent_groups, a.group_self, b.group_self, a.group_total, b.group_total)
+    groups = [row(g, g, g in agent_groups, a.group_self, b.group_self, a.group_total, b.group_total, True)
               for g in group_names]
-    groups.sort(key=lambda r: -r.total.abs_diff)
+    # By attributed CPU: each stack's CPU counted once, to the agent code on it or else to the code running;
+    # the rows add up to the whole difference. (A group's total holds every stack through it, and the
+    # runtime's own packages, java.lang's Thread.run or Go's runtime, sit at the root of nearly all of them.)
+    groups.sort(key=lambda r: -(r.attributed.abs_diff if r.attributed else 0.0))
 
     def delta(table_a: dict[str, list[float]], table_b: dict[str, list[float]], name: str) -> float:
         return _mean(table_b.get(name, zero_b)) - _mean(table_a.get(name, zero_a))
@@ -255,5 +278,5 @@ def rows(reference: Sequence[Rep], variant: Sequence[Rep], agent_packages: Seque
     for f in chosen:
         grp, agent = frame_names.group(f, agent_packages)
         frame_rows.append(row(f, grp, agent, a.frame_self, b.frame_self, a.frame_total, b.frame_total))
-    frame_rows.sort(key=lambda r: -max(r.self_.abs_diff, r.total.abs_diff))
+    frame_rows.sort(key=lambda r: -r.self_.abs_diff)
     return groups, frame_rows

@@ -1,0 +1,67 @@
+import { useQuery } from '@tanstack/react-query';
+import type { ReactElement } from 'react';
+import type { RunDetail } from '@/api/client';
+import { FlameGraph, ProfileDiffView } from '@/components/profiles/ProfileViews';
+import { flameQuery, profileDiffQuery, profilesQuery } from '@/components/profiles/queries';
+import { ErrorState, Loading } from '@/components/StateViews';
+
+function VariantFlame({ slug, variant, load }: { slug: string; variant: string; load: string }): ReactElement {
+  const { data, error, isPending } = useQuery(flameQuery(slug, variant, load));
+  if (isPending) return <Loading what={`the flame graph of ${variant}`} />;
+  if (error) return <ErrorState error={error} what={`the flame graph of ${variant}`} />;
+  return <FlameGraph flame={data} title={`Flame graph: ${variant} (CPU-ms per 1,000 requests)`} />;
+}
+
+function Differential({ slug, load, reference, variant }: { slug: string; load: string; reference: string; variant: string }): ReactElement {
+  const { data, error, isPending } = useQuery(profileDiffQuery(slug, variant, load));
+  if (isPending) return <Loading what="the differential profile" />;
+  if (error) return <ErrorState error={error} what="the differential profile" />;
+  return <ProfileDiffView diff={data} sides={{ reference, variant }} />;
+}
+
+/** CPU profiles of the run's variants (plan `profile`): nothing at all for a run without them. */
+export function ProfilesSection({ run, variant, load }: { run: RunDetail; variant?: string; load?: string }): ReactElement | null {
+  const { data } = useQuery(profilesQuery(run.slug));
+  const items = data?.items ?? [];
+  if (!items.length) return null;
+  const loads = [...new Set(items.map((p) => p.load))];
+  const chosenLoad = load && loads.includes(load) ? load : loads[0];
+  const profiled = run.variants.map((v) => v.name).filter((v) => items.some((p) => p.variant === v && p.load === chosenLoad));
+  const reference = run.variants.find((v) => v.is_reference)?.name;
+  const compared = variant && variant !== reference && profiled.includes(variant) ? variant : profiled.find((v) => v !== reference);
+  const label = run.loads.find((l) => l.key === chosenLoad)?.label ?? chosenLoad;
+  const runtimes = [...new Set(items.map((p) => `${p.runtime} (${p.source})`))].join(', ');
+  return (
+    <section aria-labelledby="profiles-heading" className="profiles">
+      <h2 id="profiles-heading">Where the CPU goes: profiles at {label}</h2>
+      <p className="muted">
+        {items.length} profiles ({runtimes}) of the measured steps, every repetition; each normalised by its step's requests.
+        The profiler's own cost is measured by <code>make bench-profile</code> (profiling on against off on the demo).
+      </p>
+      {reference && compared && profiled.includes(reference) ? (
+        <Differential slug={run.slug} load={chosenLoad} reference={reference} variant={compared} />
+      ) : null}
+      {profiled.map((v) => (
+        <VariantFlame key={v} slug={run.slug} variant={v} load={chosenLoad} />
+      ))}
+      <details>
+        <summary>Raw profiles ({items.length})</summary>
+        <ul>
+          {items.map((p) => (
+            <li key={p.id}>
+              {p.variant}, {p.load}, repetition {p.repetition}: {p.samples} samples, {p.cpu_ms.toFixed(0)} CPU-ms over {p.requests ?? '?'} requests
+              {p.raw_files.map((f) => (
+                <span key={f.id}>
+                  {' '}
+                  <a href={f.download_url} download>
+                    {f.filename}
+                  </a>
+                </span>
+              ))}
+            </li>
+          ))}
+        </ul>
+      </details>
+    </section>
+  );
+}

@@ -1,0 +1,64 @@
+/**
+ * CPU profiles end to end: a plan that profiles the Go demo target without and with its tracer (net/http/pprof)
+ * runs on the real runner; the run page draws both variants' flame graphs and the differential one, and the
+ * table of packages adding CPU names the tracer's code (agent code) among the top rows. A run without profiles
+ * shows no profile section.
+ */
+import { expect, test } from '@playwright/test';
+import { api, apiJson, getRun, loadState, ok } from './support/api';
+import { adminToken, shot } from './support/page';
+import { startDemoTarget } from './support/target';
+
+const state = loadState();
+
+test('a profiled run draws flame graphs and names the agent code that adds CPU', async ({ page }) => {
+  test.setTimeout(240_000);
+  const token = adminToken();
+  const sink = await startDemoTarget();
+  const noAgent = await startDemoTarget(['-pprof']);
+  const agent = await startDemoTarget(['-pprof', '-trace', sink.url]);
+  try {
+    const project = `e2e-profiles-${Date.now().toString(36)}`;
+    await ok(api(token).POST('/api/v1/projects', { body: { slug: project, name: 'Profiles', description: 'pprof', is_public: true } }));
+    const profile = { runtime: 'go', agent_packages: ['(*tracer)'] };
+    const plan = {
+      version: 1, name: 'go-profile', tool: 'hey', pool: 'local',
+      variants: [
+        { name: 'no-agent', role: 'reference', target: noAgent.url, resources: { source: 'process' }, profile },
+        { name: 'agent', target: agent.url, resources: { source: 'process' }, profile },
+      ],
+      scenarios: [{ name: 'echo', path: '/echo?q=1' }],
+      loads: [{ concurrency: 4, duration_s: 2 }],
+      warmup_s: 1, repetitions: 3, order: 'interleaved',
+    };
+    await apiJson(`/api/v1/projects/${project}/plans`, { method: 'POST', body: JSON.stringify(plan), headers: { 'Content-Type': 'application/json' } }, token);
+    const started = await apiJson<{ slug: string }>(`/api/v1/projects/${project}/plans/go-profile/runs`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } }, token);
+    await expect.poll(async () => (await getRun(started.slug)).status, { timeout: 180_000, intervals: [1000] }).toBe('completed');
+
+    await page.goto(`/r/${started.slug}`);
+    const section = page.getByRole('region', { name: /Where the CPU goes/ });
+    await expect(section.getByRole('heading', { name: /^Where the CPU goes: profiles at 4 concurrency/ })).toBeVisible({ timeout: 30_000 });
+    for (const title of ['Flame graph: no-agent', 'Flame graph: agent', 'Differential flame graph: agent − no-agent']) {
+      const figure = section.getByRole('figure', { name: new RegExp(`^${title}`) });
+      await expect(figure.locator('.js-plotly-plot .main-svg').first()).toBeVisible({ timeout: 30_000 });
+      await expect(figure.getByRole('table')).toBeVisible();
+    }
+    const packages = section.getByRole('table', { name: /^Packages adding CPU/ });
+    const top = packages.getByRole('row').filter({ hasText: '(*tracer)' });
+    await expect(top).toHaveCount(1);
+    await expect(top).toContainText('agent');
+    const rows = await packages.getByRole('row').allInnerTexts();
+    expect(rows.slice(1, 6).some((r) => r.includes('(*tracer)'))).toBe(true);
+    await expect(section.getByRole('note', { name: 'Profile against sampled CPU' })).toContainText('Sampled process CPU says');
+    await shot(page, '60-run-profiles');
+  } finally {
+    await Promise.all([sink.stop(), noAgent.stop(), agent.stop()]);
+  }
+});
+
+test('a run without profiles shows no profile section', async ({ page }) => {
+  await page.goto(`/r/${state.heyRun}`);
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+  await expect(page.locator('table').first()).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByRole('region', { name: /Where the CPU goes/ })).toHaveCount(0);
+});
