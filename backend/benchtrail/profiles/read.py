@@ -91,6 +91,19 @@ _HIDDEN = re.compile(r"[./]0x[0-9a-f]+")        # a hidden class's address: Foo$
 _LAMBDA = re.compile(r"\$\$Lambda\$\d+")          # its number differs from one JVM start to the next
 
 
+_THREAD = re.compile(r"^\[(.*?)(?: tid=\d+)?\]$")
+_THREAD_NUMBER = re.compile(r"(?:[-#_ ]?\d+)+$")
+
+
+def thread_name(frame: str) -> str:
+    """async-profiler's thread root `[C2 CompilerThread0 tid=4711]` as `[C2 CompilerThread]`: the kind of
+    thread, the same in every run (its number and id dropped)."""
+    match = _THREAD.match(frame)
+    if match is None:
+        return frame
+    return f"[{_THREAD_NUMBER.sub('', match.group(1)) or match.group(1)}]"
+
+
 def jvm_name(frame: str) -> str:
     """A JVM frame as `package.Class.method`, the same in every run: JFR and async-profiler write
     `package/Class.method`, and a lambda's or hidden class's generated number and address differ from one JVM
@@ -292,7 +305,10 @@ def read_collapsed(path: Path, runtime: str, period_ms: float, source: str = "co
             stack, _, count = line.rpartition(" ")
             if not stack or not count.isdigit():
                 raise ParseError(f"not a collapsed stack ('frame;frame;... count'): {line[:100]!r}", line=n)
-            out.add([rename(frame) for frame in stack.split(";")], int(count) * period_ms)
+            frames = stack.split(";")
+            if " tid=" in frames[0]:   # async-profiler's `threads`: the root names the thread
+                frames[0] = thread_name(frames[0])
+            out.add([rename(frame) for frame in frames], int(count) * period_ms)
             out.samples += int(count)
     return out
 

@@ -124,9 +124,10 @@ def diff(session: Session, principal: Principal, slug: str, variant: str | None,
         reference = reference or repository.reference_variant(session, run.id)
     else:
         base_run, base_found = _run(session, principal, base)
-    if variant is None:
+    if variant is None:   # the first profiled variant that is not the run's reference (else any, across runs)
         profiled = list(dict.fromkeys(v for _, v, _, _ in found))
-        others = [v for v in profiled if v != reference or base_run is not run]
+        own_reference = repository.reference_variant(session, run.id)
+        others = [v for v in profiled if v != own_reference] or ([] if base_run is run else profiled)
         if not others:
             raise NotFound(f"run '{run.slug}' has no profiled variant to compare")
         variant = others[0]

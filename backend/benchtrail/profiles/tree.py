@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from benchtrail.analysis import compare
 from benchtrail.analysis.ab import AbResult, Repetition
 from benchtrail.profiles import frames as frame_names
+from benchtrail.profiles.read import TRUNCATED
 
 ROOT = "all"
 MIN_SHARE = 0.002        # a flame graph leaves out nodes under 0.2% of its root (listed in `hidden_ms`)
@@ -217,6 +218,8 @@ def _blamed(names: Sequence[str], groups: dict[str, tuple[str, bool]]) -> str:
         group = groups[name][0]
         if not group.startswith(("[", "(no package)")):
             return group
+    if names[0].startswith("[") and names[0] != TRUNCATED:   # a thread without Java code: JIT compiler, GC
+        return names[0]
     return groups[names[-1]][0]
 
 

@@ -74,3 +74,28 @@ def test_differential_flame_graph_shows_each_nodes_difference():
     assert by_name["io.opentelemetry.sdk.trace.SdkSpan.end"].delta_total == pytest.approx(2.0)
     assert by_name["io.opentelemetry.sdk.trace.SdkSpan.end"].agent
     assert by_name["app.Work.run"].delta_self == pytest.approx(1.0)
+
+
+def test_attributed_cpu_goes_to_the_agent_code_on_a_stack_else_to_the_running_code():
+    """Each stack's CPU counted once: under agent code to the agent; a native leaf to its caller's package; a
+    thread with no Java frame (a JIT compiler) to its thread. The groups add up to the whole."""
+    names = ["[pool-3-thread]", "java.lang.Thread.run", "io.opentelemetry.sdk.trace.SdkSpan.end", "sun.nio.ch.IOUtil.write",
+             "write_[k]", "app.Work.run", "epoll_wait", "[C2 CompilerThread]", "PhaseIdealLoop::build_loop_late"]
+    stacks = [[0, 1, 2, 3, 4], [0, 1, 5, 6], [7, 8], [0, 1, 5]]
+    weights = [4.0, 2.0, 3.0, 1.0]
+    t = tree.totals([tree.Rep(names, stacks, weights, 1000, 0)])
+    assert {g: v[0] for g, v in t.group_attributed.items()} == {
+        "io.opentelemetry.sdk": 4.0, "app": 3.0, "[C2 CompilerThread]": 3.0}
+    assert sum(v[0] for v in t.group_attributed.values()) == t.whole[0] == 10.0
+
+
+def test_async_profiler_thread_roots_are_named_by_their_kind(tmp_path):
+    from benchtrail.profiles.read import read_collapsed
+
+    path = tmp_path / "c.txt"
+    path.write_text("[C2 CompilerThread0 tid=4711];Compile::Compile 3\n[C2 CompilerThread1 tid=4712];Compile::Compile 2\n"
+                    "[pool-3-thread-27 tid=99];java/lang/Thread.run;dev/benchtrail/demo/DemoService$$Lambda$314.0x00007ffa182b0428.handle 5\n")
+    stacks = read_collapsed(path, "jvm", 10.0)
+    assert stacks.frames == ["[C2 CompilerThread]", "Compile::Compile", "[pool-3-thread]", "java.lang.Thread.run",
+                             "dev.benchtrail.demo.DemoService$$Lambda.handle"]
+    assert stacks.weights == [50.0, 50.0]

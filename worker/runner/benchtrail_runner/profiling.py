@@ -160,7 +160,9 @@ class _AsyncProfiler:
         self.out = workdir / f"{stem}.collapsed.txt"
         self.variant = variant
         # jcmd reads `key=value` words itself: the agent's options go inside quotes.
-        self._command(f"start,event=cpu,interval={PERIOD_MS}ms", "starting async-profiler")
+        # threads: each stack's root names its thread, so a JIT compiler's or GC's own CPU (no Java frame) shows
+        # as such, and so does an agent's exporter thread.
+        self._command(f"start,event=cpu,interval={PERIOD_MS}ms,threads", "starting async-profiler")
 
     def _command(self, options: str, what: str) -> None:
         out = _run([tool("jcmd"), str(self.pid), "JVMTI.agent_load", str(self.library), f'"{options}"'],
