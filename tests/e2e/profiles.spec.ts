@@ -2,7 +2,7 @@
  * CPU profiles end to end: a plan that profiles the Go demo target without and with its tracer (net/http/pprof)
  * runs on the real runner; the run page draws both variants' flame graphs and the differential one, and the
  * table of packages adding CPU names the tracer's code (agent code) among the top rows. A run without profiles
- * shows no profile section.
+ * shows no profile section. Profiling every other repetition, the run also measures the profiler's own cost.
  */
 import { expect, test } from '@playwright/test';
 import { api, apiJson, getRun, loadState, ok } from './support/api';
@@ -20,7 +20,8 @@ test('a profiled run draws flame graphs and names the agent code that adds CPU',
   try {
     const project = `e2e-profiles-${Date.now().toString(36)}`;
     await ok(api(token).POST('/api/v1/projects', { body: { slug: project, name: 'Profiles', description: 'pprof', is_public: true } }));
-    const profile = { runtime: 'go', agent_packages: ['(*tracer)'] };
+    // Every other repetition unprofiled: the run measures the profiler's own cost too.
+    const profile = { runtime: 'go', agent_packages: ['(*tracer)'], repetitions: 'odd' };
     const plan = {
       version: 1, name: 'go-profile', tool: 'hey', pool: 'local',
       variants: [
@@ -29,7 +30,7 @@ test('a profiled run draws flame graphs and names the agent code that adds CPU',
       ],
       scenarios: [{ name: 'echo', path: '/echo?q=1' }],
       loads: [{ concurrency: 4, duration_s: 2 }],
-      warmup_s: 1, repetitions: 3, order: 'interleaved',
+      warmup_s: 1, repetitions: 4, order: 'interleaved',
     };
     await apiJson(`/api/v1/projects/${project}/plans`, { method: 'POST', body: JSON.stringify(plan), headers: { 'Content-Type': 'application/json' } }, token);
     const started = await apiJson<{ slug: string }>(`/api/v1/projects/${project}/plans/go-profile/runs`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } }, token);
@@ -50,6 +51,10 @@ test('a profiled run draws flame graphs and names the agent code that adds CPU',
     const rows = await packages.getByRole('row').allInnerTexts();
     expect(rows.slice(1, 6).some((r) => r.includes('(*tracer)'))).toBe(true);
     await expect(section.getByRole('note', { name: 'Profile against sampled CPU' })).toContainText('Sampled process CPU says');
+    await expect(section.getByRole('list', { name: "The profiler's own cost" })).toContainText(
+      'throughput of profiled against unprofiled repetitions');
+    const profiles = await apiJson<{ items: { repetition: number }[] }>(`/api/v1/runs/${started.slug}/profiles`);
+    expect(profiles.items.map((p) => p.repetition).sort()).toEqual([1, 1, 3, 3]);
     await shot(page, '60-run-profiles');
   } finally {
     await Promise.all([sink.stop(), noAgent.stop(), agent.stop()]);

@@ -46,3 +46,22 @@ def previous_profiled_run(session: Session, run: Run, variant: str, load_key: st
                (Run.created_at < run.created_at) | ((Run.created_at == run.created_at) & (Run.id < run.id)),
                Variant.name == variant, Load.key == load_key)
         .order_by(Run.created_at.desc(), Run.id.desc()).limit(1))
+
+
+def sample_cells(session: Session, run_id: int) -> list[tuple[Cell, str, str, str]]:
+    """(cell, variant, scenario, load key) of the run's sample-based cells (not the resource cells)."""
+    rows = session.execute(
+        select(Cell, Variant.name, Scenario.name, Load.key).join(Variant, Variant.id == Cell.variant_id)
+        .join(Scenario, Scenario.id == Cell.scenario_id).join(Load, Load.id == Cell.load_id)
+        .where(Cell.run_id == run_id, Cell.source == "samples", Cell.process == "", Cell.is_transaction.is_(False)))
+    return list(rows)
+
+
+def file_starts(session: Session, run_id: int) -> dict[int, int]:
+    """Each run file's position -> the `started_ms` of its step (runner files carry it)."""
+    out = {}
+    for position, options in session.execute(select(RunFile.position, RunFile.options).where(RunFile.run_id == run_id)):
+        started = (options or {}).get("started_ms")
+        if started is not None:
+            out[int(position)] = int(started)
+    return out

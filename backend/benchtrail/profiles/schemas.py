@@ -34,8 +34,21 @@ class ProfileOut(BaseModel):
     raw_files: list[RawFileOut] = Field(description="The raw profile(s) as uploaded")
 
 
+class ProfilerCostOut(BaseModel):
+    """The profiler's own cost in a run that left some repetitions unprofiled (plan `profile.repetitions: odd`):
+    one cell's throughput, profiled repetitions against unprofiled ones of the same variant."""
+
+    variant: str
+    scenario: str
+    load: str
+    throughput: AbOut = Field(description="req/s: profiled (variant side) minus unprofiled (reference side) "
+                                          "repetitions; rel_diff is the profiler's cost in throughput")
+
+
 class ProfileList(BaseModel):
     items: list[ProfileOut]
+    profiler_cost: list[ProfilerCostOut] = Field(default=[], description=(
+        "Measured only when the plan profiled some repetitions and not others (profile.repetitions: odd)"))
 
 
 class FlameNodeOut(BaseModel):

@@ -17,9 +17,9 @@ from benchtrail.errors import InvalidRequest, NotFound
 from benchtrail.models import Profile, Run
 from benchtrail.profiles import repository, tree
 from benchtrail.profiles.schemas import (ConsistencyOut, CpuRowOut, FlameNodeOut, FlameOut, ProfileDiffOut,
-                                         ProfileList, ProfileOut, RawFileOut)
+                                         ProfileList, ProfileOut, ProfilerCostOut, RawFileOut)
 from benchtrail.runs import service as runs
-from benchtrail.trails.overhead import reported_repetitions, to_dict
+from benchtrail.trails.overhead import counted_repetitions, reported_repetitions, to_dict
 from benchtrail.trails.schemas import AbOut
 
 ALL = "*"
@@ -50,7 +50,27 @@ def list_profiles(session: Session, principal: Principal, slug: str) -> ProfileL
             runtime=p.runtime, source=p.source, period_ms=p.period_ms, samples=p.samples, cpu_ms=p.cpu_ms,
             requests=p.requests, cpu_ms_per_1k=p.cpu_ms * 1000.0 / p.requests if p.requests else None,
             truncated=p.truncated, outside_window=p.outside_window, raw_files=raw))
-    return ProfileList(items=items)
+    return ProfileList(items=items, profiler_cost=_profiler_cost(session, run, found))
+
+
+def _profiler_cost(session: Session, run: Run, found: Found) -> list[ProfilerCostOut]:
+    """Throughput of the profiled repetitions against the unprofiled ones of each profiled variant's cells."""
+    profiled = {(v, ld, (p.meta or {}).get("started_ms")) for p, v, _, ld in found}
+    variants = {v for _, v, _, _ in found}
+    if not found:
+        return []
+    starts = repository.file_starts(session, run.id)
+    out = []
+    for cell, variant, scenario, load in repository.sample_cells(session, run.id):
+        if variant not in variants:
+            continue
+        reps = counted_repetitions(cell, "throughput")
+        on = [r for r in reps if (variant, load, starts.get(r.position if r.position is not None else -1)) in profiled]
+        off = [r for r in reps if r not in on]
+        if len(on) >= 2 and len(off) >= 2:
+            result = compare(off, on, direction="higher", kind="mean")
+            out.append(ProfilerCostOut(variant=variant, scenario=scenario, load=load, throughput=_ab(result)))
+    return out
 
 
 def _pick(found: Found, run: Run, variant: str, load: str | None, scenario: str | None) -> tuple[str, str]:

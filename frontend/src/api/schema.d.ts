@@ -2392,6 +2392,12 @@ export interface components {
         ProfileList: {
             /** Items */
             items: components["schemas"]["ProfileOut"][];
+            /**
+             * Profiler Cost
+             * @description Measured only when the plan profiled some repetitions and not others (profile.repetitions: odd)
+             * @default []
+             */
+            profiler_cost: components["schemas"]["ProfilerCostOut"][];
         };
         /**
          * ProfileOut
@@ -2464,6 +2470,21 @@ export interface components {
              * @description Samples whose stack JFR cut at its depth (under '[truncated stack]')
              */
             truncated: number;
+            /** Variant */
+            variant: string;
+        };
+        /**
+         * ProfilerCostOut
+         * @description The profiler's own cost in a run that left some repetitions unprofiled (plan `profile.repetitions: odd`):
+         *     one cell's throughput, profiled repetitions against unprofiled ones of the same variant.
+         */
+        ProfilerCostOut: {
+            /** Load */
+            load: string;
+            /** Scenario */
+            scenario: string;
+            /** @description req/s: profiled (variant side) minus unprofiled (reference side) repetitions; rel_diff is the profiler's cost in throughput */
+            throughput: components["schemas"]["AbOut"];
             /** Variant */
             variant: string;
         };

@@ -24,6 +24,7 @@ export function FlameGraph({ flame, title, differential = false }: {
     <ChartWithTable
       stacked
       pageSize={15}
+      firstPage
       chart={{
         title,
         data: flameTrace(bars),
@@ -69,8 +70,8 @@ export function ProfileDiffView({ diff, sides }: { diff: ProfileDiff; sides: { r
           )}
         </p>
       ) : null}
-      <DataTable model={cpuTable(diff.packages, "Packages adding CPU (per 1,000 requests)", "Package", sides)} caption="Packages adding CPU (per 1,000 requests), most added attributed CPU first: each stack counted once, to the agent code on it, else to the code running" pageSize={12} />
-      <DataTable model={cpuTable(diff.frames, "Frames adding the most self or total CPU (per 1,000 requests)", "Frame", sides)} caption="Frames adding the most self or total CPU (per 1,000 requests)" pageSize={12} />
+      <DataTable model={cpuTable(diff.packages, "Packages adding CPU (per 1,000 requests)", "Package", sides)} caption="Packages adding CPU (per 1,000 requests), most added attributed CPU first: each stack counted once, to the agent code on it, else to the code running" pageSize={12} firstPage />
+      <DataTable model={cpuTable(diff.frames, "Frames adding the most self or total CPU (per 1,000 requests)", "Frame", sides)} caption="Frames adding the most self or total CPU (per 1,000 requests)" pageSize={12} firstPage />
       <FlameGraph flame={diff.flame} differential title={`Differential flame graph: ${sides.variant} − ${sides.reference} (red: added CPU)`} />
       <p className="muted">
         Widths are {sides.variant}'s CPU-ms per 1,000 requests; colours its difference to {sides.reference}. Frames under

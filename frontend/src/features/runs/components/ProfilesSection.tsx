@@ -35,9 +35,27 @@ export function ProfilesSection({ run, variant, load }: { run: RunDetail; varian
     <section aria-labelledby="profiles-heading" className="profiles">
       <h2 id="profiles-heading">Where the CPU goes: profiles at {label}</h2>
       <p className="muted">
-        {items.length} profiles ({runtimes}) of the measured steps, every repetition; each normalised by its step's requests.
-        The profiler's own cost is measured by <code>make bench-profile</code> (profiling on against off on the demo).
+        {items.length} profiles ({runtimes}) of the measured steps; each normalised by its step's requests.
       </p>
+      {data?.profiler_cost.length ? (
+        <ul aria-label="The profiler's own cost">
+          {data.profiler_cost.map((c) => (
+            <li key={`${c.variant}-${c.scenario}-${c.load}`}>
+              The profiler's own cost on {c.variant} ({c.scenario}): throughput of profiled against unprofiled repetitions{' '}
+              {c.throughput.rel_diff === null || c.throughput.rel_diff === undefined ? '—' : `${(c.throughput.rel_diff * 100).toFixed(1)}%`}
+              {c.throughput.ci_low_rel != null && c.throughput.ci_high_rel != null
+                ? ` [${(c.throughput.ci_low_rel * 100).toFixed(1)}%, ${(c.throughput.ci_high_rel * 100).toFixed(1)}%]`
+                : ''}{' '}
+              ({c.throughput.verdict}).
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p className="muted">
+          The profiler's own cost is not measured in this run (profile every other repetition, <code>repetitions: odd</code>,
+          to measure it here); <code>make bench-profile</code> measures it on the demo, profiling on against off.
+        </p>
+      )}
       {reference && compared && profiled.includes(reference) ? (
         <Differential slug={run.slug} load={chosenLoad} reference={reference} variant={compared} />
       ) : null}
