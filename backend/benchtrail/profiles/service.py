@@ -131,10 +131,15 @@ def diff(session: Session, principal: Principal, slug: str, variant: str | None,
     across runs the same variant). `base` "previous": the project's latest run before this one (same environment)
     with a profile of the variant at the load level, the other side of a change point."""
     run, found = _run(session, principal, slug)
-    if base == PREVIOUS:
-        variant = variant or next((v for _, v, _, _ in found), None)
+    if variant is None and base is not None and base != slug:
+        # across runs: the first profiled variant that is not this run's reference (else any)
+        profiled = list(dict.fromkeys(v for _, v, _, _ in found))
+        own_reference = repository.reference_variant(session, run.id)
+        variant = next((v for v in profiled if v != own_reference), profiled[0] if profiled else None)
         if variant is None:
             raise NotFound(f"run '{run.slug}' has no profiles")
+    if base == PREVIOUS:
+        assert variant is not None
         load, scenario = _pick(found, run, variant, load, scenario)
         base = repository.previous_profiled_run(session, run, variant, load)
         if base is None:
@@ -144,12 +149,10 @@ def diff(session: Session, principal: Principal, slug: str, variant: str | None,
         reference = reference or repository.reference_variant(session, run.id)
     else:
         base_run, base_found = _run(session, principal, base)
-    if variant is None:   # the first profiled variant that is not the run's reference (else any, across runs)
-        profiled = list(dict.fromkeys(v for _, v, _, _ in found))
-        own_reference = repository.reference_variant(session, run.id)
-        others = [v for v in profiled if v != own_reference] or ([] if base_run is run else profiled)
+    if variant is None:   # within the run: the first profiled variant that is not its reference
+        others = [v for v in dict.fromkeys(v for _, v, _, _ in found) if v != reference]
         if not others:
-            raise NotFound(f"run '{run.slug}' has no profiled variant to compare")
+            raise NotFound(f"run '{run.slug}' has no profiled variant to compare with its reference")
         variant = others[0]
     reference = reference or variant
     if base_run is run and reference == variant:
