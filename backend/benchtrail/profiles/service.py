@@ -60,9 +60,11 @@ def _profiler_cost(session: Session, run: Run, found: Found) -> list[ProfilerCos
     if not found:
         return []
     starts = repository.file_starts(session, run.id)
+    cells = repository.sample_cells(session, run.id)
+    whole = {(v, ld) for _, v, sc, ld in cells if sc == ALL}   # a load level's all-scenarios cell, when it has one
     out = []
-    for cell, variant, scenario, load in repository.sample_cells(session, run.id):
-        if variant not in variants:
+    for cell, variant, scenario, load in cells:
+        if variant not in variants or (scenario != ALL and (variant, load) in whole):
             continue
         reps = counted_repetitions(cell, "throughput")
         on = [r for r in reps if (variant, load, starts.get(r.position if r.position is not None else -1)) in profiled]

@@ -55,7 +55,9 @@ export function ProfileDiffView({ diff, sides }: { diff: ProfileDiff; sides: { r
           {c.sampled ? (
             <>
               Sampled process CPU says {intervalText(statsOf(c.sampled), UNIT)}
-              {c.gap_pct !== null && c.gap_pct !== undefined ? `; the profiles' difference is ${c.gap_pct >= 0 ? '+' : ''}${c.gap_pct.toFixed(0)}% of it off` : ''}
+              {c.gap_pct !== null && c.gap_pct !== undefined
+                ? `; the profiles' difference is ${Math.abs(c.gap_pct).toFixed(0)}% ${c.gap_pct >= 0 ? 'above' : 'below'} it`
+                : ''}
               {c.coverage_pct !== null && c.coverage_pct !== undefined ? `; the profiler saw ${c.coverage_pct.toFixed(0)}% of ${sides.variant}'s process CPU` : ''}.{' '}
               {c.agree === false ? (
                 <strong className="worse">They disagree by more than their intervals allow.</strong>
