@@ -4,8 +4,10 @@ On the Java demo (infra/demo/start-java.sh: the service without and with the Ope
 runner's own profiler code (`benchtrail_runner.profiling`, async-profiler loaded with jcmd; BENCH_PROFILER=jfr
 for JDK Flight Recorder) and the server's reading of its output (`benchtrail.profiles`), in one process:
 
-1. Profiler cost: the agent service loaded by hey with and without the profiler, interleaved
-   (off/on/off/on...); profiler_overhead_pct = 100 x (1 - mean over pairs of on/off throughput).
+1. Profiler cost: the agent service loaded by hey with and without the profiler, interleaved (off/on, then
+   on/off, ...), after a warm-up of both services with the profiler loaded once; profiler_overhead_pct =
+   100 x (1 - the median over pairs of on/off throughput) (the median: on a shared machine one pair can be
+   hit by someone else's burst). The CPU per request on against off is printed too.
 2. Attribution gap: each repetition profiles baseline and agent while the process's CPU is sampled (psutil),
    both per 1,000 requests; the profiles' added CPU (agent minus baseline) against the sampled CPU's:
    attribution_gap_pct = 100 x |profile delta - sampled delta| / sampled delta.
@@ -39,16 +41,17 @@ TOOLS = Path(os.environ.get("BENCHTRAIL_TOOLS_DIR", REPO / ".tools"))
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 PROFILER = os.environ.get("BENCH_PROFILER", "async-profiler")
 SECONDS = 1 if SMOKE else 5
-REPS = 1 if SMOKE else 6
+REPS = 1 if SMOKE else 8
+WARMUP_S = 1 if SMOKE else 15
 CONCURRENCY = 2
 PATH = "/api/vet/vets"
 
 
-def hey(url: str, out: Path) -> tuple[int, float]:
+def hey(url: str, out: Path, seconds: float = SECONDS) -> tuple[int, float]:
     """(requests, throughput = requests / (last end - first start)) of a hey run."""
     exe = TOOLS / "bin" / "hey"
     with out.open("wb") as f:
-        subprocess.run([str(exe) if exe.exists() else "hey", "-z", f"{SECONDS}s", "-c", str(CONCURRENCY),
+        subprocess.run([str(exe) if exe.exists() else "hey", "-z", f"{seconds:g}s", "-c", str(CONCURRENCY),
                         "-o", "csv", url + PATH], stdout=f, check=True)
     starts, ends = [], []
     with out.open() as f:
@@ -91,7 +94,12 @@ def main() -> int:
     try:
         pids = {name: int((workdir / "run" / f"demo-{name}.pid").read_text()) for name in ("baseline", "agent")}
         urls = {"baseline": f"http://127.0.0.1:{ports[0]}", "agent": f"http://127.0.0.1:{ports[1]}"}
-        ratios, profile_delta, sampled_delta, coverage = [], [], [], []
+        for name in ("baseline", "agent"):   # JIT-compile both, the profiler loaded once in each
+            variant = Variant(name=name, target=urls[name], profile=Profile(runtime="jvm", profiler=PROFILER))
+            running = StepProfiles([variant], 1, workdir, 999, float(WARMUP_S))
+            hey(urls[name], workdir / f"warmup-{name}.csv", WARMUP_S)
+            running.stop()
+        ratios, cpu_ratios, profile_delta, sampled_delta, coverage = [], [], [], [], []
         step = 0
         for rep in range(REPS):
             # off/on of the same variant, alternating which goes first, then baseline profiled
@@ -103,13 +111,17 @@ def main() -> int:
             base = measured("baseline", urls["baseline"], pids["baseline"], workdir, step, True)
             step += 1
             ratios.append(runs[True]["rate"] / runs[False]["rate"])
+            cpu_ratios.append(runs[True]["sampled"] / runs[False]["sampled"])
             profile_delta.append(runs[True]["profile"] - base["profile"])
             sampled_delta.append(runs[True]["sampled"] - base["sampled"])
             coverage.append(runs[True]["profile"] / runs[True]["sampled"])
             print(f"rep {rep + 1}: throughput off {runs[False]['rate']:.0f}/s on {runs[True]['rate']:.0f}/s; "
                   f"added CPU-ms/1k: profile {profile_delta[-1]:.1f}, sampled {sampled_delta[-1]:.1f}; "
                   f"profile saw {100 * coverage[-1]:.0f}% of the agent process's CPU", flush=True)
-        overhead = 100.0 * (1.0 - statistics.fmean(ratios))
+        overhead = 100.0 * (1.0 - statistics.median(ratios))
+        print(f"profiler on against off, same variant: throughput {100 * (statistics.median(ratios) - 1):+.1f}% "
+              f"(median of {len(ratios)} pairs: {', '.join(f'{100 * (r - 1):+.0f}%' for r in ratios)}), "
+              f"CPU per request {100 * (statistics.median(cpu_ratios) - 1):+.1f}%")
         p, s = statistics.fmean(profile_delta), statistics.fmean(sampled_delta)
         gap = 100.0 * abs(p - s) / abs(s) if s else float("nan")
         print(f"profiler {PROFILER}, {REPS} repetition(s) of {SECONDS} s at {CONCURRENCY} connections"

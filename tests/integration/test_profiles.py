@@ -174,3 +174,32 @@ def test_go_demo_profiles_show_the_tracer(client, make_project, start_runner, wo
     c = diff["consistency"]
     print(f"RESULT go profile added {c['profile']['abs_diff']:.1f} CPU-ms/1k vs sampled "
           f"{c['sampled']['abs_diff']:.1f} (gap {c['gap_pct']:+.0f}%, coverage {c['coverage_pct']:.0f}%)")
+
+
+def test_py_spy_profiles_a_python_target_in_a_step(logdir: Path, tmp_path):
+    """The runner's py-spy path against a real Python HTTP server under hey: collapsed stacks whose counts the
+    server reads, frames named by function and file."""
+    import subprocess
+    import sys
+
+    from benchtrail.profiles.read import read_collapsed
+    from benchtrail_runner.plan import Profile, Variant
+    from benchtrail_runner.profiling import StepProfiles
+
+    port = free_port()
+    server = Process("py-target", [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                                   "--directory", str(tmp_path)], dict(os.environ), logdir)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_until(lambda: urllib.request.urlopen(f"{url}/", timeout=1).status == 200, 15, "the Python server")
+        variant = Variant(name="py", target=url, profile=Profile(runtime="python"))
+        running = StepProfiles([variant], 1, tmp_path, 0, 2.0)
+        subprocess.run([str(TOOLS / "bin" / "hey"), "-z", "2s", "-c", "2", f"{url}/"], capture_output=True, check=True)
+        [f] = running.stop()
+    finally:
+        server.stop()
+    assert f.format == "collapsed"
+    lines = [line.rsplit(" ", 1) for line in f.path.read_text().splitlines() if line.strip()]
+    stacks = read_collapsed(f.path, "python", 10.0)
+    assert stacks.samples == sum(int(n) for _, n in lines) > 0
+    assert any("server.py" in name for name in stacks.frames), stacks.frames[:20]

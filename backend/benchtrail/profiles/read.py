@@ -31,6 +31,7 @@ from benchtrail.ingest.model import ParseError
 PROFILE_FORMATS = ("pprof", "collapsed", "jfr", "benchtrail-profile")
 JFR_MAGIC = b"FLR\x00"
 TRUNCATED = "[truncated stack]"
+NO_STACK = "[no stack]"
 MAX_FRAMES = 1_000_000
 MAX_STACKS = 5_000_000
 
@@ -303,9 +304,10 @@ def read_collapsed(path: Path, runtime: str, period_ms: float, source: str = "co
             if not line.strip():
                 continue
             stack, _, count = line.rpartition(" ")
-            if not stack or not count.isdigit():
+            if not count.isdigit() or (not stack and not line.startswith(" ")):
                 raise ParseError(f"not a collapsed stack ('frame;frame;... count'): {line[:100]!r}", line=n)
-            frames = stack.split(";")
+            # py-spy writes samples of a thread without a Python frame as a count alone
+            frames = stack.split(";") if stack else [NO_STACK]
             if " tid=" in frames[0]:   # async-profiler's `threads`: the root names the thread
                 frames[0] = thread_name(frames[0])
             out.add([rename(frame) for frame in frames], int(count) * period_ms)

@@ -25,6 +25,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -78,11 +79,12 @@ class _Running:
 
 
 def tool(name: str) -> str:
-    """A JDK or profiler binary: $JAVA_HOME/bin first, then PATH."""
+    """A JDK or profiler binary: $JAVA_HOME/bin first, then PATH, then the runner's own environment (py-spy
+    installed with it)."""
     home = os.environ.get("JAVA_HOME")
     if home and (Path(home) / "bin" / name).is_file():
         return str(Path(home) / "bin" / name)
-    found = shutil.which(name)
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
     if found is None:
         raise ProfileError(f"{name} is not installed on the runner's host (needed to profile; set JAVA_HOME for "
                            f"a JDK's jcmd and jfr, or install py-spy)", tool=name)
@@ -232,8 +234,10 @@ class _PySpy:
         self.out = workdir / f"{stem}.pyspy.txt"
         self.log = workdir / f"{stem}.pyspy.log"
         self.variant = variant
+        # --function: frames by function (its first line), not by the line running, so that a function is one
+        # frame; --nonblocking: the target is never paused to be read.
         argv = [tool("py-spy"), "record", "--pid", str(self.pid), "--rate", str(1000 // PERIOD_MS),
-                "--format", "raw", "--output", str(self.out), "--nonblocking"]
+                "--format", "raw", "--function", "--output", str(self.out), "--nonblocking"]
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
 
