@@ -5,7 +5,9 @@
  * shows no profile section. Profiling every other repetition, the run also measures the profiler's own cost.
  */
 import { expect, test } from '@playwright/test';
-import { api, apiJson, getRun, loadState, ok } from './support/api';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { api, apiJson, getRun, loadState, ok, REPO, upload } from './support/api';
 import { adminToken, shot } from './support/page';
 import { startDemoTarget } from './support/target';
 
@@ -56,6 +58,22 @@ test('a profiled run draws flame graphs and names the agent code that adds CPU',
     const profiles = await apiJson<{ items: { repetition: number }[] }>(`/api/v1/runs/${started.slug}/profiles`);
     expect(profiles.items.map((p) => p.repetition).sort()).toEqual([1, 1, 3, 3]);
     await shot(page, '60-run-profiles');
+
+    // Compare: a later run of the agent (its Go profiles uploaded, as a CI job would) against this one.
+    const pprof = readFileSync(resolve(REPO, 'tests/fixtures/profiles/go-demo-traced.pb.gz'));
+    const load = { kind: 'concurrency', value: 4, duration_s: 2 };
+    const later = await upload(project, token, { agent_version: '2.0' }, [1, 2].map((repetition) => ({
+      name: `agent-${repetition}.pb.gz`,
+      content: pprof,
+      spec: { variant: 'agent', format: 'pprof', load, profile: { runtime: 'go', repetition, step: repetition, requests: 20_000, agent_packages: ['(*tracer)'] } },
+    })));
+    await expect.poll(async () => (await getRun(later.run)).status, { timeout: 60_000 }).toBe('completed');
+    await page.goto(`/compare?a=${started.slug}&b=${later.run}`);
+    const across = page.getByRole('region', { name: /^Where the CPU changed/ });
+    await expect(across.getByRole('heading', { name: /^Where the CPU changed/ })).toBeVisible({ timeout: 30_000 });
+    await expect(across).toContainText(`run ${later.run} against run ${started.slug}`);
+    await expect(across.getByRole('list', { name: 'Frames that grew' }).getByRole('listitem')).not.toHaveCount(0);
+    await shot(page, '61-compare-profiles');
   } finally {
     await Promise.all([sink.stop(), noAgent.stop(), agent.stop()]);
   }
