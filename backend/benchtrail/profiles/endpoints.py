@@ -15,13 +15,13 @@ _LOAD = Query(default=None, max_length=100, description="The load level's key; d
 _SCENARIO = Query(default=None, max_length=500, description="Default: '*' (every scenario at once) when profiled")
 
 
-@router.get("/runs/{slug}/profiles", response_model=ProfileList)
+@router.get("/runs/{slug}/profiles", response_model=ProfileList, responses=errors(404))
 def list_profiles(slug: str, session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ProfileList:
     """The run's CPU profiles, one per profiled repetition of a variant at a load level (empty: none)."""
     return service.list_profiles(session, principal, slug)
 
 
-@router.get("/runs/{slug}/profiles/flame", response_model=FlameOut, responses=errors(404))
+@router.get("/runs/{slug}/profiles/flame", response_model=FlameOut, responses=errors(404, 422))
 def flame_graph(slug: str, variant: str = Query(max_length=100), load: str | None = _LOAD,
                 scenario: str | None = _SCENARIO, session: Session = SessionDep,
                 principal: Principal = Depends(get_principal)) -> FlameOut:
@@ -29,7 +29,7 @@ def flame_graph(slug: str, variant: str = Query(max_length=100), load: str | Non
     return service.flame_graph(session, principal, slug, variant, load, scenario)
 
 
-@router.get("/runs/{slug}/profiles/diff", response_model=ProfileDiffOut, responses=errors(400, 404))
+@router.get("/runs/{slug}/profiles/diff", response_model=ProfileDiffOut, responses=errors(404, 422))
 def profile_diff(slug: str, variant: str | None = Query(default=None, max_length=100, description=(
                      "Default: the first profiled variant that is not the reference")),
                  reference: str | None = Query(default=None, max_length=100, description=(
