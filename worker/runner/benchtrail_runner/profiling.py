@@ -27,9 +27,8 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,14 +67,6 @@ class ProfileFile:
     path: Path
     raw: Path | None = None
     agent_packages: tuple[str, ...] = ()
-
-
-@dataclass
-class _Running:
-    variant: Variant
-    profile: Profile
-    stop: Any
-    files: list[ProfileFile] = field(default_factory=list)
 
 
 def tool(name: str) -> str:
@@ -368,7 +359,3 @@ def finish(files: list[ProfileFile]) -> list[ProfileFile]:
         else:
             out.append(f)
     return out
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
