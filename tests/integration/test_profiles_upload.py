@@ -5,13 +5,14 @@ a JFR recording kept and downloadable next to the stacks read from it, and bad p
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
-from infra.localstack import wait_until
+from infra.localstack import VENV_BIN, wait_until
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
 LOAD = {"kind": "concurrency", "value": 2}
@@ -109,6 +110,14 @@ def test_a_jfr_recording_is_kept_next_to_its_stacks(client, worker, make_project
     assert (kept["format"], kept["filename"]) == ("jfr", "agent.jfr")
     download = client.get("/" + kept["download_url"].split("/", 3)[3])
     assert download.status_code == 200 and download.content == raw
+
+    # Measured again from its stored files (`benchtrail admin reingest`): the same profile, read again.
+    done = subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "reingest", "--json", run["slug"]],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    [again] = client.get(f"/api/v1/runs/{run['slug']}/profiles").json()["items"]
+    assert (again["samples"], again["cpu_ms"], again["raw_files"]) == (p["samples"], p["cpu_ms"], p["raw_files"])
+    assert again["id"] != p["id"]
 
 
 @pytest.mark.parametrize("spec, name, data, status, words", [
