@@ -12,13 +12,13 @@ export function profilesQuery(slug: string) {
 }
 
 /** A variant's flame graph at a load level (CPU-ms per 1,000 requests). */
-export function flameQuery(slug: string, variant: string, load: string | null, enabled = true) {
+export function flameQuery(slug: string, variant: string, load: string | null, enabled = true, scenario: string | null = null) {
   return queryOptions({
-    queryKey: ['run', slug, 'profiles', 'flame', variant, load],
+    queryKey: ['run', slug, 'profiles', 'flame', variant, load, scenario],
     queryFn: ({ signal }) =>
       unwrap(
         api().GET('/api/v1/runs/{slug}/profiles/flame', {
-          params: { path: { slug }, query: { variant, ...(load ? { load } : {}) } },
+          params: { path: { slug }, query: { variant, ...(load ? { load } : {}), ...(scenario ? { scenario } : {}) } },
           signal,
         }),
       ),
@@ -28,15 +28,18 @@ export function flameQuery(slug: string, variant: string, load: string | null, e
 }
 
 /** Variant minus reference (of this run, or of run `base`): the differential profile. */
-export function profileDiffQuery(slug: string, variant: string | null, load: string | null, base: string | null = null, enabled = true) {
+export function profileDiffQuery(slug: string, variant: string | null, load: string | null, base: string | null = null, enabled = true,
+  scenario: string | null = null) {
   return queryOptions({
-    queryKey: ['run', slug, 'profiles', 'diff', variant, load, base],
+    queryKey: ['run', slug, 'profiles', 'diff', variant, load, base, scenario],
     queryFn: ({ signal }) =>
       unwrap(
         api().GET('/api/v1/runs/{slug}/profiles/diff', {
           params: {
             path: { slug },
-            query: { ...(variant ? { variant } : {}), ...(load ? { load } : {}), ...(base ? { base } : {}) },
+            query: {
+              ...(variant ? { variant } : {}), ...(load ? { load } : {}), ...(base ? { base } : {}), ...(scenario ? { scenario } : {}),
+            },
           },
           signal,
         }),

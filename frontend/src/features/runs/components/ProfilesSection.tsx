@@ -5,28 +5,39 @@ import { FlameGraph, ProfileDiffView } from '@/components/profiles/ProfileViews'
 import { flameQuery, profileDiffQuery, profilesQuery } from '@/components/profiles/queries';
 import { ErrorState, Loading } from '@/components/StateViews';
 
-function VariantFlame({ slug, variant, load }: { slug: string; variant: string; load: string }): ReactElement {
-  const { data, error, isPending } = useQuery(flameQuery(slug, variant, load));
+function VariantFlame({ slug, variant, load, scenario }: { slug: string; variant: string; load: string; scenario: string }): ReactElement {
+  const { data, error, isPending } = useQuery(flameQuery(slug, variant, load, true, scenario));
   if (isPending) return <Loading what={`the flame graph of ${variant}`} />;
   if (error) return <ErrorState error={error} what={`the flame graph of ${variant}`} />;
   return <FlameGraph flame={data} title={`Flame graph: ${variant} (CPU-ms per 1,000 requests)`} />;
 }
 
-function Differential({ slug, load, reference, variant }: { slug: string; load: string; reference: string; variant: string }): ReactElement {
-  const { data, error, isPending } = useQuery(profileDiffQuery(slug, variant, load));
+function Differential({ slug, load, scenario, reference, variant }: {
+  slug: string; load: string; scenario: string; reference: string; variant: string;
+}): ReactElement {
+  const { data, error, isPending } = useQuery(profileDiffQuery(slug, variant, load, null, true, scenario));
   if (isPending) return <Loading what="the differential profile" />;
   if (error) return <ErrorState error={error} what="the differential profile" />;
   return <ProfileDiffView diff={data} sides={{ reference, variant }} />;
 }
 
 /** CPU profiles of the run's variants (plan `profile`): nothing at all for a run without them. */
-export function ProfilesSection({ run, variant, load }: { run: RunDetail; variant?: string; load?: string }): ReactElement | null {
+export function ProfilesSection({ run, variant, load, scenario, onScenario }: {
+  run: RunDetail;
+  variant?: string;
+  load?: string;
+  scenario?: string;
+  onScenario: (scenario: string) => void;
+}): ReactElement | null {
   const { data } = useQuery(profilesQuery(run.slug));
   const items = data?.items ?? [];
   if (!items.length) return null;
   const loads = [...new Set(items.map((p) => p.load))];
   const chosenLoad = load && loads.includes(load) ? load : loads[0];
-  const profiled = run.variants.map((v) => v.name).filter((v) => items.some((p) => p.variant === v && p.load === chosenLoad));
+  const scenarios = [...new Set(items.filter((p) => p.load === chosenLoad).map((p) => p.scenario))];
+  const chosenScenario = scenario && scenarios.includes(scenario) ? scenario : scenarios.includes('*') ? '*' : scenarios[0];
+  const here = items.filter((p) => p.load === chosenLoad && p.scenario === chosenScenario);
+  const profiled = run.variants.map((v) => v.name).filter((v) => here.some((p) => p.variant === v));
   const reference = run.variants.find((v) => v.is_reference)?.name;
   const compared = variant && variant !== reference && profiled.includes(variant) ? variant : profiled.find((v) => v !== reference);
   const label = run.loads.find((l) => l.key === chosenLoad)?.label ?? chosenLoad;
@@ -34,6 +45,18 @@ export function ProfilesSection({ run, variant, load }: { run: RunDetail; varian
   return (
     <section aria-labelledby="profiles-heading" className="profiles">
       <h2 id="profiles-heading">Where the CPU goes: profiles at {label}</h2>
+      {scenarios.length > 1 ? (
+        <label>
+          Scenario{' '}
+          <select value={chosenScenario} onChange={(e) => onScenario(e.target.value)}>
+            {scenarios.map((s) => (
+              <option key={s} value={s}>
+                {s === '*' ? 'every scenario at once' : s}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
       <p className="muted">
         {items.length} profiles ({runtimes}) of the measured steps; each normalised by its step's requests.
       </p>
@@ -57,10 +80,10 @@ export function ProfilesSection({ run, variant, load }: { run: RunDetail; varian
         </p>
       )}
       {reference && compared && profiled.includes(reference) ? (
-        <Differential slug={run.slug} load={chosenLoad} reference={reference} variant={compared} />
+        <Differential slug={run.slug} load={chosenLoad} scenario={chosenScenario} reference={reference} variant={compared} />
       ) : null}
       {profiled.map((v) => (
-        <VariantFlame key={v} slug={run.slug} variant={v} load={chosenLoad} />
+        <VariantFlame key={v} slug={run.slug} variant={v} load={chosenLoad} scenario={chosenScenario} />
       ))}
       <details>
         <summary>Raw profiles ({items.length})</summary>

@@ -96,7 +96,13 @@ export function RunPage(): ReactElement {
                 onRange={(range) => setState({ range })}
               />
               <PercentileSpectrum run={run} loads={loads} scenarios={state.scenarios} />
-              <ProfilesSection run={run} variant={variant?.name} load={state.loads[0]} />
+              <ProfilesSection
+                run={run}
+                variant={variant?.name}
+                load={state.loads[0]}
+                scenario={state.pscenario}
+                onScenario={(pscenario) => setState({ pscenario })}
+              />
             </>
           ) : null}
         </>
