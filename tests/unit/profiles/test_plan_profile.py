@@ -37,3 +37,15 @@ def test_bad_profiles_are_refused_naming_the_field(profile, extra, field, why):
 def test_odd_profiles_every_other_repetition():
     plan = parse_plan_data(_plan({"runtime": "go", "repetitions": "odd"}, repetitions=4))
     assert [plan.variants[0].profile.covers(r) for r in (1, 2, 3, 4)] == [True, False, True, False]
+
+
+def test_a_profile_url_is_held_to_the_target_allow_list():
+    from benchtrail.targets import plan_problems
+
+    body = _plan({"runtime": "go", "url": "http://10.1.2.3:6060/debug/pprof/profile"})
+    problems = plan_problems(body, ["127.0.0.1:*"], [])
+    assert [(f, "allow-list" in why) for f, why in problems] == [("variants[0].profile.url", True)]
+    remote = _plan({"runtime": "jvm", "port": 8080})
+    remote["variants"][0]["target"] = "http://10.1.2.3:8080"
+    assert [f for f, _ in plan_problems(remote, ["*"], [])] == ["variants[0].profile"]
+    assert plan_problems(_plan({"runtime": "jvm", "port": 18080}), ["127.0.0.1:*"], []) == []
