@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: up down admin backup restore lint docs test test-fast test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
+.PHONY: up down admin backup restore lint docs test test-fast test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis bench-profile openapi
 
 ## Start the whole product with demo data (PostgreSQL, Redis, API + dashboard, worker, beat, runner).
 up:
@@ -65,7 +65,7 @@ test-e2e:
 	$(PY) infra/scripts/stack.py ephemeral --cwd frontend -- npm run --silent e2e
 
 ## Benchmarks: each prints ratios against a reference measured in the same run.
-bench: bench-ingest bench-detect bench-analysis bench-ui bench-runner bench-api bench-ab
+bench: bench-ingest bench-detect bench-analysis bench-ui bench-runner bench-api bench-ab bench-profile
 
 bench-ingest:
 	infra/scripts/bootstrap.sh
@@ -94,6 +94,11 @@ bench-runner:
 bench-api:
 	infra/scripts/bootstrap.sh
 	$(PY) bench/bench_api.py
+
+## Profiling's own cost (on against off) and the gap between a profile's added CPU and the sampled CPU, on the Java demo.
+bench-profile:
+	infra/scripts/bootstrap.sh --tools
+	$(PY) bench/bench_profile.py
 
 ## Regenerate the OpenAPI document, the metric catalog and the TypeScript client (a test checks they are current).
 openapi:

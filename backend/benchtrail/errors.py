@@ -85,6 +85,8 @@ class ErrorCode(StrEnum):
     PERCENTILE_OUT_OF_RANGE = "percentile_out_of_range"
     SHARE_NOT_SPLIT = "share_not_split"
     SHARE_REQUIRED = "share_required"
+    PROFILE_AGAINST_ITSELF = "profile_against_itself"
+    PROFILE_NOT_NORMALISED = "profile_not_normalised"
     # 429, 503
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "unavailable"
@@ -160,6 +162,9 @@ CODE_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.PERCENTILE_OUT_OF_RANGE: "a percentile outside 0..100",
     ErrorCode.SHARE_NOT_SPLIT: "the run runs on one generator: it has no shares",
     ErrorCode.SHARE_REQUIRED: "the run is split into shares: name one (?share=)",
+    ErrorCode.PROFILE_AGAINST_ITSELF: "a differential profile of a variant against itself: name another variant, or a "
+                                      "base run",
+    ErrorCode.PROFILE_NOT_NORMALISED: "a profile's step has no request count to normalise it by (no sample file)",
     ErrorCode.RATE_LIMITED: "too many writes or failed authentications; retry after Retry-After",
     ErrorCode.UNAVAILABLE: "the database, the broker or the raw file store is unavailable; retry after Retry-After",
     ErrorCode.INTERNAL: "an unexpected error of the server (logged); never an answer to a request's content",

@@ -40,6 +40,8 @@ REGISTRY: dict[str, str] = {
     "benchtrail-json": "benchtrail_json:parse",
 }
 FORMATS = tuple(REGISTRY)
+# CPU profiles (benchtrail.profiles.read): named in an upload's metadata, never detected; no cells of their own.
+PROFILE_FORMATS = ("pprof", "collapsed", "jfr", "benchtrail-profile")
 # Formats read in batches (module under parsers with `stream(path, options, summariser)` and
 # `check_head(path, options)`): memory stays bounded however long the file, and an upload checks only
 # their structure and first rows, the worker parsing the whole file once.
@@ -82,10 +84,15 @@ def ingest_file(path: Path, *, format: str | None = None,  # noqa: A002 - the AP
 
 
 def check_file(path: Path, *, format: str | None = None,  # noqa: A002 - the API's word
-               options: ParseOptions | None = None) -> str:
+               options: ParseOptions | None = None, profile: dict[str, Any] | None = None) -> str:
     """What an upload checks before it is accepted; returns the format. A streamed format: header,
     encoding and its first rows (the worker's full parse reports any later error on the run); any
-    other: the whole parse."""
+    other: the whole parse. A CPU profile (`profile`: its upload's description) is read whole."""
+    if format in PROFILE_FORMATS:   # a CPU profile: no cells (benchtrail.profiles)
+        from benchtrail.profiles.read import check
+
+        profile = profile or {}
+        return check(Path(path), format, profile.get("period_ms"), profile.get("runtime") or "jvm")
     fmt = format or detect_format(path)
     module = STREAMED.get(fmt)
     if module is None:

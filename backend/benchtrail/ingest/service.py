@@ -28,10 +28,12 @@ from benchtrail.ingest.histogram import merge as merge_histograms
 from benchtrail.ingest.histogram import decode as decode_histogram
 from benchtrail.ingest.histogram import percentile_ms, value_at_percentile_us
 from benchtrail.ingest.model import RELATIVE_TIME, LoadSpec, ParseError
-from benchtrail.ingest.options import options_for
+from benchtrail.ingest.detect import PROFILE_FORMATS
+from benchtrail.ingest.options import load_from, options_for
 from benchtrail.ingest import repository, validity
 from benchtrail.metrics import PERCENTILES
 from benchtrail.models import Cell, Load, Project, Run, RunFile, Scenario, Series, Variant
+from benchtrail.profiles import ingest as profile_ingest
 from benchtrail.plans import service as plans
 from benchtrail.plans.model import split_count
 from benchtrail.projects import service as projects_service
@@ -256,6 +258,12 @@ class RunWriter:
         self.laid_end: dict[str, int] = {}      # variant -> end of its files laid end to end (`lay_out`)
         # a share's arrival rate per (variant, scenario, load key) and position: the shares' add up
         self.share_arrivals: dict[tuple[tuple[str, str, str], int], float] = {}
+        # CPU profiles by (variant, scenario, load key, step), the measured requests of each step by (variant,
+        # started_ms, load key) that normalise them, and the run's raw recordings by file position
+        self.profiles: dict[tuple[str, str, str, int], profile_ingest.PendingProfile] = {}
+        self.step_requests: dict[tuple[str, int | None, str], int] = {}
+        self.files_by_position: dict[int, int] = {}
+        self.ids: dict[str, dict[str, int]] = {}
 
     def add_cell(self, variant: str, cell: Any, position: int | None = None, share: int | None = None,
                  latency_step_us: int | None = None) -> None:
@@ -357,6 +365,8 @@ class RunWriter:
                  for key, spec in sorted(self.loads.items(), key=lambda kv: _load_sort(kv[1]))}
         s.add_all([*variants.values(), *scenarios.values(), *loads.values()])
         s.flush()
+        self.ids = {"variant": {k: v.id for k, v in variants.items()},
+                    "scenario": {k: v.id for k, v in scenarios.items()}, "load": {k: v.id for k, v in loads.items()}}
         trail_ids = self._trail_ids({(c.scenario, c.load.key, c.variant, c.mode, c.process)
                                      for c in self.cells.values()})
         rows = []
@@ -502,6 +512,7 @@ def _measure(session: Session, run: Run, *, verify: bool = False) -> RunWriter:
     scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=storage.scratch_dir()))
     try:
         store = storage.get_store()
+        writer.files_by_position = {rf.position: rf.id for rf, _ in files if rf.format == "jfr"}
         for run_file, blob in files:
             path = store.local_path(blob.sha256, scratch)
             if verify and storage.sha256_file(path) != blob.sha256:
@@ -512,6 +523,7 @@ def _measure(session: Session, run: Run, *, verify: bool = False) -> RunWriter:
         shutil.rmtree(scratch, ignore_errors=True)
     writer.finish_shares()
     writer.write(reference=run_meta.of(run).reference or "")
+    profile_ingest.write(session, run.id, writer.profiles, writer.ids, writer.step_requests)
     expected = expectations(session, run)
     run.criteria = judge_criteria(writer, expected, reference=run_meta.of(run).reference)
     judge_validity(session, run, writer, expected)
@@ -596,6 +608,9 @@ def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expe
 
 def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) -> None:
     path = open_blob_for_parsing(blob, run_file.filename, scratch)
+    if run_file.format in PROFILE_FORMATS:
+        add_profile(writer, run_file, path)
+        return
     share = run_file.options.get("share")
     warmup_s = float(run_file.options.get("warmup_s", 0))
     try:
@@ -627,6 +642,21 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
         if shift:
             series.t_ms = [t + shift for t in series.t_ms]
         writer.add_series(getattr(series, "variant", None) or run_file.variant, series, share)
+
+
+def add_profile(writer: RunWriter, run_file: RunFile, path: Path) -> None:
+    """A CPU profile file (benchtrail.profiles): its stacks under its step's profile; a raw JFR recording is
+    only kept (its stacks come with the benchtrail-profile file read from it)."""
+    try:
+        stacks = profile_ingest.read(run_file, path)
+        if stacks is None:
+            return
+        scenario = run_file.options.get("scenario") or ALL_SCENARIOS
+        load = load_from(run_file.options.get("load")) or LoadSpec()
+        writer._note(run_file.variant, scenario, load)
+        profile_ingest.add(writer.profiles, run_file, stacks, scenario, load, writer.files_by_position)
+    except ParseError as exc:
+        raise IngestFailed(run_file.filename, exc.reason, exc.line, exc.field) from None
 
 
 def clock_shift_ms(options: dict[str, Any], meta: dict[str, Any], interval_ms: int | None) -> int:
@@ -709,6 +739,10 @@ def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: floa
                           fmt=run_file.format, warmup_s=warmup_s, counts=counts,
                           share=(int(share), writer.generators) if share is not None else None)
     writer.facts += found.facts
+    started = run_file.options.get("started_ms")
+    for f, load_key in found.facts:
+        key = (run_file.variant, int(started) if started is not None else None, load_key)
+        writer.step_requests[key] = writer.step_requests.get(key, 0) + f.count
     for key, r in found.arrivals.items():
         if share is not None:
             slot = (key, run_file.position)

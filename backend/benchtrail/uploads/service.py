@@ -229,7 +229,9 @@ def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:
     from benchtrail.ingest.detect import check_file
 
     try:
-        return check_file(rf.data_path, format=fmt, options=options_for(spec))
+        profile = getattr(spec, "profile", None)
+        return check_file(rf.data_path, format=fmt, options=options_for(spec),
+                          profile=profile.model_dump() if profile is not None else None)
     except ParseError as exc:
         raise InvalidResultFile(rf.filename, exc.reason, line=exc.line, field=exc.field) from None
     except (AppError, MemoryError):

@@ -704,6 +704,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{slug}/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Profiles
+         * @description The run's CPU profiles, one per profiled repetition of a variant at a load level (empty: none).
+         */
+        get: operations["list_profiles_api_v1_runs__slug__profiles_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/profiles/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Profile Diff
+         * @description Where the added CPU goes: the differential flame graph (variant minus reference, per 1,000 requests), the
+         *     package prefixes and frames that add the most self and total CPU with intervals over the repetitions, and
+         *     (within one run) the check against the sampled process CPU.
+         */
+        get: operations["profile_diff_api_v1_runs__slug__profiles_diff_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/profiles/flame": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Flame Graph
+         * @description A variant's flame graph: CPU-ms per 1,000 requests, the mean over its profiled repetitions.
+         */
+        get: operations["flame_graph_api_v1_runs__slug__profiles_flame_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{slug}/progress": {
         parameters: {
             query?: never;
@@ -1719,6 +1781,49 @@ export interface components {
             metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "error_rate" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
         };
         /**
+         * ConsistencyOut
+         * @description The profiles' added CPU per request against the sampled process CPU of the same cells.
+         */
+        ConsistencyOut: {
+            /**
+             * Agree
+             * @description False: the two differences' intervals do not overlap (they disagree by more than their noise allows); None without sampled CPU
+             */
+            agree: boolean | null;
+            /**
+             * Coverage Pct
+             * @description The variant's profile CPU over its sampled CPU, x 100: how much of the process's CPU the profiler saw (JFR samples Java code only)
+             */
+            coverage_pct: number | null;
+            /**
+             * Gap Pct
+             * @description (profile delta - sampled delta) / |sampled delta| x 100
+             */
+            gap_pct: number | null;
+            /** @description The profiles' CPU-ms per 1,000 requests, variant minus reference */
+            profile: components["schemas"]["AbOut"];
+            /** @description The sampled CPU (cpu_s_per_1k x 1000: CPU-ms per 1,000 requests), variant minus reference; None when the plan sampled no resources */
+            sampled: components["schemas"]["AbOut"] | null;
+        };
+        /** CpuRowOut */
+        CpuRowOut: {
+            /** Agent */
+            agent: boolean;
+            /** @description Packages: the CPU-ms per 1,000 requests attributed to the package, variant minus reference: each stack counted once, to the innermost agent code on it (the agent answers for what it calls), else to the running frame's package (native and kernel code to its nearest caller with a package); the packages' attributed CPU adds up to the whole profile */
+            attributed?: components["schemas"]["AbOut"] | null;
+            /**
+             * Group
+             * @description The package prefix
+             */
+            group: string;
+            /** Name */
+            name: string;
+            /** @description Self CPU-ms per 1,000 requests: variant minus reference, over repetitions */
+            self: components["schemas"]["AbOut"];
+            /** @description Total CPU-ms per 1,000 requests: variant minus reference, over repetitions */
+            total: components["schemas"]["AbOut"];
+        };
+        /**
          * CriterionIn
          * @description A pass/fail criterion, as a plan's `criteria` entry (docs/plans/plan-v1.schema.json).
          */
@@ -1875,7 +1980,7 @@ export interface components {
              * @description The one rule that refused the request (act on this, not on the text)
              * @example not_found
              */
-            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "rate_limited" | "unavailable" | "internal");
+            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "profile_against_itself" | "profile_not_normalised" | "rate_limited" | "unavailable" | "internal");
             /**
              * Detail
              * @description What is wrong, naming the field, file or line
@@ -1896,7 +2001,7 @@ export interface components {
          * @description Why a request is refused: one code per rule. Each member's meaning is in CODE_MEANINGS.
          * @enum {string}
          */
-        ErrorCode: "invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "rate_limited" | "unavailable" | "internal";
+        ErrorCode: "invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "profile_against_itself" | "profile_not_normalised" | "rate_limited" | "unavailable" | "internal";
         /** ExclusionIn */
         ExclusionIn: {
             /**
@@ -1949,6 +2054,11 @@ export interface components {
              */
             load: components["schemas"]["LoadIn"] | null;
             /**
+             * @description A CPU profile (format pprof, jfr or benchtrail-profile): the step it profiled. A jfr recording is kept for download; its stacks come from the benchtrail-profile file that names it in `raw_file`
+             * @default null
+             */
+            profile: components["schemas"]["ProfileFileIn"] | null;
+            /**
              * Scenario
              * @description Scenario name for single-scenario summaries
              * @default null
@@ -1981,6 +2091,76 @@ export interface components {
             reason: string;
             /** Status */
             status: string & unknown;
+        };
+        /** FlameNodeOut */
+        FlameNodeOut: {
+            /**
+             * Agent
+             * @description Agent code (a known agent's package, or a name of the plan's agent_packages)
+             */
+            agent: boolean;
+            /**
+             * Delta Self
+             * @description Differential: self minus the reference's
+             */
+            delta_self?: number | null;
+            /**
+             * Delta Total
+             * @description Differential: total minus the reference's
+             */
+            delta_total?: number | null;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /**
+             * Package
+             * @description The package prefix the frame is grouped under
+             */
+            package: string;
+            /**
+             * Parent
+             * @description None for the root ('all')
+             */
+            parent: number | null;
+            /**
+             * Reference Total
+             * @description Differential: the reference's total
+             */
+            reference_total?: number | null;
+            /**
+             * Self
+             * @description CPU-ms per 1,000 requests in this frame itself
+             */
+            self: number;
+            /**
+             * Total
+             * @description CPU-ms per 1,000 requests in this frame and its callees (mean over repetitions)
+             */
+            total: number;
+        };
+        /**
+         * FlameOut
+         * @description A flame graph: nodes in breadth-first order (a parent before its children), widths in CPU-ms per 1,000
+         *     requests. Nodes under 0.2% of the root are left out; their CPU is `hidden`.
+         */
+        FlameOut: {
+            /** Hidden */
+            hidden: number;
+            /** Load */
+            load: string;
+            /** Nodes */
+            nodes: components["schemas"]["FlameNodeOut"][];
+            /** Repetitions */
+            repetitions: number;
+            /** Run */
+            run: string;
+            /** Scenario */
+            scenario: string;
+            /** Total */
+            total: number;
+            /** Variant */
+            variant: string;
         };
         /** Health */
         Health: {
@@ -2015,7 +2195,7 @@ export interface components {
              * @description The one rule that refused the request (act on this, not on the text)
              * @example not_found
              */
-            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "rate_limited" | "unavailable" | "internal");
+            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "profile_against_itself" | "profile_not_normalised" | "rate_limited" | "unavailable" | "internal");
             /**
              * Db
              * @description "ok", or "down: <error class>"
@@ -2286,6 +2466,198 @@ export interface components {
             /** Variant Id */
             variant_id: number;
         };
+        /**
+         * ProfileDiffOut
+         * @description Variant minus reference (of this run, or of run `base`), per 1,000 requests.
+         */
+        ProfileDiffOut: {
+            /**
+             * Base
+             * @description The run of the reference profiles
+             */
+            base: string;
+            /** @description Within one run: against the sampled process CPU */
+            consistency: components["schemas"]["ConsistencyOut"] | null;
+            /** @description The differential flame graph: the variant's shape, each node with the reference's total and the difference */
+            flame: components["schemas"]["FlameOut"];
+            /**
+             * Frames
+             * @description The frames adding the most self or total CPU, most added self CPU first
+             */
+            frames: components["schemas"]["CpuRowOut"][];
+            /** Load */
+            load: string;
+            /**
+             * Packages
+             * @description Package prefixes, most added attributed CPU first
+             */
+            packages: components["schemas"]["CpuRowOut"][];
+            /** Reference */
+            reference: string;
+            /** Run */
+            run: string;
+            /** Scenario */
+            scenario: string;
+            /** Variant */
+            variant: string;
+            /** @description The whole profile: added CPU-ms per 1,000 requests */
+            whole: components["schemas"]["AbOut"];
+        };
+        /**
+         * ProfileFileIn
+         * @description A CPU profile of the file's variant in one measured step (docs/explanation/profiles.md).
+         */
+        ProfileFileIn: {
+            /**
+             * Agent Packages
+             * @description Names of the agent's own code besides the known agents' packages
+             */
+            agent_packages?: string[];
+            /**
+             * Period Ms
+             * @description collapsed: the sampling period (each sample weighs this many CPU ms)
+             * @default null
+             */
+            period_ms: number | null;
+            /**
+             * Raw File
+             * @description benchtrail-profile: the position (in `files`) of the raw recording its stacks were read from, kept for download
+             * @default null
+             */
+            raw_file: number | null;
+            /**
+             * Repetition
+             * @description The repetition the step measured
+             * @default 1
+             */
+            repetition: number;
+            /**
+             * Requests
+             * @description The step's request count, when no sample file of the step (same variant, load and `started_ms`) tells it
+             * @default null
+             */
+            requests: number | null;
+            /**
+             * Runtime
+             * @enum {string}
+             */
+            runtime: "jvm" | "go" | "python";
+            /**
+             * Step
+             * @description The step's place in the run: files of one step's profile (pieces of a Go profile) share it; default: the file's position
+             * @default null
+             */
+            step: number | null;
+            /**
+             * Window Ms
+             * @description The load's window in the step (epoch ms, first request to last response): samples with a time outside it are left out
+             * @default null
+             */
+            window_ms: [
+                number,
+                number
+            ] | null;
+        };
+        /** ProfileList */
+        ProfileList: {
+            /** Items */
+            items: components["schemas"]["ProfileOut"][];
+            /**
+             * Profiler Cost
+             * @description Measured only when the plan profiled some repetitions and not others (profile.repetitions: odd)
+             * @default []
+             */
+            profiler_cost: components["schemas"]["ProfilerCostOut"][];
+        };
+        /**
+         * ProfileOut
+         * @description One repetition's CPU profile of a variant at a load level.
+         */
+        ProfileOut: {
+            /**
+             * Cpu Ms
+             * @description CPU milliseconds the samples account for
+             */
+            cpu_ms: number;
+            /**
+             * Cpu Ms Per 1K
+             * @description cpu_ms per 1,000 requests
+             */
+            cpu_ms_per_1k: number | null;
+            /** Id */
+            id: number;
+            /**
+             * Load
+             * @description The load level's key
+             */
+            load: string;
+            /**
+             * Outside Window
+             * @description Samples left out: before the load's first request or after its last response
+             */
+            outside_window: number;
+            /**
+             * Period Ms
+             * @description The sampling period
+             */
+            period_ms: number | null;
+            /**
+             * Raw Files
+             * @description The raw profile(s) as uploaded
+             */
+            raw_files: components["schemas"]["RawFileOut"][];
+            /** Repetition */
+            repetition: number;
+            /**
+             * Requests
+             * @description The step's requests (of this variant at this load level)
+             */
+            requests: number | null;
+            /**
+             * Runtime
+             * @description jvm | go | python
+             */
+            runtime: string;
+            /** Samples */
+            samples: number;
+            /**
+             * Scenario
+             * @description '*': the step loaded every scenario at once
+             */
+            scenario: string;
+            /**
+             * Source
+             * @description jfr | pprof | py-spy
+             */
+            source: string;
+            /**
+             * Step
+             * @description The step's place in the run's execution order
+             */
+            step: number;
+            /**
+             * Truncated
+             * @description Samples whose stack JFR cut at its depth (under '[truncated stack]')
+             */
+            truncated: number;
+            /** Variant */
+            variant: string;
+        };
+        /**
+         * ProfilerCostOut
+         * @description The profiler's own cost in a run that left some repetitions unprofiled (plan `profile.repetitions: odd`):
+         *     one cell's throughput, profiled repetitions against unprofiled ones of the same variant.
+         */
+        ProfilerCostOut: {
+            /** Load */
+            load: string;
+            /** Scenario */
+            scenario: string;
+            /** @description req/s: profiled (variant side) minus unprofiled (reference side) repetitions; rel_diff is the profiler's cost in throughput */
+            throughput: components["schemas"]["AbOut"];
+            /** Variant */
+            variant: string;
+        };
         /** ProgressAck */
         ProgressAck: {
             /** Cancel Requested */
@@ -2381,6 +2753,17 @@ export interface components {
             /** Slug */
             slug: string;
         };
+        /** RawFileOut */
+        RawFileOut: {
+            /** Download Url */
+            download_url: string;
+            /** Filename */
+            filename: string;
+            /** Format */
+            format: string;
+            /** Id */
+            id: number;
+        };
         /**
          * RepetitionValues
          * @description The statistic of every repetition behind a result, in the run's execution order.
@@ -2417,7 +2800,7 @@ export interface components {
              * @description The one rule that refused the request (act on this, not on the text)
              * @example not_found
              */
-            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "rate_limited" | "unavailable" | "internal");
+            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "profile_against_itself" | "profile_not_normalised" | "rate_limited" | "unavailable" | "internal");
             /**
              * Detail
              * @description What is wrong, naming the field, file or line
@@ -7127,6 +7510,263 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PercentilesOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_profiles_api_v1_runs__slug__profiles_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileList"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    profile_diff_api_v1_runs__slug__profiles_diff_get: {
+        parameters: {
+            query?: {
+                /** @description Default: the first profiled variant that is not the reference */
+                variant?: string | null;
+                /** @description Default: the run's reference variant; with `base`, the same variant */
+                reference?: string | null;
+                /** @description Another run whose `reference` profiles are the reference (agent version N against N+1); 'previous': the project's latest run before this one (same environment) with a profile of the variant at the load level (an alert's change point against the level before it) */
+                base?: string | null;
+                /** @description The load level's key; default: the first profiled */
+                load?: string | null;
+                /** @description Default: '*' (every scenario at once) when profiled */
+                scenario?: string | null;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileDiffOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    flame_graph_api_v1_runs__slug__profiles_flame_get: {
+        parameters: {
+            query: {
+                variant: string;
+                /** @description The load level's key; default: the first profiled */
+                load?: string | null;
+                /** @description Default: '*' (every scenario at once) when profiled */
+                scenario?: string | null;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlameOut"];
                 };
             };
             /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */

@@ -102,7 +102,9 @@ def test_the_metadata_part_of_an_upload_is_declared_as_the_json_the_server_reads
         assert doc["components"]["schemas"][model]["properties"]["files"]["items"]["$ref"].endswith("/FileIn")
     file_in = doc["components"]["schemas"]["FileIn"]
     assert file_in["additionalProperties"] is False
-    assert {"variant", "format", "scenario", "load", "warmup_s", "series_only", "started_ms"} == set(file_in["properties"])
+    assert {"variant", "format", "scenario", "load", "warmup_s", "series_only", "started_ms", "profile"} == set(
+        file_in["properties"])
+    assert doc["components"]["schemas"]["ProfileFileIn"]["additionalProperties"] is False
 
 
 def test_webhook_url_pattern_takes_what_the_server_can_call(doc):

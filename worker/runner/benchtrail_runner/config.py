@@ -46,6 +46,9 @@ VARIABLES: tuple[Variable, ...] = (
              "directory (kept when its results could not be delivered)."),
     Variable("BENCHTRAIL_RUNNER_UPLOAD_CHUNK_BYTES", str(8 << 20), "Chunk size (bytes) of a runner's resumable "
              "results upload (the server takes chunks of up to 64 MB)."),
+    Variable("BENCHTRAIL_ASYNC_PROFILER", "$BENCHTRAIL_TOOLS_DIR/async-profiler/libasyncProfiler.so", "The "
+             "async-profiler library a plan's `profile: {runtime: jvm, profiler: async-profiler}` loads into the "
+             "target JVM (`infra/tools/install.sh demo` puts it in the tools folder)."),
 )
 _POOL = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 

@@ -6,6 +6,7 @@ import { ChartWithTable } from '@/components/charts/Chart';
 import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { FreezeButton } from '@/components/FreezeButton';
+import { ProfilesAcross } from '@/components/profiles/ProfilesAcross';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
 import { buildRunComparison, compareStats } from '../compareModel';
 import { isComparison } from '@/lib/table';
@@ -122,6 +123,7 @@ export function CompareView(): ReactElement {
           alt={model.title}
         />
       ) : null}
+      <ProfilesAcross run={state.b} base={state.a} heading={`Where the CPU changed: profiles of ${b.data.slug} against ${a.data.slug}`} />
     </section>
   );
 }
