@@ -5,12 +5,14 @@ The real corpus lives beside the repository (`<repo>/../shared/fixtures/real`), 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-REAL = REPO.parent / "shared" / "fixtures" / "real"
+# BENCHTRAIL_SHARED_DIR: where shared/ is when it is not beside the repository (a git worktree).
+REAL = Path(os.environ.get("BENCHTRAIL_SHARED_DIR") or REPO.parent / "shared") / "fixtures" / "real"
 LOCAL = REPO / "tests" / "fixtures"
 
 

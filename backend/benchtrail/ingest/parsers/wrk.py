@@ -1,14 +1,16 @@
 """wrk 4.x text output (stdout, possibly with a shell prompt before and Lua output after).
 
 The load is `-c` connections (kind "concurrency") and the `-d` duration from "Running 10s test".
-Definitions: count = completed requests + timed-out requests; errors = non-2xx/3xx responses +
-timeouts; connect/read/write socket errors are connection events, not requests, and go to params
-(so error_rate never exceeds 100%). Latencies are wrk's coordinated-omission
-corrected statistics.
+Definitions: count and throughput are wrk's own printed totals ("N requests in", "Requests/sec:"):
+the responses wrk read. errors = non-2xx/3xx responses (among those) + every socket error wrk printed
+(connect, read, write, timeout: events without a response, so not in wrk's count);
+error_rate = errors / (count + socket errors) · 100, the share of every outcome wrk counted that
+failed. Each kind is kept in params. Latencies are wrk's coordinated-omission corrected statistics.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -34,9 +36,10 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     lines = read_text(path).split("\n")
     stats: dict[str, float] = {}
     params: dict[str, str] = {}
+    warnings: list[str] = []
     duration = connections = threads = None
     url = None
-    non2xx = timeouts = 0
+    non2xx = 0
     section = None
     for i, raw in enumerate(lines):
         n = i + 1
@@ -78,7 +81,6 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
                            line):
             for k, v in zip(("connect", "read", "write", "timeout"), m.groups(), strict=True):
                 params[f"socket_errors_{k}"] = v
-            timeouts = int(m.group(4))
         elif m := re.match(r"Non-2xx or 3xx responses: (\d+)", line):
             non2xx = int(m.group(1))
             params["non_2xx_3xx"] = m.group(1)
@@ -86,14 +88,25 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
             stats["throughput"] = float(m.group(1))
         elif m := re.match(r"Transfer/sec:\s+([\d.]+)(B|KB|MB|GB|TB)", line):
             params["transfer_bytes_per_s"] = repr(float(m.group(1)) * _BYTES[m.group(2)])
+    if params.get("latency_within_stdev", "").lstrip("-").lower().startswith("nan"):
+        # "Latency 0.00us 0.00us 0.00us -nan%": wrk recorded no latency (every answer came after --timeout).
+        for key in ("latency_mean", "latency_max", *_PCT.values()):
+            stats.pop(key, None)
+        params.pop("latency_stdev_ms", None)
+        warnings.append("wrk recorded no latency (its Latency row is 0 with a NaN spread): latency left out")
+        stats["latency_mean"] = math.nan
     for required in ("count", "throughput", "latency_mean"):
         if required not in stats:
             raise ParseError(f"wrk output lacks '{required}' (expected '… requests in …', "
                              "'Requests/sec:' and the Latency row)")
-    params["completed_requests"] = str(int(stats["count"]))
-    stats["count"] += timeouts
-    stats["errors"] = float(non2xx + timeouts)
-    stats["error_rate"] = stats["errors"] * 100.0 / stats["count"] if stats["count"] else 0.0
+    socket = sum(int(params.get(f"socket_errors_{k}", 0)) for k in ("connect", "read", "write", "timeout"))
+    stats["errors"] = float(non2xx + socket)
+    outcomes = stats["count"] + socket
+    stats["error_rate"] = stats["errors"] * 100.0 / outcomes if outcomes else 0.0
+    if socket:
+        params["socket_errors"] = str(socket)
+    if math.isnan(stats["latency_mean"]):
+        del stats["latency_mean"]
     if options.load is not None:
         load = options.load
     elif connections is not None:
@@ -104,4 +117,4 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         params["threads"] = str(threads)
     return ParsedFile(tool="wrk", format="wrk-text", reported=[ReportedCell(
         scenario=options.scenario or url or "default", load=load, stats=stats, params=params)],
-        meta={"url": url})
+        meta={"url": url}, warnings=warnings)
