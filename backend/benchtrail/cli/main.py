@@ -91,8 +91,8 @@ def _epoch_ms(value: str) -> int:
 
 
 def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
-    """NAME=FILE[;key=value...]: keys scenario, format, warmup, started, threads|concurrency|rate, requests,
-    duration."""
+    """NAME=FILE[;key=value...]: keys scenario, format, warmup, started, timestamp_format, timestamp_zone,
+    threads|concurrency|rate, requests, duration."""
     name, sep, rest = spec.partition("=")
     if not sep or not name or not rest:
         fail(EXIT_USAGE, f"--variant '{spec}' must be NAME=FILE[;key=value...]")
@@ -107,7 +107,7 @@ def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
         if not sep:
             fail(EXIT_USAGE, f"--variant {name}: option '{opt}' must be key=value")
         try:
-            if key in ("scenario", "format"):
+            if key in ("scenario", "format", "timestamp_format", "timestamp_zone"):
                 entry[key] = value
             elif key == "warmup":
                 entry["warmup_s"] = float(value)
@@ -121,7 +121,8 @@ def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
                 load["duration_s"] = float(value)
             else:
                 fail(EXIT_USAGE, f"--variant {name}: unknown option '{key}' (scenario, format, warmup, "
-                                 "started, threads, concurrency, rate, requests, duration)")
+                                 "started, timestamp_format, timestamp_zone, threads, concurrency, rate, requests, "
+                                 "duration)")
         except ValueError:
             what = "ms since the epoch or an ISO 8601 time with its zone" if key == "started" else "a number"
             fail(EXIT_USAGE, f"--variant {name}: '{opt}' needs {what}")
@@ -216,10 +217,14 @@ def upload(
                             lambda n: progress.advance(task, n))
     else:
         accepted = call(client.upload, project, json.dumps(metadata), paths, idempotency_key)
+    if not json_out:
+        for f in accepted.get("files") or []:
+            how = "detected" if f["detected"] else "as given"
+            err.print(f"{f['filename']} ({f['variant']}): read as {f['format']} ({how})", highlight=False)
     if not wait:
         if json_out:
-            print_json({"run": accepted["run"], "id": accepted["id"],
-                        "permalink": accepted["permalink"], "status": accepted["status"]})
+            print_json({"run": accepted["run"], "id": accepted["id"], "permalink": accepted["permalink"],
+                        "status": accepted["status"], "files": accepted.get("files") or []})
         else:
             console.print(f"run {accepted['run']} accepted ({accepted['status']}): {accepted['permalink']}")
         return
@@ -228,7 +233,8 @@ def upload(
     if json_out:
         print_json({"run": run["slug"], "id": run["id"], "permalink": run["permalink"],
                     "status": run["status"], "status_detail": run.get("status_detail"),
-                    "is_valid": run["is_valid"], "criteria": run.get("criteria"), "alerts": alerts})
+                    "is_valid": run["is_valid"], "criteria": run.get("criteria"), "alerts": alerts,
+                    "files": accepted.get("files") or []})
     else:
         print_run(run, console)
         print_overheads(client, run)
@@ -241,6 +247,66 @@ def upload(
             err.print(f"alert: {a.get('summary', a)}  {a.get('permalink', run['permalink'])}", highlight=False)
         raise typer.Exit(EXIT_ALERT)
     _exit_on_failed_criteria(run)
+
+
+@app.command("import")
+def import_history(
+    history: Annotated[Path, typer.Argument(help="github-action-benchmark data.js (or its JSON), or Bencher reports "
+                                                 "(JSON array of GET /v0/projects/{project}/reports)",
+                                            exists=True, dir_okay=False)],
+    project: Annotated[str, typer.Option(help="Project slug")],
+    url: UrlOpt = "http://127.0.0.1:8400",
+    token: TokenOpt = None,
+    format: Annotated[str | None, typer.Option(help="gab-history or bencher-reports (default: detected)")] = None,
+    variant: Annotated[str, typer.Option(help="Variant of every imported run")] = "baseline",
+    environment: Annotated[str | None, typer.Option(help="Environment name (default: a Bencher report's testbed)")] = None,
+    branch: Annotated[str | None, typer.Option(help="Branch (default: a Bencher report's branch)")] = None,
+    wait: Annotated[bool, typer.Option(help="Wait until every imported run is ingested")] = False,
+    wait_timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait")] = 1800,
+    retry_timeout: RetryOpt = 300,
+    json_out: JsonOpt = False,
+) -> None:
+    """Import a history from another tool: one backdated run per entry, oldest first, so trails and the
+    change-point detector see the past. Entries imported before are left as they are."""
+    metadata = {"variant": variant, **({"format": format} if format else {}),
+                **({"environment": {"name": environment}} if environment else {}),
+                **({"branch": branch} if branch else {})}
+    client = retrying_client(url, token, retry_timeout)
+    result = call(client.post_files, f"/api/v1/projects/{project}/imports", json.dumps(metadata), [history])
+    runs = result["runs"]
+    if wait:
+        deadline = time.monotonic() + wait_timeout
+        for r in runs:
+            done = call(client.wait_for_run, r["run"], max(1.0, deadline - time.monotonic()))
+            r["status"] = done["status"]
+    if json_out:
+        print_json(result)
+    else:
+        console.print(f"{history.name}: read as {result['format']}; {result['imported']} run(s) imported, "
+                      f"{result['already']} imported before", highlight=False)
+        for r in runs:
+            console.print(f"  {r['started_at'][:19]}  {(r['commit'] or '-')[:12]:<12}  {r['status']:<10} "
+                          f"{r['permalink']}{'  (before)' if r['duplicate'] else ''}", highlight=False)
+    failed = [r for r in runs if r["status"] == "failed"]
+    if failed:
+        fail(EXIT_INGEST_FAILED, f"{len(failed)} imported run(s) failed to ingest, e.g. {failed[0]['permalink']}")
+
+
+@app.command()
+def export(run: Annotated[str, typer.Argument(help="Run slug")],
+           format: Annotated[str, typer.Option(help="bmf: Bencher Metric Format JSON")] = "bmf",
+           output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout)")] = None,
+           url: UrlOpt = "http://127.0.0.1:8400", token: TokenOpt = None) -> None:
+    """Export a run's results in another tool's format (BMF: what `bencher run --adapter json` reads)."""
+    if format != "bmf":
+        fail(EXIT_USAGE, f"--format {format}: only bmf is known")
+    data = call(Client(url, token).get, f"/api/v1/runs/{run}/bmf")
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        err.print(f"run {run}: {len(data)} benchmark(s) written to {output}", highlight=False)
 
 
 def _exit_on_failed_criteria(run: dict[str, Any]) -> None:

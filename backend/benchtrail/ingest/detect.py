@@ -56,6 +56,7 @@ FORMATS = tuple(REGISTRY)
 # their structure and first rows, the worker parsing the whole file once.
 STREAMED: dict[str, str] = {"jmeter-csv": "jmeter_csv"}
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _JTL_HEADERLESS = re.compile(r"^\d{9,13}[,\t;|]\d+[,\t;|]")
 _GATLING_BINARY = re.compile(rb"^\x00\x00\x00\x00[\x01-\x40]\d+\.\d+")
 
@@ -128,6 +129,8 @@ def detect_format(path: Path) -> str:
         raise ParseError(f"{path.name} is a binary file of an unknown kind "
                          f"(starts with {head[:16]!r}); {_supported()}")
     text, _ = decode(head, partial=True)
+    # Terminal colour codes of a captured console (a CI log, a build tool's colour reset) are no content.
+    text = _ANSI.sub("", text)
     stripped = text.lstrip()
     first = stripped.split("\n", 1)[0].strip()
     fmt = _from_json(stripped) if stripped[:1] in "[{" else _from_text(text, stripped, first)

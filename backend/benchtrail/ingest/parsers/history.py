@@ -118,7 +118,10 @@ def parse_gab_entry(path: Path, options: ParseOptions | None = None) -> ParsedFi
                          "(benchtrail import, POST /api/v1/projects/{project}/imports), it makes one run per entry")
     if not 0 <= options.entry < len(entries):
         raise ParseError(f"entry {options.entry} is not in the history ({len(entries)} entries)", field="entry")
-    suite, i, e = entries[options.entry]
+    return _gab_cells(*entries[options.entry], options)
+
+
+def _gab_cells(suite: str, i: int, e: dict[str, Any], options: ParseOptions) -> ParsedFile:
     where = f"entries.{suite}[{i}]"
     tool = str(e.get("tool") or "")
     cells: list[ReportedCell] = []
@@ -209,8 +212,11 @@ def parse_bencher_entry(path: Path, options: ParseOptions | None = None) -> Pars
                          "POST /api/v1/projects/{project}/imports), it makes one run per report")
     if not 0 <= options.entry < len(reports):
         raise ParseError(f"report {options.entry} is not in the export ({len(reports)} reports)", field="entry")
-    r = reports[options.entry]
-    where = f"report {r.get('uuid') or options.entry}"
+    return _bencher_cells(reports[options.entry], options.entry, options)
+
+
+def _bencher_cells(r: dict[str, Any], index: int, options: ParseOptions) -> ParsedFile:
+    where = f"report {r.get('uuid') or index}"
     iterations = _list(r.get("results"), f"{where}.results")
     if not iterations:
         raise ParseError(f"{where} has no results", field=f"{where}.results")
@@ -262,3 +268,17 @@ def _iteration_cells(iteration: Any, where: str, options: ParseOptions) -> list[
                 cell.unit = str(measure["units"])[:64]
             cells.append(cell)
     return cells
+
+
+def read_history(path: Path, fmt: str, options: ParseOptions | None = None) -> list[tuple[HistoryEntry, ParsedFile]]:
+    """Every run of a history with its cells, the file read once: what an import checks before it stores
+    anything (each run is then ingested on its own, `parse_*_entry` reading its entry)."""
+    options = options or ParseOptions()
+    if fmt == "gab-history":
+        entries = _gab_entries(_gab_root(path))
+        return [(h, _gab_cells(*e, options)) for h, e in zip(gab_history(path), entries, strict=True)]
+    if fmt == "bencher-reports":
+        reports = _bencher_root(path)
+        return [(h, _bencher_cells(r, n, options)) for n, (h, r) in enumerate(zip(bencher_history(path), reports,
+                                                                                   strict=True))]
+    raise ParseError(f"'{fmt}' is not a history format (gab-history, bencher-reports)", field="format")

@@ -8,7 +8,7 @@ for v in ${VERSIONS:-0.5.1 0.4.0}; do
   work=$here/work/crate-$v
   mkdir -p "$work"
   cp -r "$here/src" "$here/benches" "$work/"
-  sed "s/CRITERION_VERSION/$v/" "$here/Cargo.toml" > "$work/Cargo.toml"
+  sed "s/CRITERION_VERSION/$v/" "$here/Cargo.toml.in" > "$work/Cargo.toml"
   (cd "$work" && CARGO_TARGET_DIR="$here/work/target" cargo bench --bench tiny -- --noplot > "$work/console.txt" 2>&1)
   for f in $(cd "$here/work/target/criterion" && find . -path '*/new/*.json'); do
     dest="$corpus/$v/$(dirname "$(dirname "$f")" | sed 's|^\./||; s|/|__|g; s| |_|g')_$(basename "$f")"
