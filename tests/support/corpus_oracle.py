@@ -349,24 +349,31 @@ def pytest_benchmark(path: Path) -> Expected:
     return Expected("pytest-benchmark", scores={"mean": sorted(float(b["stats"]["mean"]) for b in data["benchmarks"])})
 
 
+_GB_FIELDS = {"family_index", "per_family_instance_index", "repetitions", "repetition_index", "threads",
+              "iterations"}
+
+
 def google_benchmark(path: Path) -> Expected:
+    """Per benchmark and measure (real_time, cpu_time, each numeric user counter): the mean of its repetitions,
+    or its `mean` aggregate when only aggregates were written."""
     data = json.loads(_text(path))
     per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     means: dict[str, dict[str, float]] = defaultdict(dict)
     for b in data["benchmarks"]:
-        if b.get("error_occurred") or b.get("skipped"):
+        if b.get("error_occurred") or b.get("skipped") or b.get("aggregate_name") in ("BigO", "RMS"):
             continue
         name = b.get("run_name") or b["name"]
+        keys = [k for k, v in b.items() if k not in _GB_FIELDS and isinstance(v, (int, float))
+                and not isinstance(v, bool)]
         if b.get("run_type") == "aggregate":
             if b.get("aggregate_name") == "mean":
-                for key in ("real_time", "cpu_time"):
-                    means[name][key] = float(b[key])
+                means[name].update({k: float(b[k]) for k in keys})
             continue
-        for key in ("real_time", "cpu_time"):
+        for key in keys:
             per[name][key].append(float(b[key]))
     scores: dict[str, list[float]] = defaultdict(list)
     for name in set(per) | set(means):
-        for key in ("real_time", "cpu_time"):
+        for key in set(per[name]) | set(means[name]):
             vs = per[name].get(key) or []
             scores[key].append(statistics.fmean(vs) if vs else means[name][key])
     return Expected("google-benchmark", scores={k: sorted(v) for k, v in scores.items()})
@@ -427,6 +434,17 @@ _ORACLES = {
     "k6-summary-export": lambda p: k6_summary(p, "k6-summary-export"),
     "k6-handlesummary-json": lambda p: k6_summary(p, "k6-handlesummary"),
 }
+
+
+def refusal(folder: str, path: Path) -> str | None:
+    """Why a corpus file is not a result file (None: it is one), from its first bytes alone."""
+    head = path.read_bytes()[:200]
+    if folder == "gatling-simulation-log" and head[:1] == b"\x00":
+        return "binary Gatling logs"
+    first = head.decode("utf-8", "replace").replace('"', "").lstrip("\ufeff")
+    if folder == "locust-csv" and first.startswith(("Method,Name,Error,Occurrences", "Count,Message,Traceback")):
+        return "holds no measurements"
+    return None
 
 
 def expected(folder: str, path: Path) -> Expected:

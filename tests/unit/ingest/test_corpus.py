@@ -64,6 +64,7 @@ def test_corpus_file(folder: str, path: Path) -> None:
 def check(folder: str, path: Path) -> str:
     """Compare one file; returns 'read' or 'refused'."""
     exp = oracle.expected(folder, path)
+    assert (exp.refused is None) == (oracle.refusal(folder, path) is None)
     if exp.refused is not None:
         with pytest.raises(ParseError) as exc:
             ingest_file(path)
@@ -152,7 +153,7 @@ def _scores(exp: oracle.Expected, cells: list) -> None:
 
 def test_the_manual_states_the_corpus_figure() -> None:
     files = len(CORPUS)
-    refused = sum(1 for _, d, p in CORPUS if oracle.expected(d, p).refused is not None)
+    refused = sum(1 for _, d, p in CORPUS if oracle.refusal(d, p) is not None)
     text = MANUAL.read_text(encoding="utf-8")
     m = re.search(r"(\d+) files, (\d+) read exactly, (\d+) refused with a reason", text)
     assert m, "docs/how-to/formats.md states the corpus figure"

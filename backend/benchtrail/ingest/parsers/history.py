@@ -28,7 +28,7 @@ from typing import Any
 from ..model import LoadSpec, ParsedFile, ParseError, ParseOptions, ReportedCell
 from ..textio import read_text
 from .bench_json import BMF_MEASURES, _list, _obj, bmf_cells, number
-from .microbench import score_cell
+from .microbench import score_cell, split_params
 
 
 @dataclass(slots=True)
@@ -125,24 +125,38 @@ def _gab_cells(suite: str, i: int, e: dict[str, Any], options: ParseOptions) -> 
     where = f"entries.{suite}[{i}]"
     tool = str(e.get("tool") or "")
     cells: list[ReportedCell] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for j, b in enumerate(_list(e.get("benches"), f"{where}.benches")):
         bw = f"{where}.benches[{j}]"
         b = _obj(b, bw)
         name = str(b.get("name") or "")
         if not name:
             raise ParseError(f"{bw} has no name", field=f"{bw}.name")
-        if name in seen:
+        if (name, str(b.get("unit") or "")) in seen:
             continue   # github-action-benchmark keeps the first of two benches of one name too
-        seen.add(name)
+        seen.add((name, str(b.get("unit") or "")))
         unit = str(b.get("unit") or "")
         bigger = b.get("biggerIsBetter")
         higher = bool(bigger) if isinstance(bigger, bool) else (tool in _GAB_HIGHER or unit.endswith(("/sec", "/s")))
         extra = {k: str(b[k]) for k in ("range", "extra") if b.get(k) not in (None, "")}
         extra["suite"] = suite
-        cells.append(score_cell(name, {}, "value", unit, score=number(b.get("value"), f"{bw}.value"),
-                                direction="higher" if higher else "lower", load=options.load or LoadSpec(),
-                                extra=extra, where=bw))
+        params: dict[str, str] = {}
+        mode = "value"
+        load = options.load or LoadSpec()
+        if tool == "go":
+            # As `go test -bench` output reads (parsers.go_bench), so that the trails an import makes go on with
+            # the Go files uploaded after it: the measure is the mode, `key=value` parts are parameters,
+            # "N procs" (GOMAXPROCS) the load.
+            name = name.removesuffix(f" - {unit}")
+            first, *rest = name.split("/")
+            kept, params = split_params(rest)
+            name = "/".join([first, *kept])
+            mode = unit
+            procs = re.search(r"(\d+) procs", str(b.get("extra") or ""))
+            if options.load is None:
+                load = LoadSpec("threads", float(procs.group(1)) if procs else 1.0)
+        cells.append(score_cell(name, params, mode, unit, score=number(b.get("value"), f"{bw}.value"),
+                                direction="higher" if higher else "lower", load=load, extra=extra, where=bw))
     if not cells:
         raise ParseError(f"{where} has no benches", field=f"{where}.benches")
     return ParsedFile(tool=tool or "github-action-benchmark", format="gab-history", reported=cells,

@@ -10,7 +10,7 @@ for v in ${VERSIONS:-0.5.1 0.4.0}; do
   cp -r "$here/src" "$here/benches" "$work/"
   sed "s/CRITERION_VERSION/$v/" "$here/Cargo.toml.in" > "$work/Cargo.toml"
   (cd "$work" && CARGO_TARGET_DIR="$here/work/target" cargo bench --bench tiny -- --noplot > "$work/console.txt" 2>&1)
-  for f in $(cd "$here/work/target/criterion" && find . -path '*/new/*.json'); do
+  (cd "$here/work/target/criterion" && find . \( -path '*/new/estimates.json' -o -path '*/new/sample.json' \) -print0) | while IFS= read -r -d '' f; do
     dest="$corpus/$v/$(dirname "$(dirname "$f")" | sed 's|^\./||; s|/|__|g; s| |_|g')_$(basename "$f")"
     mkdir -p "$(dirname "$dest")"; cp "$here/work/target/criterion/$f" "$dest"
   done
