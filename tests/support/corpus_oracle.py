@@ -145,10 +145,68 @@ def jmeter_xml(path: Path) -> Expected:
 
 # ------------------------------------------------------------------------------------------------ Gatling
 
+def _gatling_binary(raw: bytes) -> list[tuple[str, float, bool, bool]]:
+    """Gatling >= 3.13's binary records, as its LogFileDataWriter writes them (big-endian; strings = int length,
+    compact-string bytes, coder byte; cached strings = int index, > 0 when the string follows)."""
+    import struct
+    pos = 0
+    cache: dict[int, str] = {}
+
+    def unpack(fmt: str) -> Any:
+        nonlocal pos
+        (v,) = struct.unpack_from(fmt, raw, pos)
+        pos += struct.calcsize(fmt)
+        return v
+
+    def string() -> str:
+        nonlocal pos
+        n = unpack(">i")
+        if not n:
+            return ""
+        b, coder = raw[pos:pos + n], raw[pos + n]
+        pos += n + 1
+        return b.decode("utf-16-le" if coder else "latin-1")
+
+    def cached() -> str:
+        i = unpack(">i")
+        if i > 0:
+            cache[i] = string()
+        return cache[abs(i)]
+
+    assert unpack(">b") == 0
+    string(), string(), unpack(">q"), string()
+    for _ in range(unpack(">i")):
+        string()
+    for _ in range(unpack(">i")):
+        n = unpack(">i")
+        pos += n
+    rows = []
+    while pos < len(raw):
+        kind = unpack(">b")
+        if kind == 1:
+            groups = [cached() for _ in range(unpack(">i"))]
+            name = cached()
+            t0, t1, ok = unpack(">i"), unpack(">i"), unpack(">b")
+            cached()
+            rows.append((" / ".join([*groups, name]), float(t1 - t0), ok == 1, False))
+        elif kind == 2:
+            pos += 4 + 1 + 4
+        elif kind == 3:
+            for _ in range(unpack(">i")):
+                cached()
+            pos += 4 * 3 + 1
+        elif kind == 4:
+            cached()
+            pos += 4
+        else:
+            raise AssertionError(f"record kind {kind} at {pos - 1}")
+    return rows
+
+
 def gatling_log(path: Path) -> Expected:
     raw = path.read_bytes()
     if raw[:1] == b"\x00":
-        return Expected("gatling-log", refused="binary Gatling logs")
+        return _from_samples("gatling-log", _gatling_binary(raw))
     rows = []
     for line in _text(path).split("\n"):
         f = line.split("\t")
@@ -439,8 +497,6 @@ _ORACLES = {
 def refusal(folder: str, path: Path) -> str | None:
     """Why a corpus file is not a result file (None: it is one), from its first bytes alone."""
     head = path.read_bytes()[:200]
-    if folder == "gatling-simulation-log" and head[:1] == b"\x00":
-        return "binary Gatling logs"
     first = head.decode("utf-8", "replace").replace('"', "").lstrip("\ufeff")
     if folder == "locust-csv" and first.startswith(("Method,Name,Error,Occurrences", "Count,Message,Traceback")):
         return "holds no measurements"

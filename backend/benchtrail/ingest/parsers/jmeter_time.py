@@ -112,16 +112,17 @@ def infer(values: list[str]) -> str:
         raise ParseError("no timeStamp values to infer their format from", field="timeStamp")
     shapes = set()
     first_big = second_big = False
-    for v in sample:
+    for k, v in enumerate(sample):
         m = _VALUE.match(v)
-        if m is None:
-            raise ParseError(f"timeStamp {v!r} is neither epoch milliseconds nor a date and time we can infer the "
-                             "format of: give it (timestamp_format, e.g. 'yyyy/MM/dd HH:mm:ss')", field="timeStamp")
-        date = m.group("date")
+        date = m.group("date") if m else ""
         layout = next((lay for rx, lay in _DATE if rx.fullmatch(date)), None)
-        if layout is None or m.group("time") is None:
-            raise ParseError(f"timeStamp {v!r} has no date and time of a layout we infer: give its format "
-                             "(timestamp_format)", field="timeStamp")
+        if m is None or layout is None or m.group("time") is None:
+            if k == 0:
+                raise ParseError(f"timeStamp {v!r} is neither epoch milliseconds nor a date and time of a layout we "
+                                 "infer: give its format (timestamp_format, e.g. 'yyyy/MM/dd HH:mm:ss')",
+                                 field="timeStamp")
+            continue   # a later odd value: the read names its line
+        date = m.group("date")
         if layout.startswith("??"):
             a, b = int(date[0:2]), int(date[3:5])
             first_big |= a > 12
