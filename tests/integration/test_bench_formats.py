@@ -173,3 +173,21 @@ def test_bmf_goes_out_and_back_in(client, worker, make_project, scratch) -> None
     assert again["files"][0]["format"] == "bmf"
     back = _settled(client, again["run"])
     assert client.get(f"/api/v1/runs/{back['slug']}/bmf").json() == bmf
+
+
+def test_demo_go_bench_history_loads_in_version_order(live_api, admin_token, worker, client) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("demo_go_bench", REPO / "infra" / "scripts" / "demo_go_bench.py")
+    demo = importlib.util.module_from_spec(spec)   # type: ignore[arg-type]
+    spec.loader.exec_module(demo)                  # type: ignore[union-attr]
+    from benchtrail_runner.client import Client
+
+    runs = demo.load_go_bench(Client(live_api, admin_token))
+    assert runs == demo.load_go_bench(Client(live_api, admin_token))     # idempotent
+    versions = [v for v, _ in demo.versions()]
+    assert len(runs) == len(versions) >= 3
+    for slug in runs:
+        assert _settled(client, slug)["status"] == "completed"
+    detail = _trail(client, demo.PROJECT, "BenchmarkSpan(exporter=recording)", "allocs/op")
+    assert [p["agent_version"] for p in detail["points"]] == versions

@@ -312,15 +312,23 @@ def hey_csv(path: Path) -> Expected:
 # ------------------------------------------------------------------------------------------------- wrk
 
 def wrk_text(path: Path) -> Expected:
+    """Per wrk run in the file (each ends with its `Requests/sec:`): the printed `N requests in` and
+    `Requests/sec`, and errors = non-2xx/3xx + every printed socket error."""
     text = _text(path)
-    count = int(re.search(r"(\d+) requests in ", text).group(1))  # type: ignore[union-attr]
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))  # type: ignore[union-attr]
-    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-    socket = sum(int(x) for x in sock.groups()) if sock else 0
-    errors = socket + (int(non2xx.group(1)) if non2xx else 0)
-    return Expected("wrk-text", reported={"count": float(count), "throughput": rps, "errors": float(errors),
-                                          "error_rate": errors * 100.0 / (count + socket) if count + socket else 0.0})
+    counts, rps, errors, rates = [], [], [], []
+    blocks = re.findall(r"(?s)(.*?Requests/sec:\s+[\d.]+)", text)
+    for block in blocks:
+        count = int(re.findall(r"(\d+) requests in ", block)[-1])
+        sock = re.findall(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", block)
+        non2xx = re.findall(r"Non-2xx or 3xx responses: (\d+)", block)
+        socket = sum(int(x) for x in sock[-1]) if sock else 0
+        err = socket + (int(non2xx[-1]) if non2xx else 0)
+        counts.append(float(count))
+        rps.append(float(re.findall(r"Requests/sec:\s+([\d.]+)", block)[-1]))
+        errors.append(float(err))
+        rates.append(err * 100.0 / (count + socket) if count + socket else 0.0)
+    return Expected("wrk-text", scores={"count": sorted(counts), "throughput": sorted(rps), "errors": sorted(errors),
+                                        "error_rate": sorted(rates)})
 
 
 # ---------------------------------------------------------------------------------------------- Locust
@@ -509,7 +517,8 @@ def expected(folder: str, path: Path) -> Expected:
 
 def is_corpus_file(path: Path) -> bool:
     """Result files only: provenance notes and a tool's printed totals kept beside a file are not."""
-    return path.is_file() and path.suffix.lower() != ".md" and ".printed." not in path.name
+    return path.is_file() and path.name not in ("SOURCES.md", "CANDIDATES.md", "README.md") \
+        and ".printed." not in path.name
 
 
 def utc(ms: float) -> datetime:

@@ -138,7 +138,7 @@ def _scores(exp: oracle.Expected, cells: list) -> None:
     got: dict[str, list[float]] = defaultdict(list)
     if set(exp.scores) == {"*"}:
         got["*"] = sorted(c.stats["score"] for c in cells)
-    elif exp.format == "hey-text":
+    elif exp.format in ("hey-text", "wrk-text"):     # several runs per file: each run's printed totals
         got = {k: sorted(c.stats[k] for c in cells) for k in exp.scores}
     else:
         for c in cells:

@@ -155,7 +155,14 @@ def _gab_cells(suite: str, i: int, e: dict[str, Any], options: ParseOptions) -> 
             procs = re.search(r"(\d+) procs", str(b.get("extra") or ""))
             if options.load is None:
                 load = LoadSpec("threads", float(procs.group(1)) if procs else 1.0)
-        cells.append(score_cell(name, params, mode, unit, score=number(b.get("value"), f"{bw}.value"),
+        value = b.get("value")
+        if isinstance(value, str):
+            # The action takes a custom tool's value as JSON gives it; real histories hold "31" as often as 31.
+            try:
+                value = float(value.strip())
+            except ValueError:
+                raise ParseError(f"{bw}.value: {value!r} is not a number", field=f"{bw}.value") from None
+        cells.append(score_cell(name, params, mode, unit, score=number(value, f"{bw}.value"),
                                 direction="higher" if higher else "lower", load=load, extra=extra, where=bw))
     if not cells:
         raise ParseError(f"{where} has no benches", field=f"{where}.benches")

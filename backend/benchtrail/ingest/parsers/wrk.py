@@ -32,8 +32,38 @@ def time_ms(text: str, line: int, field: str) -> float:
 
 
 def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
+    """One cell per wrk run in the file: a log or a markdown page often holds several (one per connection
+    count), each ending with its `Requests/sec:` (and `Transfer/sec:`) line."""
     options = options or ParseOptions()
-    lines = read_text(path).split("\n")
+    lines = list(enumerate(read_text(path).split("\n"), start=1))
+    ends = [k for k, (_, line) in enumerate(lines) if line.strip().startswith("Requests/sec:")]
+    blocks: list[list[tuple[int, str]]] = []
+    start = 0
+    for k, end in enumerate(ends):
+        stop = end + 1
+        if stop < len(lines) and lines[stop][1].strip().startswith("Transfer/sec:"):
+            stop += 1
+        if k == len(ends) - 1:
+            stop = len(lines)      # what follows the last run (Lua output) belongs to it
+        blocks.append(lines[start:stop])
+        start = stop
+    if not blocks:
+        blocks = [lines]
+    cells, urls, warnings = [], [], []
+    for block in blocks:
+        cell, url, notes = _cell(block, options)
+        cells.append(cell)
+        urls.append(url)
+        warnings += notes
+    keys = [(c.scenario, c.load.key) for c in cells]
+    if len(set(keys)) < len(keys):
+        raise ParseError(f"{len(cells)} wrk runs in the file, some with the same URL and connections: upload them "
+                         "as separate files (repetitions), or one run per file")
+    return ParsedFile(tool="wrk", format="wrk-text", reported=cells, meta={"url": urls[0], "runs": len(cells)},
+                      warnings=warnings)
+
+
+def _cell(lines: list[tuple[int, str]], options: ParseOptions) -> tuple[ReportedCell, str | None, list[str]]:
     stats: dict[str, float] = {}
     params: dict[str, str] = {}
     warnings: list[str] = []
@@ -41,8 +71,7 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     url = None
     non2xx = 0
     section = None
-    for i, raw in enumerate(lines):
-        n = i + 1
+    for n, raw in lines:
         line = raw.strip()
         if m := re.match(r"Running (\S+) test @ (\S+)", line):
             duration, url = time_ms(m.group(1), n, "duration") / 1000.0, m.group(2)
@@ -115,6 +144,5 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         load = LoadSpec()
     if threads is not None:
         params["threads"] = str(threads)
-    return ParsedFile(tool="wrk", format="wrk-text", reported=[ReportedCell(
-        scenario=options.scenario or url or "default", load=load, stats=stats, params=params)],
-        meta={"url": url}, warnings=warnings)
+    return ReportedCell(scenario=options.scenario or url or "default", load=load, stats=stats, params=params), \
+        url, warnings

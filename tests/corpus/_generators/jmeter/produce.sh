@@ -8,7 +8,7 @@ corpus=$(cd "$here/../.." && pwd)
 J=${BENCHTRAIL_TOOLS_DIR:-/work/main/.tools}/bin/jmeter
 mkdir -p "$corpus/jmeter-csv" "$corpus/jmeter-xml"
 run() { dir=$1; name=$2; shift 2; out="$corpus/$dir/$name"; rm -f "$out"
-  $J -n -t "$here/corpus.jmx" -l "$out" -j /tmp/jmeter-corpus.log "$@" > /tmp/jmeter-corpus.out 2>&1
+  $J -n -t "$here/corpus.jmx" -l "$out" -j /tmp/jmeter-corpus.log -Jduration=${DURATION:-8} "$@" > /tmp/jmeter-corpus.out 2>&1
   grep "summary =" /tmp/jmeter-corpus.out | tail -1 > "${out%.*}.printed.txt"; }
 S=jmeter.save.saveservice
 run jmeter-csv jmeter-5.6.3_default.jtl
