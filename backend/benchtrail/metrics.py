@@ -77,7 +77,7 @@ def marked_unit(unit: str, direction: Direction | None) -> str:
     """`unit` with the mark of `direction` when the unit alone would read the other way (none when it agrees)."""
     if direction is None or score_direction(unit) == direction:
         return unit
-    return unit + (HIGHER_MARK if direction == "higher" else LOWER_MARK)
+    return (unit + (HIGHER_MARK if direction == "higher" else LOWER_MARK)).strip()
 
 
 def direction_of(metric: str, unit: str | None) -> Direction:

@@ -126,6 +126,7 @@ def _gab_cells(suite: str, i: int, e: dict[str, Any], options: ParseOptions) -> 
     tool = str(e.get("tool") or "")
     cells: list[ReportedCell] = []
     seen: set[tuple[str, str]] = set()
+    taken: set[tuple[str | None, str | None, str]] = set()
     for j, b in enumerate(_list(e.get("benches"), f"{where}.benches")):
         bw = f"{where}.benches[{j}]"
         b = _obj(b, bw)
@@ -146,7 +147,9 @@ def _gab_cells(suite: str, i: int, e: dict[str, Any], options: ParseOptions) -> 
         if tool == "go":
             # As `go test -bench` output reads (parsers.go_bench), so that the trails an import makes go on with
             # the Go files uploaded after it: the measure is the mode, `key=value` parts are parameters,
-            # "N procs" (GOMAXPROCS) the load.
+            # "N procs" (GOMAXPROCS) the load. Older versions of the action wrote one bench per benchmark whose
+            # unit holds every measure ("ns/op\t 245982 B/op\t 1059 allocs/op"): its value is the first.
+            unit = unit.split()[0] if unit.split() else unit
             name = name.removesuffix(f" - {unit}")
             first, *rest = name.split("/")
             kept, params = split_params(rest)
@@ -162,8 +165,12 @@ def _gab_cells(suite: str, i: int, e: dict[str, Any], options: ParseOptions) -> 
                 value = float(value.strip())
             except ValueError:
                 raise ParseError(f"{bw}.value: {value!r} is not a number", field=f"{bw}.value") from None
-        cells.append(score_cell(name, params, mode, unit, score=number(value, f"{bw}.value"),
-                                direction="higher" if higher else "lower", load=load, extra=extra, where=bw))
+        cell = score_cell(name, params, mode, unit, score=number(value, f"{bw}.value"),
+                          direction="higher" if higher else "lower", load=load, extra=extra, where=bw)
+        if (cell.scenario, cell.mode, cell.load.key) in taken:
+            continue   # the same measure twice (an old action's bench and its " - ns/op" twin): the first stays
+        taken.add((cell.scenario, cell.mode, cell.load.key))
+        cells.append(cell)
     if not cells:
         raise ParseError(f"{where} has no benches", field=f"{where}.benches")
     return ParsedFile(tool=tool or "github-action-benchmark", format="gab-history", reported=cells,
