@@ -71,8 +71,12 @@ def _cell(lines: list[tuple[int, str]], options: ParseOptions) -> tuple[Reported
     url = None
     non2xx = 0
     section = None
+    heading = None
     for n, raw in lines:
         line = raw.strip()
+        if h := re.match(r"^#{1,6}\s+(.+?)\s*#*$", line):
+            heading = h.group(1)      # a page of several runs names each by its heading
+            continue
         if m := re.match(r"Running (\S+) test @ (\S+)", line):
             duration, url = time_ms(m.group(1), n, "duration") / 1000.0, m.group(2)
         elif m := re.match(r"(\d+) threads and (\d+) connections", line):
@@ -144,5 +148,7 @@ def _cell(lines: list[tuple[int, str]], options: ParseOptions) -> tuple[Reported
         load = LoadSpec()
     if threads is not None:
         params["threads"] = str(threads)
-    return ReportedCell(scenario=options.scenario or url or "default", load=load, stats=stats, params=params), \
-        url, warnings
+    scenario = options.scenario or url or heading or "default"
+    if url and heading:
+        params["heading"] = heading
+    return ReportedCell(scenario=scenario, load=load, stats=stats, params=params), url, warnings
