@@ -345,7 +345,10 @@ def locust_csv(path: Path) -> Expected:
         agg = [r for r in rows if r["Name"] in ("Aggregated", "Total")]
         return Expected("locust-history", series_points=len({r["Timestamp"] for r in agg}))
     agg = next(r for r in rows if r["Name"] in ("Aggregated", "Total") and r.get("Type", "") in ("", "None"))
-    get = (lambda *names: next(float(agg[n]) for n in names if n in agg))
+
+    def get(*names: str) -> float:
+        return next(float(agg[n]) for n in names if n in agg)
+
     return Expected("locust-stats", reported={
         "count": get("Request Count", "# requests"), "errors": get("Failure Count", "# failures"),
         "latency_mean": get("Average Response Time", "Average response time"),

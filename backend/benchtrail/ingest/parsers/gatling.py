@@ -12,7 +12,6 @@ the assertions; every other time is an `int` offset in ms from that start.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import polars as pl

@@ -52,7 +52,7 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         head, *more = line.split(None, 1)    # Go names hold no spaces (the testing package writes '_')
         tail = more[0] if more else ""
         if head.startswith("Benchmark") and len(head) > len("Benchmark"):
-            if not _RESULTS.match(tail):
+            if not re.match(r"\s*\d+\s+\S", tail):
                 pending = (head, n)    # results follow on a later line (the benchmark logged)
                 continue
             name, rest = head, tail.strip()
