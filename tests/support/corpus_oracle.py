@@ -393,7 +393,8 @@ def jmh_json(path: Path) -> Expected:
     for r in json.loads(_text(path)):
         scores.append(_jmh_num(r["primaryMetric"]["score"]))
         scores.extend(_jmh_num(m["score"]) for m in (r.get("secondaryMetrics") or {}).values())
-    return Expected("jmh-json", scores={"*": sorted(scores)})
+    # A NaN score (a profiler's placeholder) is no measurement.
+    return Expected("jmh-json", scores={"*": sorted(s for s in scores if not math.isnan(s))})
 
 
 # ---------------------------------------------------------------------------------- micro-benchmarks
