@@ -191,3 +191,37 @@ def test_demo_go_bench_history_loads_in_version_order(live_api, admin_token, wor
         assert _settled(client, slug)["status"] == "completed"
     detail = _trail(client, demo.PROJECT, "BenchmarkSpan(exporter=recording)", "allocs/op")
     assert [p["agent_version"] for p in detail["points"]] == versions
+
+
+def test_the_cli_says_the_format_imports_a_history_and_exports_bmf(client, live_api, worker, make_project,
+                                                                  scratch) -> None:
+    """`benchtrail upload` names each file's format, `benchtrail import` makes the history's runs and waits for them,
+    `benchtrail export` writes the run's BMF as the API answers it."""
+    import os
+    import subprocess
+
+    from infra.localstack import VENV_BIN
+
+    slug, token = make_project()
+    env = {**os.environ, "BENCHTRAIL_URL": live_api, "BENCHTRAIL_TOKEN": token}
+    cli = str(VENV_BIN / "benchtrail")
+    go = GO / "otel-sdk-v1.34.0.txt"
+    up = subprocess.run([cli, "upload", "--project", slug, "--variant", f"sdk={go}", "--agent-version", "1.34.0",
+                         "--wait"], env=env, capture_output=True, text=True, timeout=180)
+    assert up.returncode == 0, up.stderr
+    assert f"{go.name} (sdk): read as go-bench (detected)" in up.stderr
+    forced = subprocess.run([cli, "upload", "--project", slug, "--variant", f"sdk={go}", "--format", "hyperfine"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert forced.returncode == 3 and go.name in forced.stderr and "invalid JSON" in forced.stderr   # --format wins
+    history = _data_js(scratch)
+    imp = subprocess.run([cli, "import", str(history), "--project", slug, "--wait", "--json"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert imp.returncode == 0, imp.stderr
+    body = json.loads(imp.stdout)
+    assert body["imported"] == 3 and [r["status"] for r in body["runs"]] == ["completed"] * 3
+    run = body["runs"][0]["run"]
+    out = scratch / "run.bmf.json"
+    exp = subprocess.run([cli, "export", run, "-o", str(out)], env=env, capture_output=True, text=True, timeout=60)
+    assert exp.returncode == 0, exp.stderr
+    assert json.loads(out.read_text()) == client.get(f"/api/v1/runs/{run}/bmf").json()
+    assert json.loads(out.read_text())["BenchmarkSpan(exporter=none) @ 2 threads"]["latency"]["value"] == 1000.0
