@@ -129,7 +129,13 @@ def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
     if load:
         load.setdefault("kind", "requests" if "requests" in load else "duration")
         entry["load"] = load
+    if "scenario" not in entry and (m := CRITERION_FILE.search(path.resolve().as_posix())):
+        entry["scenario"] = m.group(1)   # Criterion's files do not name their benchmark; its folders do
     return name, path, entry
+
+
+# target/criterion/<group>/<function>/<value>/new/estimates.json: the benchmark id is the folders' path.
+CRITERION_FILE = re.compile(r"/criterion/(.+)/(?:new|base|change)/(?:estimates|sample)\.json$")
 
 
 CRITERION = re.compile(r"\s*([a-z0-9_]+)\s*(<=|>=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*")
