@@ -488,10 +488,13 @@ def bencher_reports(path: Path) -> Expected:
 
 
 def gatling_stats(path: Path) -> Expected:
-    data = json.loads(_text(path))
-    s = data["stats"]
-    return Expected("gatling-stats-json", reported={"count": float(s["numberOfRequests"]["total"]),
-                                                     "errors": float(s["numberOfRequests"]["ko"])})
+    """The report's global numberOfRequests (total, ko): the first in the file, in stats.json and stats.js alike."""
+    text = _text(path)
+    m = re.search(r'"numberOfRequests"\s*:\s*\{\s*"total"\s*:\s*"?(\d+)"?\s*,\s*"ok"\s*:\s*"?(\d+)"?\s*,'
+                  r'\s*"ko"\s*:\s*"?(\d+)"?', text)
+    assert m, path
+    fmt = "gatling-stats-js" if text.lstrip().startswith("var stats") else "gatling-stats-json"
+    return Expected(fmt, reported={"count": float(m.group(1)), "errors": float(m.group(3))})
 
 
 _ORACLES = {

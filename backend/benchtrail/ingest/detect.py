@@ -35,6 +35,7 @@ REGISTRY: dict[str, str] = {
     "locust-exceptions": "locust:parse_exceptions",
     "gatling-log": "gatling:parse",
     "gatling-stats-json": "gatling:parse_stats_json",
+    "gatling-stats-js": "gatling:parse_stats_json",
     "jmh-json": "jmh_json:parse",
     "jmh-text": "jmh_text:parse",
     "benchtrail-json": "benchtrail_json:parse",
@@ -195,6 +196,8 @@ def _text_rules(text: str, stripped: str, first: str) -> list[tuple[str, Callabl
         # Gatling writes a simulation's ASSERTION records (when it declares assertions) before its RUN record.
         ("gatling-log", lambda: first.startswith(("RUN\t", "ASSERTION\t"))),
         ("gab-history", lambda: stripped.startswith("window.BENCHMARK_DATA")),
+        ("gatling-stats-js", lambda: re.match(r"var\s+stats\s*=\s*\{", stripped) is not None
+            and "numberOfRequests" in text),
         # A `-rf text` table, or JMH's console output (its log, then the same table at the end).
         ("jmh-text", lambda: (plain.startswith("Benchmark") and "Mode" in plain and ("Score" in plain or "Units" in plain))
             or first.startswith("# JMH version:")),

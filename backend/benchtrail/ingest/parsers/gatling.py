@@ -12,6 +12,7 @@ the assertions; every other time is an `int` offset in ms from that start.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -91,8 +92,14 @@ def parse_stats_json(path: Path, options: ParseOptions | None = None) -> ParsedF
     from ..model import ReportedCell
 
     options = options or ParseOptions()
+    text = read_text(path)
+    fmt = "gatling-stats-json"
+    if (m := re.match(r"\s*var\s+stats\s*=\s*", text)) is not None:
+        # The report's js/stats.js (Gatling <= 3.13): the same tree as a JavaScript object literal, keys not quoted,
+        # then the page's functions.
+        fmt, text = "gatling-stats-js", _object_literal_as_json(text, m.end())
     try:
-        root = json.loads(read_text(path))
+        root = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
     if not isinstance(root, dict) or "stats" not in root:
@@ -108,8 +115,33 @@ def parse_stats_json(path: Path, options: ParseOptions | None = None) -> ParsedF
             walk(child, False)
 
     walk(root, True)
-    return ParsedFile(tool="gatling", format="gatling-stats-json", reported=cells,
+    return ParsedFile(tool="gatling", format=fmt, reported=cells,
                       warnings=["percentiles1..4 read as p50/p75/p95/p99 (gatling.conf defaults)"])
+
+
+def _object_literal_as_json(text: str, start: int) -> str:
+    """The object literal that starts at `start` (up to its closing brace), its bare keys quoted."""
+    depth, in_string, escape = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            escape = not escape and ch == "\\"
+            if ch == '"' and not escape:
+                in_string = False
+            elif ch != "\\":
+                escape = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                body = text[start:i + 1]
+                return re.sub(r'(?m)^(\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:', r'\1"\2":', body)
+    line = text.count("\n", 0, start) + 1
+    raise ParseError("js/stats.js: the stats object never closes", line=line)
 
 
 def _stats_json(stats: dict, scenario: str | None) -> dict[str, float]:
