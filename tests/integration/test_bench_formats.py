@@ -225,3 +225,40 @@ def test_the_cli_says_the_format_imports_a_history_and_exports_bmf(client, live_
     assert exp.returncode == 0, exp.stderr
     assert json.loads(out.read_text()) == client.get(f"/api/v1/runs/{run}/bmf").json()
     assert json.loads(out.read_text())["BenchmarkSpan(exporter=none) @ 2 threads"]["latency"]["value"] == 1000.0
+
+
+def test_the_four_faults_end_to_end(client, worker, make_project) -> None:
+    """Issue 37's four files, genuine (tests/corpus), through the API and a worker: each read, with the numbers an
+    independent reader of the raw file gives."""
+    slug, token = make_project()
+    files = [
+        ({"variant": "jmeter", "timestamp_zone": "Europe/Berlin"},
+         CORPUS / "jmeter-csv" / "jmeter-5.6.3_ts-berlin-comma-millis.jtl", "jmeter-csv"),
+        ({"variant": "gatling"}, CORPUS / "gatling-simulation-log" / "gatling-3.9.5_assertsim_port18491.simulation.log",
+         "gatling-log"),
+        ({"variant": "wrk"}, CORPUS / "wrk-text" / "wrk-4.1.0_timeouts_alternate.txt", "wrk-text"),
+        ({"variant": "jmh"}, CORPUS / "jmh-text" / "tinybench_jmh-1.37_avgt-sample_us_gcprof.console.txt", "jmh-text"),
+    ]
+    meta = {"files": [spec for spec, _, _ in files]}
+    r = client.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
+                    data={"metadata": json.dumps(meta)}, files=[("files", (p.name, p.read_bytes())) for _, p, _ in files])
+    assert r.status_code == 202, r.text
+    assert [f["format"] for f in r.json()["files"]] == [fmt for _, _, fmt in files]
+    run = _settled(client, r.json()["run"])
+    assert run["status"] == "completed", run["status_detail"]
+    variants = {v["id"]: v["name"] for v in run["variants"]}
+    scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
+    whole = {}
+    for c in run["cells"]:
+        if scenarios[c["scenario_id"]] in ("*", "http://127.0.0.1:18493/"):
+            whole.setdefault(variants[c["variant_id"]], []).append(c)
+    for name, folder, path in (("jmeter", "jmeter-csv", files[0][1]), ("gatling", "gatling-simulation-log", files[1][1])):
+        exp = oracle.expected(folder, path)
+        assert sum(c["count"] for c in whole[name]) == exp.total
+        assert sum(c["errors"] for c in whole[name]) == exp.whole["errors"]
+    wrk = oracle.expected("wrk-text", files[2][1])
+    [cell] = whole["wrk"]
+    assert cell["count"] == wrk.scores["count"][0] and cell["throughput"] == wrk.scores["throughput"][0]
+    assert cell["errors"] == wrk.scores["errors"][0]
+    jmh = [c for c in run["cells"] if variants[c["variant_id"]] == "jmh"]
+    assert sorted(c["score"] for c in jmh) == pytest.approx(oracle.expected("jmh-text", files[3][1]).scores["*"])
