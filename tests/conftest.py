@@ -12,7 +12,8 @@ import pytest
 
 from infra.localstack import REPO, Postgres, Process, Redis, celery_worker, migrate, shutdown_redis
 
-SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+# BENCHTRAIL_SHARED_DIR: where shared/ is when it is not beside the repository (a git worktree).
+SHARED_FIXTURES = Path(os.environ.get("BENCHTRAIL_SHARED_DIR") or REPO.parent / "shared") / "fixtures"
 
 
 @pytest.fixture(scope="session")

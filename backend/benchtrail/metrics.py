@@ -54,11 +54,30 @@ def get(name: str) -> Metric:
         raise KeyError(f"unknown metric '{name}'; known: {', '.join(sorted(CATALOG))}") from None
 
 
+# A score's unit marked as better higher or lower by the file it came from (a BMF `throughput` measure, Go's
+# `MB/s` from b.SetBytes, a github-action-benchmark `customBiggerIsBetter` entry): the unit then ends with
+# one of these, as it is shown. The frontend reads the same marks (frontend/src/lib/metrics.ts).
+HIGHER_MARK = " ↑"
+LOWER_MARK = " ↓"
+
+
 def score_direction(unit: str | None) -> Direction:
-    """JMH throughput units (ops/time) are better higher; time-per-op units are better lower."""
+    """A unit marked ↑ or ↓ says itself; otherwise JMH throughput units (ops/time) are better higher and every
+    other (time per op, bytes per op, a count) better lower."""
+    if unit and unit.endswith(HIGHER_MARK.strip()):
+        return "higher"
+    if unit and unit.endswith(LOWER_MARK.strip()):
+        return "lower"
     if unit and unit.startswith("ops/"):
         return "higher"
     return "lower"
+
+
+def marked_unit(unit: str, direction: Direction | None) -> str:
+    """`unit` with the mark of `direction` when the unit alone would read the other way (none when it agrees)."""
+    if direction is None or score_direction(unit) == direction:
+        return unit
+    return (unit + (HIGHER_MARK if direction == "higher" else LOWER_MARK)).strip()
 
 
 def direction_of(metric: str, unit: str | None) -> Direction:

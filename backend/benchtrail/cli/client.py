@@ -318,6 +318,11 @@ class Client:
     def delete(self, path: str) -> Any:
         return self.check(self.request("DELETE", path))
 
+    def post_files(self, path: str, metadata: str, files: Sequence[Path]) -> Any:
+        """A multipart POST of a `metadata` field and `files` (a history import)."""
+        return self.check(self.request("POST", path, multipart=Multipart({"metadata": metadata},
+                                                                          [("files", p) for p in files])))
+
     def upload(self, project: str, metadata: str, files: Sequence[Path], idempotency_key: Optional[str],
                on_progress: Optional[Callable[[int], None]] = None) -> Any:
         """One run from `files`. Always sent with an Idempotency-Key (a new one when none is given), so a
@@ -419,9 +424,13 @@ def epoch_ms(value: str) -> int:
     return round(at.timestamp() * 1000)
 
 
+# target/criterion/<group>/<function>/<value>/new/estimates.json: the benchmark id is the folders' path.
+CRITERION_FILE = re.compile(r"/criterion/(.+)/(?:new|base|change)/(?:estimates|sample)\.json$")
+
+
 def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
-    """NAME=FILE[;key=value...]: keys scenario, format, warmup, started, threads|concurrency|rate, requests,
-    duration."""
+    """NAME=FILE[;key=value...]: keys scenario, format, warmup, started, timestamp_format, timestamp_zone,
+    threads|concurrency|rate, requests, duration."""
     name, sep, rest = spec.partition("=")
     if not sep or not name or not rest:
         fail(EXIT_USAGE, f"--variant '{spec}' must be NAME=FILE[;key=value...]")
@@ -436,7 +445,7 @@ def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
         if not sep:
             fail(EXIT_USAGE, f"--variant {name}: option '{opt}' must be key=value")
         try:
-            if key in ("scenario", "format"):
+            if key in ("scenario", "format", "timestamp_format", "timestamp_zone"):
                 entry[key] = value
             elif key == "warmup":
                 entry["warmup_s"] = float(value)
@@ -450,13 +459,17 @@ def parse_variant(spec: str) -> tuple[str, Path, dict[str, Any]]:
                 load["duration_s"] = float(value)
             else:
                 fail(EXIT_USAGE, f"--variant {name}: unknown option '{key}' (scenario, format, warmup, "
-                                 "started, threads, concurrency, rate, requests, duration)")
+                                 "started, timestamp_format, timestamp_zone, threads, concurrency, rate, requests, "
+                                 "duration)")
         except ValueError:
             what = "ms since the epoch or an ISO 8601 time with its zone" if key == "started" else "a number"
             fail(EXIT_USAGE, f"--variant {name}: '{opt}' needs {what}")
     if load:
         load.setdefault("kind", "requests" if "requests" in load else "duration")
         entry["load"] = load
+    m = CRITERION_FILE.search(path.resolve().as_posix())
+    if "scenario" not in entry and m:
+        entry["scenario"] = m.group(1)   # Criterion's files do not name their benchmark; its folders do
     return name, path, entry
 
 
@@ -752,10 +765,14 @@ def cmd_upload(args: argparse.Namespace) -> None:
                         progress if bar.enabled else None)
     finally:
         bar.done()
+    files = accepted.get("files") or []
+    if not args.json:
+        for f in files:
+            say(f"{f['filename']} ({f['variant']}): read as {f['format']} ({'detected' if f['detected'] else 'as given'})")
     if not args.wait:
         if args.json:
             print_json({"run": accepted["run"], "id": accepted["id"], "permalink": accepted["permalink"],
-                        "status": accepted["status"]})
+                        "status": accepted["status"], "files": files})
         else:
             print(f"run {accepted['run']} accepted ({accepted['status']}): {accepted['permalink']}")
         return
@@ -764,7 +781,7 @@ def cmd_upload(args: argparse.Namespace) -> None:
     if args.json:
         print_json({"run": run["slug"], "id": run["id"], "permalink": run["permalink"], "status": run["status"],
                     "status_detail": run.get("status_detail"), "is_valid": run["is_valid"],
-                    "criteria": run.get("criteria"), "alerts": alerts})
+                    "criteria": run.get("criteria"), "alerts": alerts, "files": files})
     else:
         print_run(run, sys.stdout)
         print_overheads(client, run)
@@ -777,6 +794,46 @@ def cmd_upload(args: argparse.Namespace) -> None:
             say(f"alert: {a.get('summary', a)}  {a.get('permalink', run['permalink'])}")
         raise Exit(EXIT_ALERT)
     exit_on_failed_criteria(run)
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    """A history from another tool: one backdated run per entry, oldest first; entries imported before stay."""
+    history = Path(args.history)
+    if not history.is_file():
+        fail(EXIT_USAGE, f"no such file '{history}'")
+    metadata = {"variant": args.variant, **({"format": args.format} if args.format else {}),
+                **({"environment": {"name": args.environment}} if args.environment else {}),
+                **({"branch": args.branch} if args.branch else {})}
+    client = retrying_client(args)
+    result = call(client.post_files, f"/api/v1/projects/{urllib.parse.quote(args.project)}/imports",
+                  json.dumps(metadata), [history])
+    runs = result["runs"]
+    if args.wait:
+        deadline = time.monotonic() + args.wait_timeout
+        for r in runs:
+            r["status"] = call(client.wait_for_run, r["run"], max(1.0, deadline - time.monotonic()))["status"]
+    if args.json:
+        print_json(result)
+    else:
+        print(f"{history.name}: read as {result['format']}; {result['imported']} run(s) imported, "
+              f"{result['already']} imported before")
+        for r in runs:
+            print(f"  {r['started_at'][:19]}  {(r['commit'] or '-')[:12]:<12}  {r['status']:<10} "
+                  f"{r['permalink']}{'  (before)' if r['duplicate'] else ''}")
+    failed = [r for r in runs if r["status"] == "failed"]
+    if failed:
+        fail(EXIT_INGEST_FAILED, f"{len(failed)} imported run(s) failed to ingest, e.g. {failed[0]['permalink']}")
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    """A run's results in another tool's format (BMF: what `bencher run --adapter json` reads)."""
+    data = call(Client(args.url, args.token).get, f"/api/v1/runs/{urllib.parse.quote(args.run)}/bmf")
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+        say(f"run {args.run}: {len(data)} benchmark(s) written to {args.output}")
 
 
 def cmd_run(args: argparse.Namespace) -> None:
@@ -958,6 +1015,32 @@ def build_parser(prog: str = "benchtrail.py", epilog: Optional[str] = None) -> a
                     help="with --wait: exit 5 when the run raised an alert")
     _connection(up, retry=True)
     up.set_defaults(fn=cmd_upload)
+
+    imp = sub.add_parser("import", help="import another tool's history as backdated runs, oldest first",
+                         description="Import a history from another tool: one backdated run per entry, oldest "
+                                     "first, so trails and the change-point detector see the past. Entries imported "
+                                     "before are left as they are.")
+    imp.add_argument("history", metavar="FILE", help="github-action-benchmark data.js (or its JSON), or Bencher "
+                                                     "reports (JSON array of GET /v0/projects/{project}/reports)")
+    imp.add_argument("--project", required=True, help="project slug")
+    imp.add_argument("--format", help="gab-history or bencher-reports (default: detected)")
+    imp.add_argument("--variant", default="baseline", help="variant of every imported run (default %(default)s)")
+    imp.add_argument("--environment", help="environment name (default: a Bencher report's testbed)")
+    imp.add_argument("--branch", help="branch (default: a Bencher report's branch)")
+    imp.add_argument("--wait", action=argparse.BooleanOptionalAction, default=False,
+                     help="wait until every imported run is ingested")
+    imp.add_argument("--wait-timeout", type=float, default=1800, help="seconds to wait with --wait (default %(default)s)")
+    _connection(imp, retry=True)
+    imp.set_defaults(fn=cmd_import)
+
+    exp = sub.add_parser("export", help="export a run's results in another tool's format (BMF)",
+                         description="Export a run's results in another tool's format (BMF: what "
+                                     "`bencher run --adapter json` reads).")
+    exp.add_argument("run", metavar="RUN", help="run slug")
+    exp.add_argument("--format", default="bmf", choices=["bmf"], help="bmf: Bencher Metric Format JSON")
+    exp.add_argument("--output", "-o", help="file to write (default: stdout)")
+    _connection(exp)
+    exp.set_defaults(fn=cmd_export)
 
     run = sub.add_parser("run", help="store a plan and run it on its runner pool",
                          description="Store a plan (a new version if it changed) and run it on its runner pool.")

@@ -187,7 +187,7 @@ class Trail(Base):
     scenario: Mapped[str] = mapped_column(String(500))
     load_key: Mapped[str] = mapped_column(String(100))
     variant: Mapped[str] = mapped_column(String(100))
-    mode: Mapped[str] = mapped_column(String(16), default="")
+    mode: Mapped[str] = mapped_column(String(64), default="")
     # One named process of the variant (plan `processes`: consumer, provider); '' = the variant.
     process: Mapped[str] = mapped_column(String(32), default="", server_default="")
     created_at: Mapped[datetime] = created_at_column()
@@ -207,7 +207,7 @@ class Cell(Base):
     # The run's place on the trail's x-axis as sortable bytes (trails.history.order_bytes), set by the
     # analysis, so the points around a new one are read by index rather than by loading the trail.
     order_key: Mapped[bytes | None] = mapped_column(LargeBinary)
-    mode: Mapped[str] = mapped_column(String(16), default="")
+    mode: Mapped[str] = mapped_column(String(64), default="")
     # A resource cell of one named process of the variant (plan `processes`); '' = the variant.
     process: Mapped[str] = mapped_column(String(32), default="", server_default="")
     source: Mapped[str] = mapped_column(String(16))  # samples | reported
@@ -233,7 +233,7 @@ class Cell(Base):
     achieved_rate: Mapped[float | None] = mapped_column(Double)
     score: Mapped[float | None] = mapped_column(Double)
     score_error: Mapped[float | None] = mapped_column(Double)
-    score_unit: Mapped[str | None] = mapped_column(String(32))
+    score_unit: Mapped[str | None] = mapped_column(String(64))
     params: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     replicates: Mapped[list[float]] = mapped_column(JSONB, default=list)
     extra: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)

@@ -19,7 +19,7 @@ from benchtrail.models import Run
 from benchtrail.openapi import ID, errors
 from benchtrail.projects import service as projects
 from benchtrail.runs import exclusion, repository, service
-from benchtrail.runs.schemas import ExclusionIn, ExclusionOut, PercentilesOut, RunDetail, RunPage, SeriesList
+from benchtrail.runs.schemas import BmfOut, ExclusionIn, ExclusionOut, PercentilesOut, RunDetail, RunPage, SeriesList
 
 router = APIRouter(prefix="/api/v1", tags=["runs"])
 LABEL = r"^[^:]*:"  # key:value; the key is what precedes the first colon
@@ -51,6 +51,16 @@ async def get_run(slug: str, request: Request, token: str | None = TokenDep) -> 
     """The run document. Answers carry an ETag; send it back in If-None-Match to get 304."""
     return await remembered_read(request, token, service.head(slug),
                                  lambda session, principal: service.detail(session, principal, slug)[0])
+
+
+@router.get("/runs/{slug}/bmf", response_model=BmfOut, responses=NOT_MODIFIED)
+async def get_run_bmf(slug: str, request: Request, token: str | None = TokenDep) -> Response:
+    """The run's cells as Bencher Metric Format (BMF) JSON, what `bencher run --adapter json` reads
+    (docs/how-to/formats.md, 'BMF out'): `{benchmark: {measure: {value, lower_value?, upper_value?}}}`."""
+    from benchtrail.runs.bmf import run_bmf
+
+    return await remembered_read(request, token, service.head(slug), lambda session, principal: BmfOut(
+        run_bmf(service.detail(session, principal, slug)[0])))
 
 
 _NOT_COMPLETED = "The run is not completed: only a completed run has points in trails"

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 from benchtrail.runs.meta import RunMeta
 
 
@@ -229,3 +229,7 @@ class ExclusionOut(BaseModel):
     by: str | None = Field(description="The name of the token that excluded it; null when it is not excluded")
     is_valid: bool = Field(description="Whether the run's points are in its trails: not excluded and no failed check")
     analysis_status: str = Field(description="'pending' until its trails have been judged again")
+
+
+class BmfOut(RootModel[dict[str, dict[str, dict[str, float]]]]):
+    """Bencher Metric Format: {benchmark: {measure: {value, lower_value?, upper_value?}}}."""

@@ -7,9 +7,9 @@ from fastapi.responses import JSONResponse
 from benchtrail.auth.principal import TokenDep, resolve
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
-from benchtrail.uploads import service
+from benchtrail.uploads import imports, service
 from benchtrail.uploads.form import Form, form_body, with_form
-from benchtrail.uploads.schemas import UploadAccepted, UploadMetadata
+from benchtrail.uploads.schemas import ImportAccepted, ImportMetadata, UploadAccepted, UploadMetadata
 
 router = APIRouter(prefix="/api/v1", tags=["uploads"])
 
@@ -42,3 +42,30 @@ async def upload_run(request: Request, slug: str, token: str | None = TokenDep,
 
     result = await with_form(request, accept)
     return JSONResponse(result.model_dump(mode="json"), status_code=200 if result.duplicate else 202)
+
+
+@router.post("/projects/{slug}/imports", response_model=ImportAccepted, status_code=202,
+             openapi_extra={"requestBody": form_body(ImportMetadata, "How to import the history",
+                                                     "One history file: github-action-benchmark data.js (or its "
+                                                     "JSON), or Bencher reports (JSON array)")},
+             responses={**errors(400, model=ResultFileError, e400=RESULT_FILE_400), **errors(403),
+                        **errors(413, e413="Upload too large (checked before it is read) or a decompression bomb")})
+async def import_history(request: Request, slug: str, token: str | None = TokenDep) -> JSONResponse:
+    """A history from another tool as backdated runs, one per entry, oldest first: each is ingested as an upload
+    and its points join the trails in time order, so the change-point detector sees the past. The history is
+    checked whole before anything is stored; an entry imported before is not imported again."""
+    def check() -> None:
+        with unit_of_work() as session:
+            service.uploader_project(session, resolve(session, token), slug)
+
+    await run_in_threadpool(check)
+
+    def accept(form: Form) -> ImportAccepted:
+        meta = imports.parse_metadata(form.text("metadata", "ImportMetadata as JSON"))
+        rf = imports.the_file(form.files.get("files", []))
+        fmt, entries = imports.check_history(rf, meta)
+        with imports.kept_history(rf, meta, fmt) as kept, unit_of_work() as session:
+            return imports.accept_import(session, resolve(session, token), slug, meta, kept, fmt, entries)
+
+    result = await with_form(request, accept)
+    return JSONResponse(result.model_dump(mode="json"), status_code=202)

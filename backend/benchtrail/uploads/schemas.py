@@ -67,6 +67,15 @@ class FileIn(SafeModel):
     load: LoadIn | None = Field(default=None, description="Load level, when the tool output lacks it")
     warmup_s: float = Field(default=0, ge=0, allow_inf_nan=False, description="Leading seconds left out of cells, kept in series")
     series_only: bool = Field(default=False, description="A warm-up output: kept in series, never in cells")
+    timestamp_format: str | None = Field(
+        default=None, max_length=100,
+        description="A JMeter CSV's timeStamp pattern (jmeter.save.saveservice.timestamp_format, Java SimpleDateFormat, "
+                    "e.g. 'yyyy/MM/dd HH:mm:ss') when it is not epoch ms; default: inferred from the values")
+    timestamp_zone: str | None = Field(
+        default=None, max_length=64,
+        description="The time zone a formatted JMeter timeStamp was written in (the JVM's default zone: an IANA "
+                    "name such as Europe/Paris, or an offset such as +02:00); default: the zone in the values, "
+                    "else UTC")
     started_ms: int | None = Field(
         default=None, ge=0, le=MAX_EPOCH_MS,
         description="When the tool started, in ms since the epoch, for a file whose times count from its own "
@@ -139,10 +148,58 @@ class UploadMetadata(SafeModel):
         return self
 
 
+class AcceptedFile(BaseModel):
+    """How one uploaded file was read."""
+
+    filename: str
+    variant: str
+    format: str = Field(description="The format the file was read as")
+    detected: bool = Field(description="True: found by detection (docs/how-to/formats.md, 'Detection'); false: "
+                                       "the upload named it (`format`), which always wins")
+
+
 class UploadAccepted(BaseModel):
     run: str = Field(description="Run slug")
+    files: list[AcceptedFile] = Field(default_factory=list, description="Each file, in upload order, and the "
+                                                                         "format it was read as")
     id: int
     status: str
     permalink: str
     status_url: str
     duplicate: bool = False
+
+
+class ImportMetadata(SafeModel):
+    """How to import a history: one run per entry, backdated to the entry's time."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal["gab-history", "bencher-reports"] | None = Field(
+        default=None, description="github-action-benchmark data.js / JSON, or Bencher reports; default: detected")
+    variant: str = Field(default="baseline", min_length=1, max_length=100, description="The variant of every run")
+    environment: EnvironmentIn | None = Field(
+        default=None, description="Where the runs ran; default: a Bencher report's testbed, else the project's "
+                                  "default environment")
+    branch: str | None = Field(default=None, max_length=200, description="Default: a Bencher report's branch")
+    tool: str | None = Field(default=None, max_length=32)
+    labels: dict[str, str] = Field(default_factory=dict, description="Added to every run's labels")
+
+
+class ImportedRun(BaseModel):
+    run: str = Field(description="Run slug")
+    id: int
+    status: str
+    permalink: str
+    status_url: str
+    entry: int = Field(description="The entry of the history the run is (in time order, from 0)")
+    started_at: datetime
+    commit: str | None
+    benchmarks: int = Field(description="Benchmarks (github-action-benchmark) or result iterations (Bencher) of "
+                                        "the entry")
+    duplicate: bool = Field(default=False, description="Imported before (same file bytes and entry): the existing run")
+
+
+class ImportAccepted(BaseModel):
+    format: str = Field(description="The format the history was read as")
+    imported: int = Field(description="Runs made by this import")
+    already: int = Field(description="Entries imported before, left as they were")
+    runs: list[ImportedRun] = Field(description="One run per entry, oldest first")

@@ -32,7 +32,7 @@ from benchtrail.runs.lifecycle import RunStatus
 from benchtrail.runs import meta as run_meta
 from benchtrail.uploads import repository
 from benchtrail.uploads.files import ReceivedFile
-from benchtrail.uploads.schemas import FileIn, UploadAccepted, UploadMetadata
+from benchtrail.uploads.schemas import AcceptedFile, FileIn, UploadAccepted, UploadMetadata
 from benchtrail.validation import unsafe_text_errors
 
 
@@ -89,11 +89,11 @@ def accept_upload(session: Session, principal: Principal, project_slug: str, met
     if idempotency_key:
         existing = repository.run_by_idempotency_key(session, project.id, idempotency_key)
         if existing is not None:
-            return accepted(existing, duplicate=True)
+            return accepted(existing, duplicate=True, files=kept.described())
 
     run = _create_run(session, project, meta, idempotency_key, tool=meta.tool or "")
     store_files(session, run, kept)
-    return accepted(run)
+    return accepted(run, files=kept.described())
 
 
 @dataclass(slots=True)
@@ -118,18 +118,20 @@ class KeptFiles:
     (`release`, under the content's lock, like `store_files`). A process killed in between, or a database
     failing that removal, leaves the row, and beat's sweeper removes the object (`remove_unrecorded`)."""
 
-    def __init__(self, specs: Sequence[FileIn], received: list[ReceivedFile]) -> None:
+    def __init__(self, specs: Sequence[FileIn], received: list[ReceivedFile], *, validate: bool = True) -> None:
         if len(specs) != len(received):
             raise InvalidRequest(f"metadata.files describes {len(specs)} file(s) but the request "
                                  f"carries {len(received)}; give one entry per uploaded file, in order", code=ErrorCode.FILE_COUNT_MISMATCH)
         self.specs, self.received = specs, received
+        self.validate = validate   # False: the caller checked the files (an import's history) and named formats
         self.files: list[KeptFile] = []
         self.attempt = secrets.token_hex(16)   # this request, in unrecorded_blobs
         self.noted = False      # the files are named in unrecorded_blobs
         self.recorded = False
 
     def __enter__(self) -> KeptFiles:
-        self.files = [KeptFile(rf, spec, _validate(rf, spec.format, spec)) for rf, spec in zip(self.received, self.specs)]
+        self.files = [KeptFile(rf, spec, _validate(rf, spec.format, spec) if self.validate else str(spec.format))
+                      for rf, spec in zip(self.received, self.specs)]
         try:
             with unit_of_work() as session:
                 repository.note_unrecorded(session, self.attempt, [f.received.raw_sha256 for f in self.files])
@@ -140,6 +142,10 @@ class KeptFiles:
             self.release()
             raise
         return self
+
+    def described(self) -> list[AcceptedFile]:
+        return [AcceptedFile(filename=f.received.filename, variant=f.spec.variant, format=f.format,
+                             detected=f.spec.format is None) for f in self.files]
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is not None or not self.recorded:
@@ -286,8 +292,8 @@ def _blob(session: Session, f: KeptFile) -> Blob:
     return blob
 
 
-def accepted(run: Run, duplicate: bool = False) -> UploadAccepted:
+def accepted(run: Run, duplicate: bool = False, files: list[AcceptedFile] | None = None) -> UploadAccepted:
     base = get_settings().public_url.rstrip("/")
     return UploadAccepted(run=run.slug, id=run.id, status=run.status, permalink=f"{base}/r/{run.slug}",
-                          status_url=f"{base}/api/v1/runs/{run.slug}", duplicate=duplicate)
+                          status_url=f"{base}/api/v1/runs/{run.slug}", duplicate=duplicate, files=files or [])
 

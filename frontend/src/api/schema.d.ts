@@ -211,6 +211,28 @@ export interface paths {
         patch: operations["edit_annotation_api_v1_projects__slug__annotations__annotation_id__patch"];
         trace?: never;
     };
+    "/api/v1/projects/{slug}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import History
+         * @description A history from another tool as backdated runs, one per entry, oldest first: each is ingested as an upload
+         *     and its points join the trails in time order, so the change-point detector sees the past. The history is
+         *     checked whole before anything is stored; an entry imported before is not imported again.
+         */
+        post: operations["import_history_api_v1_projects__slug__imports_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects/{slug}/plans": {
         parameters: {
             query?: never;
@@ -457,6 +479,27 @@ export interface paths {
          * @description The run document. Answers carry an ETag; send it back in If-None-Match to get 304.
          */
         get: operations["get_run_api_v1_runs__slug__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/bmf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Run Bmf
+         * @description The run's cells as Bencher Metric Format (BMF) JSON, what `bencher run --adapter json` reads
+         *     (docs/how-to/formats.md, 'BMF out'): `{benchmark: {measure: {value, lower_value?, upper_value?}}}`.
+         */
+        get: operations["get_run_bmf_api_v1_runs__slug__bmf_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1237,6 +1280,26 @@ export interface components {
             /** Worse */
             worse: boolean | null;
         };
+        /**
+         * AcceptedFile
+         * @description How one uploaded file was read.
+         */
+        AcceptedFile: {
+            /**
+             * Detected
+             * @description True: found by detection (docs/how-to/formats.md, 'Detection'); false: the upload named it (`format`), which always wins
+             */
+            detected: boolean;
+            /** Filename */
+            filename: string;
+            /**
+             * Format
+             * @description The format the file was read as
+             */
+            format: string;
+            /** Variant */
+            variant: string;
+        };
         /** AlertBrief */
         AlertBrief: {
             /** Direction */
@@ -1562,6 +1625,17 @@ export interface components {
             known_change?: boolean | null;
             /** Title */
             title?: string | null;
+        };
+        /**
+         * BmfOut
+         * @description Bencher Metric Format: {benchmark: {measure: {value, lower_value?, upper_value?}}}.
+         */
+        BmfOut: {
+            [key: string]: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
         };
         /** CellKey */
         CellKey: {
@@ -2076,6 +2150,18 @@ export interface components {
              * @default null
              */
             started_ms: number | null;
+            /**
+             * Timestamp Format
+             * @description A JMeter CSV's timeStamp pattern (jmeter.save.saveservice.timestamp_format, Java SimpleDateFormat, e.g. 'yyyy/MM/dd HH:mm:ss') when it is not epoch ms; default: inferred from the values
+             * @default null
+             */
+            timestamp_format: string | null;
+            /**
+             * Timestamp Zone
+             * @description The time zone a formatted JMeter timeStamp was written in (the JVM's default zone: an IANA name such as Europe/Paris, or an offset such as +02:00); default: the zone in the values, else UTC
+             * @default null
+             */
+            timestamp_zone: string | null;
             /** Variant */
             variant: string;
             /**
@@ -2255,6 +2341,109 @@ export interface components {
              * @description The trail's id
              */
             trail: number;
+        };
+        /** ImportAccepted */
+        ImportAccepted: {
+            /**
+             * Already
+             * @description Entries imported before, left as they were
+             */
+            already: number;
+            /**
+             * Format
+             * @description The format the history was read as
+             */
+            format: string;
+            /**
+             * Imported
+             * @description Runs made by this import
+             */
+            imported: number;
+            /**
+             * Runs
+             * @description One run per entry, oldest first
+             */
+            runs: components["schemas"]["ImportedRun"][];
+        };
+        /**
+         * ImportMetadata
+         * @description How to import a history: one run per entry, backdated to the entry's time.
+         */
+        ImportMetadata: {
+            /**
+             * Branch
+             * @description Default: a Bencher report's branch
+             * @default null
+             */
+            branch: string | null;
+            /**
+             * @description Where the runs ran; default: a Bencher report's testbed, else the project's default environment
+             * @default null
+             */
+            environment: components["schemas"]["EnvironmentIn"] | null;
+            /**
+             * Format
+             * @description github-action-benchmark data.js / JSON, or Bencher reports; default: detected
+             * @default null
+             */
+            format: ("gab-history" | "bencher-reports") | null;
+            /**
+             * Labels
+             * @description Added to every run's labels
+             */
+            labels?: {
+                [key: string]: string;
+            };
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string | null;
+            /**
+             * Variant
+             * @description The variant of every run
+             * @default baseline
+             */
+            variant: string;
+        };
+        /** ImportedRun */
+        ImportedRun: {
+            /**
+             * Benchmarks
+             * @description Benchmarks (github-action-benchmark) or result iterations (Bencher) of the entry
+             */
+            benchmarks: number;
+            /** Commit */
+            commit: string | null;
+            /**
+             * Duplicate
+             * @description Imported before (same file bytes and entry): the existing run
+             * @default false
+             */
+            duplicate: boolean;
+            /**
+             * Entry
+             * @description The entry of the history the run is (in time order, from 0)
+             */
+            entry: number;
+            /** Id */
+            id: number;
+            /** Permalink */
+            permalink: string;
+            /**
+             * Run
+             * @description Run slug
+             */
+            run: string;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+            /** Status */
+            status: string;
+            /** Status Url */
+            status_url: string;
         };
         /** LoadIn */
         LoadIn: {
@@ -3655,6 +3844,11 @@ export interface components {
              * @default false
              */
             duplicate: boolean;
+            /**
+             * Files
+             * @description Each file, in upload order, and the format it was read as
+             */
+            files?: components["schemas"]["AcceptedFile"][];
             /** Id */
             id: number;
             /** Permalink */
@@ -4862,6 +5056,113 @@ export interface operations {
                 };
             };
             /** @description The request body exceeds BENCHTRAIL_MAX_UPLOAD_MB (checked before it is read) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    import_history_api_v1_projects__slug__imports_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description One history file: github-action-benchmark data.js (or its JSON), or Bencher reports (JSON array) */
+                    files: string[];
+                    /** @description How to import the history (JSON, at most 1048576 bytes) */
+                    metadata: components["schemas"]["ImportMetadata"];
+                };
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportAccepted"];
+                };
+            };
+            /** @description A result file is refused (error InvalidResultFile, with file, line, field and reason), the multipart body is malformed, or a string cannot be stored (the field is named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultFileError"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upload too large (checked before it is read) or a decompression bomb */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6355,6 +6656,93 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunDetail"];
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_run_bmf_api_v1_runs__slug__bmf_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BmfOut"];
                 };
             };
             /** @description Not modified: the ETag sent in If-None-Match is current */

@@ -37,5 +37,8 @@ export function metricInfo(name: string): MetricInfo {
 
 /** JMH: ops/time is better higher, time/op better lower (as metrics.score_direction). */
 export function scoreDirection(unit: string | null | undefined): Direction {
+  // A unit marked by its file (backend benchtrail.metrics.score_direction): "MB/s ↑", "points ↓".
+  if (unit && unit.endsWith('↑')) return 'higher';
+  if (unit && unit.endsWith('↓')) return 'lower';
   return unit && unit.startsWith('ops/') ? 'higher' : 'lower';
 }

@@ -102,9 +102,14 @@ def test_the_metadata_part_of_an_upload_is_declared_as_the_json_the_server_reads
         assert doc["components"]["schemas"][model]["properties"]["files"]["items"]["$ref"].endswith("/FileIn")
     file_in = doc["components"]["schemas"]["FileIn"]
     assert file_in["additionalProperties"] is False
-    assert {"variant", "format", "scenario", "load", "warmup_s", "series_only", "started_ms", "profile"} == set(
-        file_in["properties"])
+    assert {"variant", "format", "scenario", "load", "warmup_s", "series_only", "started_ms", "timestamp_format",
+            "timestamp_zone", "profile"} == set(file_in["properties"])
     assert doc["components"]["schemas"]["ProfileFileIn"]["additionalProperties"] is False
+    # A history import is declared the same way, and both answers say which format each file was read as.
+    form = doc["paths"]["/api/v1/projects/{slug}/imports"]["post"]["requestBody"]["content"]["multipart/form-data"]
+    assert form["schema"]["properties"]["metadata"]["$ref"] == "#/components/schemas/ImportMetadata"
+    assert "format" in doc["components"]["schemas"]["ImportAccepted"]["properties"]
+    assert doc["components"]["schemas"]["AcceptedFile"]["required"] == ["filename", "variant", "format", "detected"]
 
 
 def test_webhook_url_pattern_takes_what_the_server_can_call(doc):
