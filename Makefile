@@ -64,7 +64,9 @@ test-frontend:
 test-e2e:
 	$(PY) infra/scripts/stack.py ephemeral --cwd frontend -- npm run --silent e2e
 
-## Benchmarks: each prints ratios against a reference measured in the same run.
+## Benchmarks: each prints ratios against a reference measured in the same run, and a last line `RESULT k=v ...`.
+## BENCH_SMOKE=1 (e.g. make bench-ui BENCH_SMOKE=1) runs a bench's whole path at a tiny size (bench/sizes.py): `make test`
+## runs every bench-* target of this file so (tests/bench/test_bench_smoke.py, which also names each one's RESULT keys).
 bench: bench-ingest bench-detect bench-analysis bench-ui bench-runner bench-api bench-ab bench-profile
 
 bench-ingest:

@@ -38,15 +38,15 @@ from benchtrail.profiles.read import read_collapsed, read_document  # noqa: E402
 from benchtrail_runner.plan import Profile, Variant  # noqa: E402
 from benchtrail_runner.profiling import StepProfiles, finish  # noqa: E402
 from infra.localstack import free_port  # noqa: E402
+from sizes import SMOKE, announce, size  # noqa: E402
 
 TOOLS = Path(os.environ.get("BENCHTRAIL_TOOLS_DIR", REPO / ".tools"))
-SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 PROFILER = os.environ.get("BENCH_PROFILER", "async-profiler")
-SECONDS = 1 if SMOKE else 4
-REPS = 1 if SMOKE else 10
+SECONDS = size(4, smoke=1)
+REPS = size(10, smoke=1)
 # A JVM with the agent keeps compiling for a minute on 2 busy cores: measured pairs before that compare a
 # colder service with a warmer one.
-WARMUP_S = 1 if SMOKE else 45
+WARMUP_S = size(45, smoke=1)
 CONCURRENCY = 2
 PATH = "/api/vet/vets"
 
@@ -89,11 +89,12 @@ def measured(name: str, url: str, pid: int, workdir: Path, step: int, profiled: 
 
 
 def main() -> int:
+    announce("bench-profile")
     workdir = Path(tempfile.mkdtemp(prefix="bench-profile-"))
     ports = (free_port(), free_port(), free_port())
     env = {**os.environ, "DEMO_BASELINE_PORT": str(ports[0]), "DEMO_AGENT_PORT": str(ports[1]),
            "DEMO_OTLP_PORT": str(ports[2]), "BENCHTRAIL_TOOLS_DIR": str(TOOLS), "DEMO_RUN_DIR": str(workdir / "run"),
-           "DEMO_WARMUP_S": "3" if SMOKE else "20", "PATH": f"{TOOLS / 'bin'}:{os.environ.get('PATH', '')}"}
+           "DEMO_WARMUP_S": str(size(20, smoke=3)), "PATH": f"{TOOLS / 'bin'}:{os.environ.get('PATH', '')}"}
     subprocess.run([str(REPO / "infra/demo/start-java.sh")], env=env, check=True, stdout=subprocess.DEVNULL)
     try:
         pids = {name: int((workdir / "run" / f"demo-{name}.pid").read_text()) for name in ("baseline", "agent")}

@@ -137,6 +137,7 @@ def scratch() -> Iterator[Path]:
 LOAD_GROUP = "load"
 
 
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that run real load tools (marked `slow`, and every runner test) measure rates, latencies and CPU:
     under pytest-xdist they form one group (`--dist loadgroup`), run one after another by one test process,

@@ -77,6 +77,16 @@ def redis_quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _reaped(pid: int) -> bool:
+    """True when `pid` is a child of this process that has exited (now reaped); False for a live child or a
+    process that is not ours (one an earlier `make up` started)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return done == pid
+
+
 class Stack:
     def __init__(self, state: Path, *, api_port: int, pg_port: int, redis_port: int, fast: bool = False,
                  pg_dir: Path | None = None) -> None:
@@ -271,6 +281,8 @@ class Stack:
     def _alive(self, name: str) -> bool:
         try:
             pid = int(self._pidfile(name).read_text())
+            if _reaped(pid):   # our own child that has exited: kill(pid, 0) would still find its zombie
+                return False
             os.kill(pid, 0)
             return True
         except (FileNotFoundError, ValueError, ProcessLookupError, PermissionError):
