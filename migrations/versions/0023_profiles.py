@@ -49,8 +49,16 @@ def upgrade() -> None:
                             name=op.f('uq_profiles_run_id_variant_id_scenario_id_load_id_step')),
     )
     op.create_index(op.f('ix_profiles_run_id'), 'profiles', ['run_id'], unique=False)
+    # A write of a run's profiles is a write of its project: logged, so its revision (and every answer kept
+    # under it, benchtrail/revisions.py) moves, with the trigger function of the run's other children (0018).
+    for event, rows in (('INSERT', 'NEW'), ('UPDATE', 'NEW'), ('DELETE', 'OLD')):
+        op.execute(f"CREATE TRIGGER log_change_{event.lower()} AFTER {event} ON profiles "
+                   f"REFERENCING {rows} TABLE AS changed_rows FOR EACH STATEMENT "
+                   f"EXECUTE FUNCTION benchtrail_log_change_via_runs()")
 
 
 def downgrade() -> None:
+    for event in ('insert', 'update', 'delete'):
+        op.execute(f"DROP TRIGGER log_change_{event} ON profiles")
     op.drop_index(op.f('ix_profiles_run_id'), table_name='profiles')
     op.drop_table('profiles')

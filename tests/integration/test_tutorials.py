@@ -37,7 +37,10 @@ def test_tutorial_runs_as_written(page: Path, infra: dict[str, str], worker, liv
     for name in CHECKOUT:
         (home / name).symlink_to(REPO / name)
     (home / ".tools").symlink_to(TOOLS)
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "CLICOLOR_FORCE", "PYTHONPATH")}
+    # A reader's shell: no colour forced, and none of a `make test` above (its make flags would make the page's
+    # own `make` print "Entering directory").
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("FORCE_COLOR", "CLICOLOR_FORCE", "PYTHONPATH", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     env.update({k: v for k, v in infra.items() if not k.startswith("_")})
     env.update(BENCHTRAIL_URL=live_api, BENCHTRAIL_TOKEN=admin_token, NO_COLOR="1", TERM="dumb", HOME=str(tmp_path))
     # The reader's machine (make up: API on 8400, Redis with its password, the demo ports) → this stack's.

@@ -86,6 +86,24 @@ def test_gzip_upload_is_accepted_and_bomb_rejected(client, worker, make_project,
     assert client.get(f"/api/v1/projects/{slug}/runs").json()["total"] == 1
 
 
+def test_a_gzip_upload_with_a_broken_deflate_stream_is_refused_and_nothing_stored(client, make_project, scratch):
+    """A gzip header followed by a damaged stream (zlib raises its own error, not an OSError): 400 naming the
+    file, not a 500, and no run."""
+    slug, token = make_project()
+    packed = bytearray(gzip.compress(write_jtl(scratch / "a.jtl", seed=4, per_group=50).read_bytes()))
+    packed[40:60] = bytes(255 - b for b in packed[40:60])   # past the 10-byte header, inside the deflate data
+    broken = scratch / "broken.jtl.gz"
+    broken.write_bytes(bytes(packed))
+    with pytest.raises(Exception, match="invalid"):
+        gzip.decompress(bytes(packed))   # the stream really is broken
+    r = upload(client, slug, token, [("baseline", broken)])
+    assert r.status_code == 400, r.text
+    body = r.json()
+    assert (body["error"], body["code"], body["file"]) == ("InvalidResultFile", "invalid_result_file", "broken.jtl.gz")
+    assert "corrupt compressed file" in body["detail"]
+    assert client.get(f"/api/v1/projects/{slug}/runs").json()["total"] == 0
+
+
 def stored_blobs(infra) -> list[str]:
     blobs = Path(infra["BENCHTRAIL_DATA_DIR"]) / "blobs"
     return sorted(p.name for p in blobs.rglob("*") if p.is_file()) if blobs.exists() else []

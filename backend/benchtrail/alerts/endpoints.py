@@ -94,7 +94,7 @@ def add_annotation(slug: str, body: AnnotationIn, session: Session = SessionDep,
 
 
 @router.patch("/projects/{slug}/annotations/{annotation_id}", response_model=AnnotationOut)
-def edit_annotation(slug: str, annotation_id: int, body: AnnotationPatch, session: Session = SessionDep,
+def edit_annotation(slug: str, annotation_id: ID, body: AnnotationPatch, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> AnnotationOut:
     """Edit an annotation's given fields (uploader token); it still needs `agent_version` or `at`."""
     row = service.update_annotation(session, principal, slug, annotation_id, body.model_dump(exclude_unset=True))
@@ -103,7 +103,7 @@ def edit_annotation(slug: str, annotation_id: int, body: AnnotationPatch, sessio
 
 
 @router.delete("/projects/{slug}/annotations/{annotation_id}", status_code=204)
-def delete_annotation(slug: str, annotation_id: int, session: Session = SessionDep,
+def delete_annotation(slug: str, annotation_id: ID, session: Session = SessionDep,
                       principal: Principal = Depends(get_principal)) -> Response:
     """Delete an annotation (uploader token)."""
     service.delete_annotation(session, principal, slug, annotation_id)

@@ -20,6 +20,7 @@ import gzip
 import json
 import math
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -161,7 +162,7 @@ def read_pprof(path: Path) -> Stacks:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise ParseError(f"not a readable gzipped pprof profile ({exc})") from None
     profile = _pprof_types()["Profile"]()
     try:

@@ -7,6 +7,7 @@ import hashlib
 import shutil
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -121,7 +122,7 @@ def _decompress(raw: Path, magic: bytes, filename: str, packed: int, out_path: P
             else:
                 with gzip.GzipFile(fileobj=src) as inner:
                     _copy_capped(inner, out, cap, filename)
-    except (OSError, EOFError, zipfile.BadZipFile, zstandard.ZstdError) as exc:
+    except (OSError, EOFError, zlib.error, zipfile.BadZipFile, zstandard.ZstdError) as exc:   # zlib: a bad deflate stream
         if outage_kind(exc) is not None:
             raise   # our disk refused the copy (full, ...): a 503 / a retried ingest, not the file's fault
         raise InvalidResultFile(filename, f"corrupt compressed file: {exc}") from None
