@@ -5,17 +5,18 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-_PLACEHOLDER_SECRETS = {"", "change-me", "dev-secret"}
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BENCHTRAIL_", extra="ignore")
 
-    env: str = "development"  # development | test | production
+    # development | test | production. Production (the Docker images) refuses a broker without a password:
+    # whoever reaches an open Redis can queue work for the workers and the runners.
+    env: str = "development"
     database_url: str = "postgresql+psycopg://benchtrail@127.0.0.1:55432/benchtrail"
     # Database connections the API server (`benchtrail-api`, all its worker processes together) may hold:
     # each process gets an equal share for its reads, its writes and its event-loop reads (db.api_share),
@@ -26,8 +27,6 @@ class Settings(BaseSettings):
     api_processes: int | None = Field(default=None, ge=1)
     redis_url: str = "redis://127.0.0.1:56379/0"
     data_dir: Path = Path(".data")
-    # Signs webhook payloads; refused as a placeholder outside development.
-    secret_key: str = "dev-secret"
     public_url: str = "http://127.0.0.1:8400"
     frontend_dist: Path | None = None
 
@@ -81,9 +80,10 @@ class Settings(BaseSettings):
     webhook_allowlist: str = ""
 
     @model_validator(mode="after")
-    def _refuse_placeholder_secrets(self) -> "Settings":
-        if self.env == "production" and self.secret_key in _PLACEHOLDER_SECRETS:
-            raise ValueError("BENCHTRAIL_SECRET_KEY must be set to a real secret in production")
+    def _refuse_unsafe_settings(self) -> "Settings":
+        if self.env == "production" and not urlsplit(self.redis_url).password:
+            raise ValueError("BENCHTRAIL_REDIS_URL must carry the broker's password in production "
+                             "(redis://:PASSWORD@HOST:PORT/0)")
         if self.storage == "s3" and not self.s3_bucket.strip():
             raise ValueError("BENCHTRAIL_STORAGE=s3 needs BENCHTRAIL_S3_BUCKET (the bucket the raw files go to)")
         return self
