@@ -2,13 +2,14 @@
 
 1. the database schema up to this release's newest migration (`alembic upgrade head`; a database made by an
    earlier release is upgraded in place, nothing else is touched);
-2. a runner token for the stack's own runner, kept in BENCHTRAIL_RUNNER_TOKEN_FILE (mode 0400). The kept token
-   is used again while the database knows it (and it is not revoked); otherwise a new one is made (a new
-   database volume, or a revoked token).
+2. with --runner-token-file FILE: a runner token for the stack's own runner (pools --runner-pools), kept in FILE
+   (mode 0400). The kept token is used again while the database knows it (and it is not revoked); otherwise a new
+   one is made (a new database volume, or a revoked token).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -55,14 +56,17 @@ def runner_token(path: Path, pools: list[str]) -> str:
     return "created"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runner-token-file", type=Path, help="where the stack's runner finds its token")
+    parser.add_argument("--runner-pools", default="local", help="pools the runner token may claim (comma-separated)")
+    args = parser.parse_args(argv)
     migrate()
     print("stack-init: database schema at the newest migration", flush=True)
-    token_file = os.environ.get("BENCHTRAIL_RUNNER_TOKEN_FILE")
-    if token_file:
-        pools = [p.strip() for p in os.environ.get("BENCHTRAIL_RUNNER_POOLS", "local").split(",") if p.strip()]
-        outcome = runner_token(Path(token_file), pools)
-        print(f"stack-init: runner token {outcome} ({token_file}, pools {','.join(pools)})", flush=True)
+    if args.runner_token_file:
+        pools = [p.strip() for p in args.runner_pools.split(",") if p.strip()]
+        outcome = runner_token(args.runner_token_file, pools)
+        print(f"stack-init: runner token {outcome} ({args.runner_token_file}, pools {','.join(pools)})", flush=True)
     return 0
 
 
