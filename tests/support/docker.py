@@ -111,6 +111,9 @@ class Engine:
         """Stop the daemon (its containers with it); the data root and its images stay for the next run."""
         try:
             self._terminate()
+            # dockerd leaves its host network namespace mounted in the exec root; a later `rm -rf` would fail on it.
+            for ns in (self.root / "exec" / "netns").glob("*"):
+                subprocess.run(["umount", str(ns)], capture_output=True, check=False)
         finally:
             self._unlock()
 
