@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: up down admin backup restore lint docs test test-fast test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis bench-profile openapi
+.PHONY: up down admin backup restore lint docs test test-fast test-python test-containers test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis bench-profile openapi
 
 ## Start the whole product with demo data (PostgreSQL, Redis, API + dashboard, worker, beat, runner).
 up:
@@ -29,9 +29,10 @@ restore:
 	@if [ -z "$(FILE)" ]; then echo "usage: make restore FILE=.data/backups/benchtrail-....tar" >&2; exit 2; fi
 	$(PY) infra/scripts/stack.py restore "$(FILE)"
 
-## Every test: Python (unit + integration on real PostgreSQL/Redis/Celery), Vitest, Playwright e2e.
+## Every test: Python (unit + integration on real PostgreSQL/Redis/Celery, the compose stack on a real Docker
+## engine among them), Vitest, Playwright e2e.
 test:
-	infra/scripts/bootstrap.sh --browser --tools --frontend
+	infra/scripts/bootstrap.sh --browser --tools --frontend --docker
 	$(MAKE) --no-print-directory lint docs test-python test-frontend test-e2e
 
 ## Boundaries and static checks: ruff, mypy (strict on the statistics), import-linter contracts, ESLint feature zones.
@@ -57,6 +58,12 @@ test-fast:
 	infra/scripts/bootstrap.sh --frontend
 	$(PY) -m pytest -p no:cacheprovider -n 2 -m "not slow" tests/unit
 	cd frontend && npm run --silent test
+
+## Only the container test: builds the images, runs the compose stack on a Docker engine it starts and stops
+## (images and build cache kept in /var/cache/benchtrail-test-docker). `make test-python` runs it too.
+test-containers:
+	infra/scripts/bootstrap.sh --tools --docker
+	$(PY) -m pytest -p no:cacheprovider -m containers tests/integration/test_containers.py
 
 test-frontend:
 	cd frontend && npm run --silent test

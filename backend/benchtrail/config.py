@@ -5,11 +5,11 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-_PLACEHOLDER_SECRETS = {"", "change-me", "dev-secret"}
 
 
 class Settings(BaseSettings):
@@ -19,8 +19,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BENCHTRAIL_", extra="ignore")
 
     env: str = Field("development", description=(
-        "`development`, `test` or `production`; `production` refuses placeholder secrets "
-        "(`BENCHTRAIL_SECRET_KEY` left at `dev-secret`, `change-me` or empty)."))
+        "`development`, `test` or `production`; `production` (the Docker images) refuses a `BENCHTRAIL_REDIS_URL` "
+        "without a password: whoever reaches an open Redis can queue work for the workers and the runners."))
     database_url: str = Field("postgresql+psycopg://benchtrail@127.0.0.1:55432/benchtrail", description=(
         "SQLAlchemy URL of the PostgreSQL database (`postgresql+psycopg://user:password@host:port/db`). "
         "`make up` sets it with the password it generated (kept in `.data/stack/secrets/`)."))
@@ -53,9 +53,6 @@ class Settings(BaseSettings):
         "linked into the blob store, never into a possibly RAM-backed `/tmp`) unless `TMPDIR` is set; what "
         "a process killed mid-upload or mid-ingest left in `<dir>/tmp` is removed when an API or a worker "
         "starts, once nothing in it changed for a day."))
-    secret_key: str = Field("dev-secret", description=(
-        "The site's secret; must be set to a real secret in production (placeholders are refused at start). "
-        "Webhooks are not signed with it: each webhook has its own secret (given or generated when it is created)."))
     public_url: str = Field("http://127.0.0.1:8400", description="Base URL of permalinks, snapshots and links in webhooks.")
     frontend_dist: Path | None = Field(None, description=(
         "The built dashboard the API serves at `/`; unset: `frontend/dist` of the checkout."))
@@ -136,9 +133,10 @@ class Settings(BaseSettings):
         "Empty: no webhook can be created."))
 
     @model_validator(mode="after")
-    def _refuse_placeholder_secrets(self) -> "Settings":
-        if self.env == "production" and self.secret_key in _PLACEHOLDER_SECRETS:
-            raise ValueError("BENCHTRAIL_SECRET_KEY must be set to a real secret in production")
+    def _refuse_unsafe_settings(self) -> "Settings":
+        if self.env == "production" and not urlsplit(self.redis_url).password:
+            raise ValueError("BENCHTRAIL_REDIS_URL must carry the broker's password in production "
+                             "(redis://:PASSWORD@HOST:PORT/0)")
         if self.storage == "s3" and not self.s3_bucket.strip():
             raise ValueError("BENCHTRAIL_STORAGE=s3 needs BENCHTRAIL_S3_BUCKET (the bucket the raw files go to)")
         return self

@@ -347,7 +347,23 @@ def documented_variables() -> set[str]:
 OTHER_VARIABLES: tuple[tuple[str, str, str], ...] = (
     ("BENCHTRAIL_PORT", "`8400`", "The port `make up` serves the API and the dashboard on (`infra/scripts/stack.py`)."),
     ("BENCHTRAIL_PG_PORT", "`55432`", "The port of `make up`'s PostgreSQL (`infra/scripts/stack.py`)."),
-    ("BENCHTRAIL_REDIS_PORT", "`56379`", "The port of `make up`'s Redis (`infra/scripts/stack.py`)."),
+    ("BENCHTRAIL_REDIS_PORT", "`56379`", "The port of `make up`'s Redis (`infra/scripts/stack.py`); in the images, "
+     "the port `benchtrail-env` builds `BENCHTRAIL_REDIS_URL` with (`6379`)."),
+    ("BENCHTRAIL_POSTGRES_HOST", "`postgres`", "In the images (`benchtrail-env`): the database host "
+     "`BENCHTRAIL_DATABASE_URL` is built with, when that is not set."),
+    ("BENCHTRAIL_POSTGRES_PORT", "`5432`", "In the images: the database port, likewise."),
+    ("BENCHTRAIL_POSTGRES_PASSWORD", "generated", "Compose: the database password, used only when the `secrets` "
+     "volume is new ([Run with Docker](../how-to/docker.md))."),
+    ("BENCHTRAIL_POSTGRES_PASSWORD_FILE", "`/run/secrets/benchtrail/postgres-password`", "In the images: the file "
+     "`benchtrail-env` reads the database password from."),
+    ("BENCHTRAIL_REDIS_HOST", "`redis`", "In the images: the Redis host `BENCHTRAIL_REDIS_URL` is built with, when "
+     "that is not set."),
+    ("BENCHTRAIL_REDIS_PASSWORD", "generated", "Compose: the Redis password, used only when the `secrets` volume is "
+     "new."),
+    ("BENCHTRAIL_REDIS_PASSWORD_FILE", "`/run/secrets/benchtrail/redis-password`", "In the images: the file "
+     "`benchtrail-env` reads the Redis password from."),
+    ("BENCHTRAIL_RUNNER_TOKEN_FILE", "`/run/secrets/benchtrail/runner-token`", "In the runner image: the file the "
+     "runner token is read from when `BENCHTRAIL_RUNNER_TOKEN` is not set (compose's `migrate` writes it)."),
     ("BENCHTRAIL_VAR_DIR", "`/var/lib/benchtrail`", "Where `make up` run as root keeps its PostgreSQL cluster (one "
      "folder per checkout, owned by `postgres`; `infra/scripts/stack.py`)."),
     ("BENCHTRAIL_PLAN_SCHEMA", "`docs/plans/plan-v1.schema.json` of the checkout",
