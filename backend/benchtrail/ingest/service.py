@@ -33,14 +33,14 @@ from benchtrail.ingest.options import load_from, options_for
 from benchtrail.ingest import repository, validity
 from benchtrail.metrics import PERCENTILES
 from benchtrail.models import Cell, Load, Project, Run, RunFile, Scenario, Series, Variant
-from benchtrail.profiles import ingest as profile_ingest
+from benchtrail.ingest import profiles as profile_ingest
 from benchtrail.plans import service as plans
 from benchtrail.plans.model import split_count
 from benchtrail.projects import service as projects_service
-from benchtrail.runs import lifecycle
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
-from benchtrail.uploads.files import open_blob_for_parsing
+from benchtrail.runstate import lifecycle
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.ingest.packed import open_blob_for_parsing
 
 CELL_COLUMNS = frozenset({
     "count", "errors", "throughput", "duration_s", "latency_mean", "latency_min", "latency_max",

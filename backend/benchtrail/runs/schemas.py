@@ -4,7 +4,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, RootModel
-from benchtrail.runs.meta import RunMeta
+from benchtrail.runstate.meta import RunMeta
+from benchtrail.runstate.summary import RunSummary
 
 
 class EnvironmentOut(BaseModel):
@@ -119,24 +120,6 @@ class ShareOut(BaseModel):
     finished_at: datetime | None
 
 
-class RunSummary(BaseModel):
-    id: int
-    slug: str
-    project: str
-    source: str
-    tool: str | None
-    status: str
-    is_valid: bool
-    agent_version: str | None
-    app_version: str | None
-    commit: str | None
-    branch: str | None
-    labels: dict[str, str]
-    environment: str | None
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-    permalink: str
 
 
 class RunAlert(BaseModel):

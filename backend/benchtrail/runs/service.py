@@ -9,16 +9,18 @@ from sqlalchemy.orm import Session
 
 from benchtrail.alerts.service import raised_by
 from benchtrail.auth.principal import Principal
-from benchtrail.config import get_settings
-from benchtrail.errors import ErrorCode, InvalidRequest, NotFound
+from benchtrail.errors import ErrorCode, InvalidRequest
 from benchtrail.ingest.histogram import percentile_ms
 from benchtrail.models import Cell, Environment, Project, Run
 from benchtrail.projects import service as projects
 from benchtrail.revisions import HeadQuery
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs import repository, shares
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runs import repository
+from benchtrail.runstate.access import get_visible_run
+from benchtrail.runstate.summary import summary
+from benchtrail.runstate import shares
 from benchtrail.runs.schemas import (CellOut, CellPercentiles, EnvironmentOut, LoadOut, PercentilePoint,
-                                     ProcessCellOut, RunDetail, RunFileOut, RunPage, RunSummary, ScenarioOut, SeriesOut,
+                                     ProcessCellOut, RunDetail, RunFileOut, RunPage, ScenarioOut, SeriesOut,
                                      ShareOut,
                                      VariantOut)
 
@@ -28,38 +30,6 @@ SPECTRUM = (0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 10
 def head(slug: str) -> HeadQuery:
     """id, is_public and revision of the run's project (`http_cache.remembered_read`)."""
     return repository.head(slug)
-
-
-def get_visible_run(session: Session, principal: Principal, slug: str) -> tuple[Run, Project]:
-    run = repository.get_by_slug(session, slug)
-    if run is None:
-        raise NotFound(f"run '{slug}' not found")
-    project = session.get(Project, run.project_id)
-    assert project is not None
-    if not principal.can_see(project) and not principal.executes(run):
-        raise NotFound(f"run '{slug}' not found")
-    return run, project
-
-
-def locked_run(session: Session, principal: Principal, slug: str, role: str) -> Run:
-    """The run, for a change that needs `role` on its project, row-locked with its committed values."""
-    run, project = get_visible_run(session, principal, slug)
-    principal.require(project, role)
-    locked = repository.lock(session, run.id)
-    assert locked is not None
-    return locked
-
-
-def permalink(run: Run) -> str:
-    return f"{get_settings().public_url.rstrip('/')}/r/{run.slug}"
-
-
-def summary(run: Run, project: Project, env_name: str | None) -> RunSummary:
-    return RunSummary(id=run.id, slug=run.slug, project=project.slug, source=run.source, tool=run.tool,
-                      status=run.status, is_valid=run.is_valid, agent_version=run.agent_version,
-                      app_version=run.app_version, commit=run.commit, branch=run.branch, labels=run.labels,
-                      environment=env_name, created_at=run.created_at, started_at=run.started_at,
-                      finished_at=run.finished_at, permalink=permalink(run))
 
 
 CURSOR = r"^[0-9]{1,16}_[0-9]{1,18}$"   # microseconds since 1970 _ run id: every such string is a position

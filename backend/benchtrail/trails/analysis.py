@@ -28,8 +28,8 @@ from sqlalchemy.orm import Session
 from benchtrail.alerts import service as alerts
 from benchtrail.analysis import ChangePoint, Settings
 from benchtrail.models import Cell, Project, Run, Variant
-from benchtrail.runs import lifecycle
-from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.runstate import lifecycle
+from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
 from benchtrail.trails import history, overhead, repository
 from benchtrail.trails.settings import AnalysisSettings, detector_settings, load
 

@@ -17,7 +17,7 @@ from benchtrail.models import Annotation, Cell, Load, Project, Scenario, Trail, 
 from benchtrail.multiplicity import adjusted_p_values
 from benchtrail.projects import service as projects
 from benchtrail.revisions import HeadQuery
-from benchtrail.runs import service as runs
+from benchtrail.runstate.access import get_visible_run
 from benchtrail.trails import history, overhead, repository, window
 from benchtrail.trails.analysis import overhead_value, series_settings
 from benchtrail.trails.schemas import (AbOut, AdjustedOverCells, AlertBrief, AnnotationOut, CellKey, ChangePointOut,
@@ -316,7 +316,7 @@ def _cell_keys(session: Session, run_id: int) -> tuple[dict[int, Variant], dict[
 
 def run_overheads(session: Session, principal: Principal, slug: str, metric: str) -> RunOverheads:
     metric = checked_metric(metric, AB_METRICS)
-    run, project = runs.get_visible_run(session, principal, slug)
+    run, project = get_visible_run(session, principal, slug)
     if metric in load(project.settings).metrics and run.analysis_status == "done":
         # Stored by the analysis: the overheads and the names keying their cells, two queries.
         results = [(o.cell_id, o.ref_cell_id, o.detail) for o in repository.overheads_of_run(session, run.id, metric)]
@@ -365,8 +365,8 @@ def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: st
     a_variant/b_variant pick one variant on each side."""
     if metric is not None:
         checked_metric(metric, AB_METRICS)
-    run_a, _ = runs.get_visible_run(session, principal, a_slug)
-    run_b, _ = runs.get_visible_run(session, principal, b_slug)
+    run_a, _ = get_visible_run(session, principal, a_slug)
+    run_b, _ = get_visible_run(session, principal, b_slug)
     parts_a, parts_b = _cell_keys(session, run_a.id), _cell_keys(session, run_b.id)
     for name, parts, slug in ((a_variant, parts_a, a_slug), (b_variant, parts_b, b_slug)):
         if name is not None and name not in {v.name for v in parts[0].values()}:

@@ -27,21 +27,14 @@ from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.models import Blob, Project, Run, RunFile
 from benchtrail.projects import service as projects
-from benchtrail.runs import environments, lifecycle
-from benchtrail.runs.lifecycle import RunStatus
-from benchtrail.runs import meta as run_meta
+from benchtrail.runstate import environments, lifecycle
+from benchtrail.runstate.slugs import new_slug
+from benchtrail.runstate.lifecycle import RunStatus
+from benchtrail.runstate import meta as run_meta
 from benchtrail.uploads import repository
 from benchtrail.uploads.files import ReceivedFile
 from benchtrail.uploads.schemas import AcceptedFile, FileIn, UploadAccepted, UploadMetadata
 from benchtrail.validation import unsafe_text_errors
-
-
-def new_slug() -> str:
-    """A run's slug: 11 URL-safe characters (64 random bits), never with a leading '-', which the CLI
-    (`benchtrail show RUN`, `exclude`, `admin reingest`) would read as an option."""
-    while (slug := secrets.token_urlsafe(8)).startswith("-"):
-        pass
-    return slug
 
 
 def parse_metadata(raw: str) -> UploadMetadata:

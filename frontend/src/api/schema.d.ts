@@ -4930,6 +4930,7 @@ export interface operations {
             header?: never;
             path: {
                 slug: string;
+                /** @description Row id (1..2^31-1) */
                 annotation_id: number;
             };
             cookie?: never;
@@ -5009,6 +5010,7 @@ export interface operations {
             header?: never;
             path: {
                 slug: string;
+                /** @description Row id (1..2^31-1) */
                 annotation_id: number;
             };
             cookie?: never;

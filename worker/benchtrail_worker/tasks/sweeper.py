@@ -11,7 +11,7 @@
   with duplicates. Both tasks are idempotent (they lock the run and skip one already done), so a
   duplicate job does nothing and the cells are written exactly once.
 - A resumable results upload that can never be committed (its run has other results or ended, or no
-  chunk came for a week) loses its chunks and its row (runs/results_uploads.py).
+  chunk came for a week) loses its chunks and its row (uploads/results.py).
 - A raw file an upload wrote to the store but never recorded (the upload failed and could not remove it,
   or its process died in between) is removed after an hour unless a run refers to it by then
   (uploads/service.py `remove_unrecorded`).
@@ -31,9 +31,10 @@ from benchtrail.config import get_settings
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
 from benchtrail.models import Run
-from benchtrail.runs import lifecycle, results_uploads, shares
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.runstate import lifecycle, shares
+from benchtrail.uploads import results as results_uploads
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
 from benchtrail.uploads import service as uploads
 from benchtrail_worker.policy import task
 

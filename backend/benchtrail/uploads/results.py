@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
@@ -37,12 +37,16 @@ from benchtrail.db_boundary import unit_of_work
 from benchtrail.errors import (Conflict, ErrorCode, InvalidRequest, InvalidResultFile, NotFound, PayloadTooLarge,
                                ServiceUnavailable)
 from benchtrail.logging import log
-from benchtrail.models import ResultsUpload, Run
-from benchtrail.plans.schemas import ResultsAccepted, ResultsUploadIn, ResultsUploadOut
-from benchtrail.runs import execution, repository
-from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.models import ResultsUpload, Run, RunShare
+from benchtrail.plans.execution import LOG_TAIL, _share, reporting_run, runner_run
+from benchtrail.runstate import environments, lifecycle, shares
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runstate.meta import LoadgenStep
+from benchtrail.uploads import repository
+from benchtrail.uploads.schemas import ResultsAccepted, ResultsUploadIn, ResultsUploadOut, UploadMetadata
+from benchtrail.runstate.lifecycle import RunStatus
 from benchtrail.uploads.files import RawSink, ReceivedFile, scratch_folder
-from benchtrail.uploads.service import KeptFiles
+from benchtrail.uploads.service import KeptFiles, store_files
 
 CHUNK_MAX_MB = 64  # one chunk's limit (also under BENCHTRAIL_MAX_UPLOAD_MB); runners send 8 MB
 
@@ -66,7 +70,7 @@ def _accepting(run: Run, slug: str) -> None:
 def open_upload(session: Session, principal: Principal, slug: str, body: ResultsUploadIn,
                 idempotency_key: str, share: int | None = None) -> tuple[ResultsUploadOut, bool]:
     """A new session (True), or the existing one of this Idempotency-Key with the offset to resume from."""
-    run = execution.reporting_run(session, principal, slug, share)
+    run = reporting_run(session, principal, slug, share)
     existing = repository.results_upload_by_key(session, run.id, idempotency_key)
     if existing is not None:
         return _out(existing, run), False
@@ -74,7 +78,7 @@ def open_upload(session: Session, principal: Principal, slug: str, body: Results
     if run.results_key is not None:
         raise Conflict(f"run '{slug}' has its results already (another Idempotency-Key)", code=ErrorCode.RESULTS_ALREADY_RECEIVED)
     try:
-        meta = execution.ResultsMetadata.model_validate(body.metadata)
+        meta = ResultsMetadata.model_validate(body.metadata)
     except ValidationError as exc:
         raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}", code=ErrorCode.METADATA_INVALID) from None
     if len(meta.files) != len(body.files):
@@ -104,13 +108,13 @@ def _session_of(session: Session, run: Run, upload_id: str, *, lock: bool) -> Re
 def _reported(session: Session, token: str | None, slug: str, upload_id: str, share: int | None, *,
               lock: bool) -> tuple[Run, ResultsUpload]:
     """The run these results are for (checked against the token) and its upload session, locked if asked."""
-    run = execution.reporting_run(session, resolve(session, token), slug, share, lock=False)
+    run = reporting_run(session, resolve(session, token), slug, share, lock=False)
     return run, _session_of(session, run, upload_id, lock=lock)
 
 
 def status(session: Session, principal: Principal, slug: str, upload_id: str,
            share: int | None = None) -> ResultsUploadOut:
-    run = execution.reporting_run(session, principal, slug, share, lock=False)
+    run = reporting_run(session, principal, slug, share, lock=False)
     return _out(_session_of(session, run, upload_id, lock=False), run)
 
 
@@ -198,7 +202,7 @@ def commit(token: str | None, slug: str, upload_id: str, share: int | None = Non
     package = _to_commit(token, slug, upload_id, share)
     if isinstance(package, ResultsAccepted):
         return package
-    meta = execution.parse_results_metadata(package.metadata_json)
+    meta = parse_results_metadata(package.metadata_json)
     with scratch_folder() as workdir:
         try:
             received = _assemble(storage.get_store(), package, workdir)
@@ -210,7 +214,7 @@ def commit(token: str | None, slug: str, upload_id: str, share: int | None = Non
                 return done
             raise
         with KeptFiles(meta.files, received) as kept, unit_of_work() as session:
-            run, duplicate = execution.attach_results(session, resolve(session, token), slug, meta, kept,
+            run, duplicate = attach_results(session, resolve(session, token), slug, meta, kept,
                                                       package.idempotency_key, share)
             upload = _session_of(session, run, upload_id, lock=True)
             upload.committed_at = upload.committed_at or datetime.now(timezone.utc)
@@ -321,3 +325,81 @@ def _drop_part(store: storage.BlobStore, upload_id: str, name: str) -> None:
         log.warning("results chunk not removed", upload=upload_id, part=name, error=str(exc))
 
 
+class ResultsMetadata(UploadMetadata):
+    """What a runner sends with its raw outputs: the files and its load generators' CPU per step.
+    Criteria and validity are judged by ingest from the files and the run's plan, as for an upload."""
+
+    loadgen: list[LoadgenStep] = Field(default_factory=list)
+
+
+def attach_results(session: Session, principal: Principal, slug: str, meta: ResultsMetadata,
+                   kept: KeptFiles, idempotency_key: str | None = None,
+                   share: int | None = None) -> tuple[Run, bool]:
+    """Record a runner's results, checked and stored beforehand (`KeptFiles`; all files or none: one
+    transaction). With the Idempotency-Key of results already accepted, nothing is recorded and the
+    answer says `duplicate` (the runner retried after losing the first answer). Concurrent retries
+    queue on the run's row lock."""
+    run = runner_run(session, principal, slug, claiming=share is not None)
+    row, rows = _share(session, run, share, principal)
+    if row is not None:
+        return _share_results(session, run, row, rows, meta, kept, idempotency_key)
+    if idempotency_key is not None and run.results_key == idempotency_key:
+        return run, True
+    late = run.status == RunStatus.FAILED and run.results_key is None
+    if run.status != RunStatus.RUNNING and not late:
+        raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from the runner that runs it "
+                       f"(or, once, late from that runner after the run failed without results)", code=ErrorCode.RESULTS_NOT_ACCEPTED)
+    _adopt_environment(session, run, meta)
+    run_meta.update(run, loadgen=meta.loadgen)
+    if late:
+        # The load test finished but its runner lost the API while delivering it (the sweeper or the
+        # runner itself failed the run): its results still count. Recorded in the status detail.
+        earlier = (run.status_detail or {}).get("reason", "")
+        lifecycle.transition(run, RunStatus.INGESTING, detail={
+            "reason": f"results delivered late by the runner after the run had failed ({earlier})"})
+    store_files(session, run, kept)
+    # No key: a placeholder still marks the run as having results (late results are accepted once).
+    run.results_key = idempotency_key or f"unkeyed-{run.id}"
+    run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
+    return run, False
+
+
+def parse_results_metadata(metadata_raw: str) -> ResultsMetadata:
+    """The results' metadata, checked before any of their files is (`KeptFiles`)."""
+    try:
+        return ResultsMetadata.model_validate_json(metadata_raw)
+    except ValidationError as exc:
+        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}", code=ErrorCode.METADATA_INVALID) from None
+
+
+def _adopt_environment(session: Session, run: Run, meta: ResultsMetadata) -> None:
+    """The environment the results describe becomes the run's if it has none."""
+    if run.environment_id is None and meta.environment is not None:
+        run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
+
+
+def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShare], meta: ResultsMetadata,
+                   kept: KeptFiles, idempotency_key: str | None) -> tuple[Run, bool]:
+    """One share's outputs: stored with their share (`RunFile.options.share`); the run is ingested once
+    every share has delivered. Late results of a failed run are not taken from a share."""
+    if idempotency_key is not None and row.results_key == idempotency_key:
+        return run, True
+    if run.status != RunStatus.RUNNING or row.status != "running":
+        raise Conflict(f"share {row.index + 1} of run '{run.slug}' is {row.status} (run {run.status}); "
+                       f"results are accepted only from the runner running the share", code=ErrorCode.SHARE_NOT_RUNNING)
+    _adopt_environment(session, run, meta)
+    run_meta.update(run, loadgen=[*run_meta.of(run).loadgen, *meta.loadgen])
+    row.status, row.results_key = "delivered", idempotency_key or f"unkeyed-share-{row.id}"
+    row.finished_at = datetime.now(timezone.utc)
+    done = all(s.status == "delivered" for s in rows)
+    store_files(session, run, kept, share=row.index, ingest=done)
+    current = dict(run.progress or {})
+    current["log"] = (list(current.get("log", [])) + [
+        f"share {row.index + 1} of {len(rows)} delivered {len(kept.files)} output(s)"])[-LOG_TAIL:]
+    if done:
+        run.results_key = f"shares-{run.id}"
+        current.update({"percent": 100.0, "step": "ingesting"})
+    else:
+        shares.refresh_heartbeat(run, rows)
+    run.progress = current
+    return run, False
