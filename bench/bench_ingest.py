@@ -288,7 +288,7 @@ def _end_to_end(path: Path, tmp: Path) -> tuple[float, float, float, float]:
 def _settled(url: str, token: str) -> bool:
     import urllib.request
 
-    from benchtrail.runs.lifecycle import settled
+    from benchtrail.runstate.lifecycle import settled
 
     with urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})) as answer:
         run = json.load(answer)
