@@ -32,7 +32,7 @@ from benchtrail.ingest.detect import PROFILE_FORMATS
 from benchtrail.ingest.options import load_from, options_for
 from benchtrail.ingest import repository, validity
 from benchtrail.metrics import PERCENTILES
-from benchtrail.models import Cell, Load, Project, Run, RunFile, Scenario, Series, Variant
+from benchtrail.models import Cell, Load, Run, RunFile, Scenario, Series, Variant
 from benchtrail.ingest import profiles as profile_ingest
 from benchtrail.plans import service as plans
 from benchtrail.plans.model import split_count
@@ -752,39 +752,3 @@ def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: floa
     for key, n in found.unanswered.items():
         writer.unanswered[key] = writer.unanswered.get(key, 0) + n
     return {load_key: f.latency_step_us for f, load_key in found.facts if f.latency_step_us}
-
-
-def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:
-    """The database half of an ingest, for `make bench-ingest`: a run with the cells and series of
-    one already parsed file, written exactly as `ingest_run` writes them."""
-    import os
-    import uuid
-
-    from benchtrail.config import get_settings
-    from benchtrail.db import get_engine, get_sessionmaker
-    from benchtrail.db_boundary import unit_of_work
-
-    if get_settings().database_url != database_url:
-        # Pointed at another database: configure once. Later calls keep the engine and its pool, as a
-        # running worker does (a new engine per call would time a connection set-up on every write).
-        os.environ["BENCHTRAIL_DATABASE_URL"] = database_url
-        for cached in (get_settings, get_engine, get_sessionmaker):
-            cached.cache_clear()
-    with unit_of_work() as session:
-        project = Project(slug=f"bench-{uuid.uuid4().hex[:8]}", name="bench", description="", is_public=False,
-                          settings={})
-        session.add(project)
-        session.flush()
-        run = Run(slug=uuid.uuid4().hex[:11], project_id=project.id, source="upload", tool=parsed.tool,
-                  status=RunStatus.INGESTING.value, labels={}, meta={}, validity=[], criteria=[], progress={})
-        session.add(run)
-        session.flush()
-        writer = RunWriter(session, run, env_fingerprint="bench")
-        for cell in cells.cells:
-            writer.add_cell("baseline", cell)
-        for cell in cells.reported:
-            writer.add_cell("baseline", cell)
-        for series in cells.series:
-            writer.add_series("baseline", series)
-        writer.write(reference="baseline")
-        lifecycle.transition(run, RunStatus.COMPLETED)

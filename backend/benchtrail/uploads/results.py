@@ -31,9 +31,8 @@ from pydantic import Field, ValidationError
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
-from benchtrail.auth.principal import Principal, resolve
+from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
-from benchtrail.db_boundary import unit_of_work
 from benchtrail.errors import (Conflict, ErrorCode, InvalidRequest, InvalidResultFile, NotFound, PayloadTooLarge,
                                ServiceUnavailable)
 from benchtrail.logging import log
@@ -45,7 +44,7 @@ from benchtrail.runstate.meta import LoadgenStep
 from benchtrail.uploads import repository
 from benchtrail.uploads.schemas import ResultsAccepted, ResultsUploadIn, ResultsUploadOut, UploadMetadata
 from benchtrail.runstate.lifecycle import RunStatus
-from benchtrail.uploads.files import RawSink, ReceivedFile, scratch_folder
+from benchtrail.uploads.files import RawSink, ReceivedFile
 from benchtrail.uploads.service import KeptFiles, store_files
 
 CHUNK_MAX_MB = 64  # one chunk's limit (also under BENCHTRAIL_MAX_UPLOAD_MB); runners send 8 MB
@@ -105,64 +104,76 @@ def _session_of(session: Session, run: Run, upload_id: str, *, lock: bool) -> Re
     return upload
 
 
-def _reported(session: Session, token: str | None, slug: str, upload_id: str, share: int | None, *,
-              lock: bool) -> tuple[Run, ResultsUpload]:
-    """The run these results are for (checked against the token) and its upload session, locked if asked."""
-    run = reporting_run(session, resolve(session, token), slug, share, lock=False)
-    return run, _session_of(session, run, upload_id, lock=lock)
-
-
 def status(session: Session, principal: Principal, slug: str, upload_id: str,
            share: int | None = None) -> ResultsUploadOut:
     run = reporting_run(session, principal, slug, share, lock=False)
     return _out(_session_of(session, run, upload_id, lock=False), run)
 
 
-def add_chunk(token: str | None, slug: str, upload_id: str, offset: int, chunk: Path,
-              share: int | None = None) -> ResultsUploadOut:
-    """Store the bytes of `chunk` (which starts at `offset` of the package) that the server lacks: written to
-    the store as a part of their own with no transaction open (up to 64 MB, maybe to an object store), then
-    recorded by a short one. When another request advanced the offset meanwhile (the same chunk sent twice
-    at once), this part is not recorded and is removed again; the answer is the session's offset."""
-    with unit_of_work() as session:
-        run, upload = _reported(session, token, slug, upload_id, share, lock=False)
-        if upload.committed_at is not None:
-            return _out(upload, run)
-        _accepting(run, slug)
-        length = chunk.stat().st_size
-        if offset > upload.received:
-            raise Conflict(f"chunk at offset {offset} but the server holds {upload.received} bytes of this "
-                           f"upload; send from offset {upload.received}", extra={"offset": upload.received}, code=ErrorCode.CHUNK_OFFSET_AHEAD)
-        if offset + length > upload.size:
-            raise InvalidRequest(f"chunk at offset {offset} of {length} bytes ends past the upload's declared "
-                                 f"size of {upload.size} bytes", code=ErrorCode.CHUNK_PAST_END)
-        start, parts = upload.received, upload.parts
-        if start >= offset + length:
-            return _out(upload, run)  # all of it held already: a chunk sent again
+@dataclass(frozen=True, slots=True)
+class ChunkAt:
+    """Where a chunk's new bytes go: the package's offset the server holds (`start`), and the session's parts."""
+
+    start: int
+    parts: list[str] | None
+
+
+def chunk_start(session: Session, principal: Principal, slug: str, upload_id: str, offset: int, length: int,
+                share: int | None) -> ChunkAt | ResultsUploadOut:
+    """What a chunk (`length` bytes at `offset` of the package) adds: where its new bytes start, or the session's
+    answer when the server holds all of them already (a chunk sent again, or a committed session)."""
+    run = reporting_run(session, principal, slug, share, lock=False)
+    upload = _session_of(session, run, upload_id, lock=False)
+    if upload.committed_at is not None:
+        return _out(upload, run)
+    _accepting(run, slug)
+    if offset > upload.received:
+        raise Conflict(f"chunk at offset {offset} but the server holds {upload.received} bytes of this "
+                       f"upload; send from offset {upload.received}", extra={"offset": upload.received},
+                       code=ErrorCode.CHUNK_OFFSET_AHEAD)
+    if offset + length > upload.size:
+        raise InvalidRequest(f"chunk at offset {offset} of {length} bytes ends past the upload's declared "
+                             f"size of {upload.size} bytes", code=ErrorCode.CHUNK_PAST_END)
+    if upload.received >= offset + length:
+        return _out(upload, run)  # all of it held already: a chunk sent again
+    return ChunkAt(upload.received, upload.parts)
+
+
+def put_chunk(upload_id: str, at: ChunkAt, chunk: Path, offset: int) -> tuple[str, list[str]]:
+    """The chunk's new bytes, written to the store as a part of their own (up to 64 MB, maybe to an object store;
+    no transaction may be open): the part's name, and the session's parts (listed from the store for a session
+    opened before revision 0022)."""
     store = storage.get_store()
-    name = f"{start:020d}-{secrets.token_hex(8)}"
+    name = f"{at.start:020d}-{secrets.token_hex(8)}"
     try:
-        if parts is None:
-            parts = _parts_by_offset(store, upload_id)
-        _put_part(store, upload_id, name, chunk, start - offset)
+        parts = _parts_by_offset(store, upload_id) if at.parts is None else at.parts
+        _put_part(store, upload_id, name, chunk, at.start - offset)
     except storage.StorageError as exc:
         log.error("results chunk not stored", upload=upload_id, error=str(exc))
         raise ServiceUnavailable("the raw file store cannot be written, retry later") from exc
-    # If this transaction fails, or refuses the chunk (the run ended meanwhile), the part stays until the session
-    # is committed or given up (`drop_abandoned`).
-    with unit_of_work() as session:
-        run, upload = _reported(session, token, slug, upload_id, share, lock=True)
-        recorded = upload.committed_at is None and upload.received == start
-        if recorded:
-            _accepting(run, slug)
-            # A session opened before revision 0022 lists its earlier parts now (named by their offsets).
-            upload.parts = [*(upload.parts if upload.parts is not None else parts), name]
-            upload.received = offset + length
-            upload.updated_at = datetime.now(timezone.utc)
-        out = _out(upload, run)
-    if not recorded:
-        _drop_part(store, upload_id, name)
-    return out
+    return name, parts
+
+
+def record_chunk(session: Session, principal: Principal, slug: str, upload_id: str, share: int | None,
+                 at: ChunkAt, name: str, parts: list[str], end: int) -> tuple[ResultsUploadOut, bool]:
+    """Record part `name` (the package up to `end`) unless another request advanced the offset meanwhile (the same
+    chunk sent twice at once) or the run ended: the session's answer, and whether the part was recorded (when
+    not, the caller removes it; when this transaction fails, the part stays until the session is committed or
+    given up, `drop_abandoned`)."""
+    run = reporting_run(session, principal, slug, share, lock=False)
+    upload = _session_of(session, run, upload_id, lock=True)
+    recorded = upload.committed_at is None and upload.received == at.start
+    if recorded:
+        _accepting(run, slug)
+        # A session opened before revision 0022 lists its earlier parts now (named by their offsets).
+        upload.parts = [*(upload.parts if upload.parts is not None else parts), name]
+        upload.received = end
+        upload.updated_at = datetime.now(timezone.utc)
+    return _out(upload, run), recorded
+
+
+def drop_part(upload_id: str, name: str) -> None:
+    _drop_part(storage.get_store(), upload_id, name)
 
 
 def _put_part(store: storage.BlobStore, upload_id: str, name: str, chunk: Path, skip: int) -> None:
@@ -186,7 +197,7 @@ def _parts_by_offset(store: storage.BlobStore, upload_id: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Committing:
+class Committing:
     id: str
     files: list[dict]
     size: int
@@ -195,49 +206,40 @@ class _Committing:
     idempotency_key: str
 
 
-def commit(token: str | None, slug: str, upload_id: str, share: int | None = None) -> ResultsAccepted:
-    """Store the session's package as the run's results, exactly once (its Idempotency-Key). The package is
-    put together from its chunks, checked and stored with no transaction open (it can be gigabytes from an
-    object store); then one transaction records it, as `POST .../results` does."""
-    package = _to_commit(token, slug, upload_id, share)
-    if isinstance(package, ResultsAccepted):
-        return package
-    meta = parse_results_metadata(package.metadata_json)
-    with scratch_folder() as workdir:
-        try:
-            received = _assemble(storage.get_store(), package, workdir)
-        except (Conflict, ServiceUnavailable):
-            # A commit of this session sent twice (a runner that stopped waiting for the first) may have
-            # ended meanwhile and removed the chunks: then its answer is this one's.
-            done = _to_commit(token, slug, upload_id, share)
-            if isinstance(done, ResultsAccepted):
-                return done
-            raise
-        with KeptFiles(meta.files, received) as kept, unit_of_work() as session:
-            run, duplicate = attach_results(session, resolve(session, token), slug, meta, kept,
-                                                      package.idempotency_key, share)
-            upload = _session_of(session, run, upload_id, lock=True)
-            upload.committed_at = upload.committed_at or datetime.now(timezone.utc)
-            # The chunks go once the results are committed (a failed commit keeps them for the next attempt).
-            session.info.setdefault("after_commit", []).append(lambda: _drop_parts(package.id))
-            return ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
+def assemble(package: Committing, workdir: Path) -> list[ReceivedFile]:
+    """The committed package's files, put together from its chunks in `workdir` and checked (no transaction may
+    be open: it can be gigabytes from an object store)."""
+    return _assemble(storage.get_store(), package, workdir)
 
 
-def _to_commit(token: str | None, slug: str, upload_id: str, share: int | None) -> _Committing | ResultsAccepted:
+def record_commit(session: Session, principal: Principal, slug: str, upload_id: str, share: int | None,
+                  package: Committing, meta: ResultsMetadata, kept: KeptFiles) -> ResultsAccepted:
+    """The package as the run's results (as `POST .../results` records them), exactly once (its Idempotency-Key);
+    its chunks go once this transaction committed (a failed commit keeps them for the next attempt)."""
+    run, duplicate = attach_results(session, principal, slug, meta, kept, package.idempotency_key, share)
+    upload = _session_of(session, run, upload_id, lock=True)
+    upload.committed_at = upload.committed_at or datetime.now(timezone.utc)
+    session.info.setdefault("after_commit", []).append(lambda: _drop_parts(package.id))
+    return ResultsAccepted(run=run.slug, status=run.status, duplicate=duplicate)
+
+
+def to_commit(session: Session, principal: Principal, slug: str, upload_id: str, share: int | None
+              ) -> Committing | ResultsAccepted:
     """What a commit puts together (the session's files, size, metadata and key), or the answer when these
     results are in already; refused while bytes are missing."""
-    with unit_of_work() as session:
-        run, upload = _reported(session, token, slug, upload_id, share, lock=False)
-        if upload.committed_at is not None or run.results_key == upload.idempotency_key:
-            return ResultsAccepted(run=run.slug, status=run.status, duplicate=True)
-        if upload.received < upload.size:
-            raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send "
-                           f"the rest from offset {upload.received} first", extra={"offset": upload.received}, code=ErrorCode.UPLOAD_INCOMPLETE)
-        return _Committing(upload.id, list(upload.files), upload.size, None if upload.parts is None else list(upload.parts),
-                           upload.metadata_json, upload.idempotency_key)
+    run = reporting_run(session, principal, slug, share, lock=False)
+    upload = _session_of(session, run, upload_id, lock=False)
+    if upload.committed_at is not None or run.results_key == upload.idempotency_key:
+        return ResultsAccepted(run=run.slug, status=run.status, duplicate=True)
+    if upload.received < upload.size:
+        raise Conflict(f"results upload '{upload_id}' holds {upload.received} of {upload.size} bytes; send "
+                       f"the rest from offset {upload.received} first", extra={"offset": upload.received},
+                       code=ErrorCode.UPLOAD_INCOMPLETE)
+    return Committing(upload.id, list(upload.files), upload.size, None if upload.parts is None else list(upload.parts),
+                      upload.metadata_json, upload.idempotency_key)
 
 
-def _assemble(store: storage.BlobStore, upload: _Committing, workdir: Path) -> list[ReceivedFile]:
+def _assemble(store: storage.BlobStore, upload: Committing, workdir: Path) -> list[ReceivedFile]:
     """The package's files, written once from its chunks into the upload's folder (hashed on the way),
     each checked against the sha256 the runner declared."""
     package = _Package([int(entry["size"]) for entry in upload.files],

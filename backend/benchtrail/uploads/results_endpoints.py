@@ -16,11 +16,13 @@ from starlette.requests import ClientDisconnect
 from benchtrail import storage
 from benchtrail.auth.principal import Principal, TokenDep, bearer_token, get_principal, resolve
 from benchtrail.db_boundary import request_session, unit_of_work
-from benchtrail.errors import ErrorCode, InvalidRequest, PayloadTooLarge
+from benchtrail.errors import Conflict, ErrorCode, InvalidRequest, PayloadTooLarge, ServiceUnavailable
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
 from benchtrail.plans.execution import reporting_run
 from benchtrail.plans.execution_endpoints import ShareQuery
 from benchtrail.uploads import results as service
+from benchtrail.uploads.endpoints import keep_and_record
+from benchtrail.uploads.files import scratch_folder
 from benchtrail.uploads.form import Form, form_body, with_form
 from benchtrail.uploads.schemas import ResultsAccepted, ResultsUploadIn, ResultsUploadOut
 from benchtrail.uploads.service import KeptFiles
@@ -52,10 +54,14 @@ async def upload_results(request: Request, slug: str, token: str | None = TokenD
 
     def attach(form: Form) -> tuple[str, str, bool]:
         meta = service.parse_results_metadata(form.text("metadata", "ResultsMetadata as JSON"))
-        with KeptFiles(meta.files, form.files.get("files", [])) as kept, unit_of_work() as session:
+        kept = KeptFiles(meta.files, form.files.get("files", []))
+
+        def record(session: Session) -> tuple[str, str, bool]:
             run, duplicate = service.attach_results(session, resolve(session, token), slug, meta, kept,
                                                     idempotency_key, share)
             return run.slug, run.status, duplicate
+
+        return keep_and_record(kept, record)
 
     run_slug, status, duplicate = await with_form(request, attach)
     body = ResultsAccepted(run=run_slug, status=status, duplicate=duplicate)
@@ -121,7 +127,7 @@ async def results_upload_chunk(request: Request, slug: str, upload_id: str = UPL
             except ClientDisconnect:  # a cut connection: nothing of the chunk is kept, the offset stays
                 raise InvalidRequest("the chunk was cut off before its end; nothing of it was kept", code=ErrorCode.UPLOAD_CUT_OFF) from None
 
-        return await run_in_threadpool(service.add_chunk, token, slug, upload_id, offset, path, share)
+        return await run_in_threadpool(_add_chunk, token, slug, upload_id, offset, path, share)
     finally:
         path.unlink(missing_ok=True)
 
@@ -136,5 +142,49 @@ def commit_results_upload(slug: str, upload_id: str = UPLOAD_ID, share: int | No
                           token: str | None = TokenDep) -> JSONResponse:
     """Store the complete package as the run's results (as POST .../results does: all files or none,
     then ingested), exactly once."""
-    body = service.commit(token, slug, upload_id, share)
+    body = _commit(token, slug, upload_id, share)
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if body.duplicate else 202)
+
+
+def _add_chunk(token: str | None, slug: str, upload_id: str, offset: int, chunk: PathLib,
+               share: int | None) -> ResultsUploadOut:
+    """A chunk's transactions: one finds where its new bytes go; they are written as a part of their own with
+    no transaction open (up to 64 MB, maybe to an object store); a second records the part, unless another
+    request advanced the offset meanwhile (then the part is removed again)."""
+    with unit_of_work() as session:
+        at = service.chunk_start(session, resolve(session, token), slug, upload_id, offset, chunk.stat().st_size,
+                                 share)
+    if isinstance(at, ResultsUploadOut):
+        return at
+    name, parts = service.put_chunk(upload_id, at, chunk, offset)
+    with unit_of_work() as session:
+        out, recorded = service.record_chunk(session, resolve(session, token), slug, upload_id, share, at, name,
+                                             parts, offset + chunk.stat().st_size)
+    if not recorded:
+        service.drop_part(upload_id, name)
+    return out
+
+
+def _commit(token: str | None, slug: str, upload_id: str, share: int | None) -> ResultsAccepted:
+    """A commit's transactions: one reads what to put together; the package is assembled from its chunks,
+    checked and its files stored with no transaction open (it can be gigabytes from an object store); then
+    `keep_and_record` records them, as `POST .../results` does."""
+    with unit_of_work() as session:
+        package = service.to_commit(session, resolve(session, token), slug, upload_id, share)
+    if isinstance(package, ResultsAccepted):
+        return package
+    meta = service.parse_results_metadata(package.metadata_json)
+    with scratch_folder() as workdir:
+        try:
+            received = service.assemble(package, workdir)
+        except (Conflict, ServiceUnavailable):
+            # A commit of this session sent twice (a runner that stopped waiting for the first) may have
+            # ended meanwhile and removed the chunks: then its answer is this one's.
+            with unit_of_work() as session:
+                done = service.to_commit(session, resolve(session, token), slug, upload_id, share)
+            if isinstance(done, ResultsAccepted):
+                return done
+            raise
+        kept = KeptFiles(meta.files, received)
+        return keep_and_record(kept, lambda session: service.record_commit(
+            session, resolve(session, token), slug, upload_id, share, package, meta, kept))

@@ -76,7 +76,7 @@ def sweep(self: Any) -> int:
                             Run.analysis_status == AnalysisStatus.PENDING, before=lost)
     with unit_of_work() as session:
         dropped = results_uploads.drop_abandoned(session, now)
-    unrecorded = uploads.remove_unrecorded(now)
+    unrecorded = remove_unrecorded(now)
     with unit_of_work() as session:
         revisions.fold(session)
     if dropped:
@@ -90,6 +90,19 @@ def sweep(self: Any) -> int:
     if analyses:
         log.warning("re-queued analyses nobody was working on", run_ids=analyses)
     return len(failed) + len(ingests) + len(analyses)
+
+
+def remove_unrecorded(now: datetime) -> list[str]:
+    """Remove the objects uploads wrote but never recorded an hour ago or more (uploads/service.py); their sha256.
+    One transaction each: the content's lock is held only while its object goes."""
+    with unit_of_work() as session:
+        stale = uploads.unrecorded_before(session, now)
+    removed = []
+    for sha in stale:
+        with unit_of_work() as session:
+            if uploads.remove_unrecorded(session, sha, now):
+                removed.append(sha)
+    return removed
 
 
 def _requeue(session: Any, task_name: str, now: datetime, *conditions: Any, before: datetime) -> list[int]:
