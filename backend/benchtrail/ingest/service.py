@@ -31,6 +31,7 @@ from benchtrail.ingest.model import RELATIVE_TIME, LoadSpec, ParseError
 from benchtrail.ingest.detect import PROFILE_FORMATS
 from benchtrail.ingest.options import load_from, options_for
 from benchtrail.ingest import repository, validity
+from benchtrail import metrics
 from benchtrail.metrics import PERCENTILES
 from benchtrail.models import Cell, Load, Run, RunFile, Scenario, Series, Variant
 from benchtrail.ingest import profiles as profile_ingest
@@ -42,11 +43,7 @@ from benchtrail.runstate import meta as run_meta
 from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
 from benchtrail.ingest.packed import open_blob_for_parsing
 
-CELL_COLUMNS = frozenset({
-    "count", "errors", "throughput", "duration_s", "latency_mean", "latency_min", "latency_max",
-    "latency_p50", "latency_p75", "latency_p90", "latency_p95", "latency_p99", "latency_p999",
-    "cpu_pct", "cpu_s_per_1k", "rss_mb", "heap_mb", "achieved_rate", "score", "score_error",
-})
+CELL_COLUMNS = frozenset(metrics.names("stored"))
 INTEGER_COLUMNS = frozenset({"count", "errors"})
 # The scenario name of a load level's all-scenarios cell (JMeter's TOTAL row, resources of the process).
 ALL_SCENARIOS = "*"
@@ -568,7 +565,7 @@ def requested_percentiles(session: Session, run: Run) -> list[tuple[str, float]]
                 ["latency_p75", "latency_p99"]) if project else set()
     names |= {c.get("criterion", "").split()[-3] for c in run.criteria or []
               if isinstance(c, dict) and len(c.get("criterion", "").split()) >= 3}
-    return [(f"latency_{n}", p) for n, p in PERCENTILES if f"latency_{n}" in names]
+    return [(m.name, m.percentile) for m in metrics.CATALOG.values() if m.percentile is not None and m.name in names]
 
 
 def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expectations | None = None) -> None:

@@ -49,7 +49,7 @@ def page(session: Session, project_id: int, *, filters: dict[str, Any], labels: 
     return rows.all(), total
 
 
-def parts(session: Session, run_id: int) -> dict[str, Sequence[Any]]:
+def parts(session: Session, run_id: int, *, with_histograms: bool = False) -> dict[str, Sequence[Any]]:
     def all_of(model: Any, order: Any) -> Sequence[Any]:
         return session.scalars(select(model).where(model.run_id == run_id).order_by(order)).all()
 
@@ -57,8 +57,10 @@ def parts(session: Session, run_id: int) -> dict[str, Sequence[Any]]:
         "variants": all_of(Variant, Variant.position),
         "scenarios": all_of(Scenario, Scenario.position),
         "loads": all_of(Load, Load.id),
-        # The run document needs only whether a cell has a histogram, not the (large) histogram itself.
-        "cells": session.execute(select(Cell, Cell.histogram.is_not(None)).options(defer(Cell.histogram))
+        # The run document needs only whether a cell has a histogram, not the (large) histogram itself, unless the
+        # catalog has a metric computed from it (`ingest.values`).
+        "cells": session.execute(select(Cell, Cell.histogram.is_not(None))
+                                 .options(*(() if with_histograms else (defer(Cell.histogram),)))
                                  .where(Cell.run_id == run_id).order_by(Cell.id)).all(),
         "files": session.execute(select(RunFile, Blob).join(Blob, Blob.id == RunFile.blob_id)
                                  .where(RunFile.run_id == run_id).order_by(RunFile.position)).all(),

@@ -10,7 +10,9 @@ from sqlalchemy.orm import Session
 from benchtrail.alerts.service import raised_by
 from benchtrail.auth.principal import Principal
 from benchtrail.errors import ErrorCode, InvalidRequest
+from benchtrail import metrics
 from benchtrail.ingest.histogram import percentile_ms
+from benchtrail.ingest.values import derived, value_of
 from benchtrail.models import Cell, Environment, Project, Run
 from benchtrail.projects import service as projects
 from benchtrail.revisions import HeadQuery
@@ -66,6 +68,10 @@ def list_runs(session: Session, principal: Principal, project_slug: str, *, envi
                    per_page=per_page, next_cursor=_cursor(rows[-1]) if rows and more else None)
 
 
+# The catalog's metrics computed from a cell's histogram rather than kept in a column of their own.
+DERIVED = tuple(name for name in metrics.CATALOG if derived(name))
+
+
 def cell_out(c: Cell, has_histogram: bool) -> CellOut:
     error_rate = (100.0 * c.errors / c.count) if c.count and c.errors is not None else None
     return CellOut(
@@ -77,7 +83,8 @@ def cell_out(c: Cell, has_histogram: bool) -> CellOut:
         latency_p99=c.latency_p99, latency_p999=c.latency_p999, has_histogram=has_histogram,
         cpu_pct=c.cpu_pct, cpu_s_per_1k=c.cpu_s_per_1k, rss_mb=c.rss_mb, heap_mb=c.heap_mb,
         achieved_rate=c.achieved_rate, score=c.score, score_error=c.score_error, score_unit=c.score_unit,
-        params=c.params or {}, replicates=c.replicates or [], extra=c.extra or {})
+        params=c.params or {}, replicates=c.replicates or [], extra=c.extra or {},
+        **{name: value_of(c, name) for name in DERIVED})
 
 
 def process_cell_out(c: Cell) -> ProcessCellOut:
@@ -104,7 +111,7 @@ def _measured(session: Session, run: Run) -> dict[str, Any]:
         if cached is not None:
             return cached
     env = session.get(Environment, run.environment_id) if run.environment_id else None
-    p = repository.parts(session, run.id)
+    p = repository.parts(session, run.id, with_histograms=bool(DERIVED))
     measured = dict(
         environment=env.name if env else None,
         environment_detail=EnvironmentOut.model_validate(env, from_attributes=True) if env else None,

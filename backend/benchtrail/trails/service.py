@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from benchtrail import metrics
 from benchtrail.alerts import service as alerts
 from benchtrail.auth.principal import Principal
+from benchtrail.ingest.values import value_of
 from benchtrail.errors import ErrorCode, InvalidRequest, NotFound
 from benchtrail.models import Annotation, Cell, Load, Project, Scenario, Trail, Variant
 from benchtrail.multiplicity import adjusted_p_values
@@ -176,7 +177,7 @@ def _read_window(session: Session, project: Project, trail: Trail, metric: str, 
         return None
     rows, start = _merge_unkeyed(found, page.limit)
     if kind == "trail":
-        points = [history.point(run_row, getattr(cell, metric),
+        points = [history.point(run_row, value_of(cell, metric),
                                 replicates=tuple(cell.replicates or ()) if metric == "score" else ())
                   for cell, run_row in rows]
     else:
@@ -243,9 +244,9 @@ def trail_detail(session: Session, principal: Principal, trail_id: int, metric: 
 def _whole_trail(session: Session, project: Project, trail: Trail, metric: str, page: Page, side: _Side) -> _Window:
     """The trail read whole, in Python order (what `_read_window` cannot answer)."""
     rows = repository.trail_cells(session, [trail.id], [metric, *(("score_error",) if metric == "score" else ())])
-    built = sorted(((history.point(run_row, getattr(cell, metric),
+    built = sorted(((history.point(run_row, value_of(cell, metric),
                                    replicates=tuple(cell.replicates or ()) if metric == "score" else ()), cell)
-                    for cell, run_row in rows if getattr(cell, metric) is not None), key=lambda pc: pc[0].order_key)
+                    for cell, run_row in rows if value_of(cell, metric) is not None), key=lambda pc: pc[0].order_key)
     points = [p for p, _ in built]
     unit = built[-1][1].score_unit if built else None
     cfg = load(project.settings)
@@ -356,9 +357,6 @@ def _key(c: Cell, scenarios: dict[int, Scenario], loads: dict[int, Load]) -> Cel
                    mode=c.mode, process=c.process)
 
 
-DEFAULT_COMPARE_METRICS = ("latency_p75", "score", "throughput")
-
-
 def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: str, *, a_variant: str | None,
                  b_variant: str | None, metric: str | None) -> CompareOut:
     """Run b minus run a, cell by cell: same scenario, load and mode; the same variant name unless
@@ -388,7 +386,7 @@ def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: st
         cb = cells_b.get(key)
         if cb is None:
             continue
-        for m in ((metric,) if metric else DEFAULT_COMPARE_METRICS):
+        for m in ((metric,) if metric else metrics.COMPARE_PREFERENCE):
             ea, eb = overhead.evidence(ca, m), overhead.evidence(cb, m)
             if ea is None or eb is None:
                 continue

@@ -4,6 +4,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from benchtrail import metrics
 from benchtrail.validation import SafeModel
 from benchtrail.runstate.environments import EnvironmentIn
 
@@ -89,9 +90,7 @@ class FileIn(SafeModel):
         return self
 
 
-CriterionMetric = Literal["latency_mean", "latency_p50", "latency_p75", "latency_p90", "latency_p95", "latency_p99",
-                          "latency_p999", "latency_max", "error_rate", "throughput", "achieved_rate", "cpu_pct",
-                          "rss_mb", "heap_mb", "cpu_s_per_1k"]
+CriterionMetric = Literal[metrics.names("criterion")]  # type: ignore[valid-type]   # the catalog's
 
 
 class CriterionIn(SafeModel):
