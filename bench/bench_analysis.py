@@ -7,7 +7,7 @@ samples per cell plus CPU, versions in order, and a step (+10% latency for the a
 run goes through the product's own code in this process, each step in its own transaction like the
 API and the worker (only HTTP and the Celery hop are left out):
 
-  uploads.service.KeptFiles + accept_upload (files checked and kept, run created) — what POST /runs does
+  uploads.endpoints.keep_and_record + accept_upload (files checked and kept, run created) — what POST /runs does
   ingest.service.ingest_run       (parse, cells, trails)                  — what the ingest task does
   trails.analysis.analyse_run     (overheads, windowed review, alerts)    — what the analysis task does
 
@@ -87,6 +87,7 @@ def run() -> int:
     from benchtrail.projects.schemas import ProjectCreate
     from benchtrail.projects.service import create_project
     from benchtrail.trails import analysis
+    from benchtrail.uploads.endpoints import keep_and_record
     from benchtrail.uploads.files import RawSink, scratch_folder
     from benchtrail.uploads.service import KeptFiles, accept_upload, parse_metadata
 
@@ -111,8 +112,8 @@ def run() -> int:
                 sink.write(data)
                 received.append(sink.finish())
             upload = parse_metadata(json.dumps(meta))
-            with KeptFiles(upload.files, received) as kept, unit_of_work() as session:
-                run_id = accept_upload(session, admin, "bench", upload, kept, None).id
+            kept = KeptFiles(upload.files, received)
+            run_id = keep_and_record(kept, lambda session: accept_upload(session, admin, "bench", upload, kept, None)).id
         with unit_of_work() as session:
             ingest_run(session, run_id)
         block = "early" if i in first_block else "late" if i in last_block else None

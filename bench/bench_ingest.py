@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 from collections.abc import Callable
 from pathlib import Path
 
@@ -122,9 +123,48 @@ def _ingest():  # type: ignore[no-untyped-def]
     used: the children that write the file or read it with polars need neither (2 s of CPU to import). The --rss
     child imports both, as it always has, so that its peak RSS counts the same modules."""
     from benchtrail.ingest.detect import ingest_file
-    from benchtrail.ingest.service import bench_persist
 
     return ingest_file, bench_persist
+
+
+def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:
+    """The database half of an ingest, for `make bench-ingest`: a run with the cells and series of
+    one already parsed file, written exactly as `ingest_run` writes them."""
+    import os
+    import uuid
+
+    from benchtrail.config import get_settings
+    from benchtrail.db import get_engine, get_sessionmaker
+    from benchtrail.db_boundary import unit_of_work
+    from benchtrail.ingest.service import RunWriter
+    from benchtrail.models import Project, Run
+    from benchtrail.runstate import lifecycle
+    from benchtrail.runstate.lifecycle import RunStatus
+
+    if get_settings().database_url != database_url:
+        # Pointed at another database: configure once. Later calls keep the engine and its pool, as a
+        # running worker does (a new engine per call would time a connection set-up on every write).
+        os.environ["BENCHTRAIL_DATABASE_URL"] = database_url
+        for cached in (get_settings, get_engine, get_sessionmaker):
+            cached.cache_clear()
+    with unit_of_work() as session:
+        project = Project(slug=f"bench-{uuid.uuid4().hex[:8]}", name="bench", description="", is_public=False,
+                          settings={})
+        session.add(project)
+        session.flush()
+        run = Run(slug=uuid.uuid4().hex[:11], project_id=project.id, source="upload", tool=parsed.tool,
+                  status=RunStatus.INGESTING.value, labels={}, meta={}, validity=[], criteria=[], progress={})
+        session.add(run)
+        session.flush()
+        writer = RunWriter(session, run, env_fingerprint="bench")
+        for cell in cells.cells:
+            writer.add_cell("baseline", cell)
+        for cell in cells.reported:
+            writer.add_cell("baseline", cell)
+        for series in cells.series:
+            writer.add_series("baseline", series)
+        writer.write(reference="baseline")
+        lifecycle.transition(run, RunStatus.COMPLETED)
 
 
 def _child(*args: str) -> list[str]:
@@ -288,7 +328,7 @@ def _end_to_end(path: Path, tmp: Path) -> tuple[float, float, float, float]:
 def _settled(url: str, token: str) -> bool:
     import urllib.request
 
-    from benchtrail.runs.lifecycle import settled
+    from benchtrail.runstate.lifecycle import settled
 
     with urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})) as answer:
         run = json.load(answer)

@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 import psutil  # noqa: E402
 
 from benchtrail.profiles import tree  # noqa: E402
-from benchtrail.profiles.read import read_collapsed, read_document  # noqa: E402
+from benchtrail.ingest.parsers.profiles import read_collapsed, read_document  # noqa: E402
 from benchtrail_runner.plan import Profile, Variant  # noqa: E402
 from benchtrail_runner.profiling import StepProfiles, finish  # noqa: E402
 from infra.localstack import free_port  # noqa: E402

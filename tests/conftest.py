@@ -44,6 +44,8 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         "BENCHTRAIL_RATE_LIMIT_FAILED_AUTH_PER_ADDRESS": "100000/minute",
         # Plans may name the hand-written JMX files kept with the tests.
         "BENCHTRAIL_JMX_DIRS": str(REPO / "tests" / "fixtures"),
+        # Webhook receivers in tests listen on loopback (tests of the allow-list pass their own).
+        "BENCHTRAIL_WEBHOOK_ALLOWLIST": "127.0.0.1:*",
     }
     os.environ.update(env)
     _reset_caches()

@@ -64,15 +64,16 @@ async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
 def _domain_routers() -> list:
     from benchtrail.alerts.endpoints import router as alerts_router
     from benchtrail.cli.endpoints import router as client_router
-    from benchtrail.runs.execution_endpoints import router as execution_router
+    from benchtrail.plans.execution_endpoints import router as execution_router
     from benchtrail.plans.endpoints import router as plans_router
+    from benchtrail.uploads.results_endpoints import router as results_router
     from benchtrail.profiles.endpoints import router as profiles_router
     from benchtrail.runs.endpoints import router as runs_router
     from benchtrail.sharing.endpoints import router as sharing_router
     from benchtrail.trails.endpoints import router as trails_router
     from benchtrail.uploads.endpoints import router as uploads_router
 
-    return [runs_router, uploads_router, plans_router, execution_router, trails_router, alerts_router,
+    return [runs_router, uploads_router, plans_router, execution_router, results_router, trails_router, alerts_router,
             sharing_router, client_router, profiles_router]
 
 

@@ -507,9 +507,100 @@ def metrics_page() -> str:
     return "\n".join(out)
 
 
+# ------------------------------------------------------------------------------------ domain picture
+
+def domain_layers() -> list[list[str]]:
+    """The layers of the import contract "Domains import one way" (pyproject.toml), top first."""
+    import tomllib
+
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c.get("type") == "layers")
+    return [[d.strip() for d in layer.split("|")] for layer in layers]
+
+
+def domain_imports() -> set[tuple[str, str]]:
+    """(importer, imported) for every import of one domain by another in the code (module level or in a function)."""
+    import ast
+
+    root = REPO / "backend" / "benchtrail"
+    domains = {d for layer in domain_layers() for d in layer}
+    edges: set[tuple[str, str]] = set()
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root).parts
+        if len(parts) < 2 or parts[0] not in domains:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module else
+                     [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            for name in names:
+                bits = name.split(".")
+                if len(bits) > 1 and bits[0] == "benchtrail" and bits[1] in domains and bits[1] != parts[0]:
+                    edges.add((parts[0], bits[1]))
+    return edges
+
+
+def domains_svg() -> str:
+    """The domains on their layers (a band each, top imports bottom) and every import between them, as an SVG: drawn
+    from the contract and the code each time the manual is built, so it cannot drift from either. Each domain has a
+    row of its own; imports are arcs on the right, bulging more the more rows they cross, so none hides a box."""
+    from html import escape
+
+    layers, edges = domain_layers(), sorted(domain_imports())
+    order = [d for layer in layers for d in layer]
+    row_of = {d: i for i, d in enumerate(order)}
+    box_w, box_h, gap, margin, label_w = 110, 26, 8, 14, 64
+    span = max((row_of[d] - row_of[s] for s, d in edges), default=1)
+    x = margin + label_w
+    right = x + box_w
+    width = right + 30 + 9 * span + margin
+    height = margin * 2 + len(order) * (box_h + gap) - gap
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+           f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif" font-size="13">',
+           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
+           'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#8a94a6"/></marker></defs>']
+    y = margin
+    for n, layer in enumerate(layers, 1):   # a band per layer, its domains' rows inside
+        band_h = len(layer) * (box_h + gap) - gap
+        out.append(f'<rect x="{margin / 2:.0f}" y="{y - gap / 2:.0f}" width="{width - margin:.0f}" '
+                   f'height="{band_h + gap:.0f}" fill="{"#f6f7fa" if n % 2 else "#ffffff"}"/>'
+                   f'<text x="{margin:.0f}" y="{y + band_h / 2 + 4:.0f}" fill="#6b7385" font-size="11">layer {n}</text>')
+        y += band_h + gap
+    middle = {d: margin + row_of[d] * (box_h + gap) + box_h / 2 for d in order}
+    for d in order:
+        out.append(f'<rect x="{x:.0f}" y="{middle[d] - box_h / 2:.0f}" width="{box_w}" height="{box_h}" rx="5" '
+                   f'fill="#eef2fb" stroke="#3a5ba0"/><text x="{x + box_w / 2:.0f}" y="{middle[d] + 4:.0f}" '
+                   f'text-anchor="middle" fill="#1d2a44">{escape(d)}</text>')
+    for src, dst in edges:
+        bulge = right + 22 + 9 * (row_of[dst] - row_of[src])
+        y1, y2 = middle[src] - 3, middle[dst] + 3
+        out.append(f'<path d="M{right},{y1:.0f} C{bulge:.0f},{y1:.0f} {bulge:.0f},{y2:.0f} {right},{y2:.0f}" '
+                   f'fill="none" stroke="#8a94a6" stroke-width="1" marker-end="url(#arrow)">'
+                   f'<title>{escape(src)} imports {escape(dst)}</title></path>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def domains_page() -> str:
+    layers, edges = domain_layers(), sorted(domain_imports())
+    rows = ["| layer (top imports down) | domains | imports |", "|---|---|---|"]
+    for i, layer in enumerate(layers, 1):
+        for domain in layer:
+            used = ", ".join(f"`{d}`" for s, d in edges if s == domain) or "none"
+            rows.append(f"| {i} | `{domain}` | {used} |")
+    return ("# Domains and their imports\n\n" + GENERATED_NOTE
+            + "Each box is a domain of `backend/benchtrail/`, each row a layer of the import contract *Domains import one "
+              "way* (`pyproject.toml`, checked by `make lint`): a domain imports only domains on layers below its own, "
+              "never one beside it, so no two domains import each other. The arrows are the imports the code makes "
+              "today. The [architecture](../explanation/architecture.md) says what each domain does.\n\n"
+            + "![The domains on their layers and the imports between them](domains.svg)\n\n"
+            + "\n".join(rows) + "\n")
+
+
 def pages() -> dict[str, str]:
     """Every generated page by its path in the manual."""
     return {
+        "reference/domains.md": domains_page(),
+        "reference/domains.svg": domains_svg(),
         "reference/cli.md": cli_page(),
         "reference/api.md": api_page(),
         "reference/api-schemas.md": api_schemas_page(),

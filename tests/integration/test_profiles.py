@@ -116,7 +116,7 @@ def test_jfr_profiles_the_demo_jvm_in_a_step(java_demo, tmp_path):
     import shutil
     import subprocess
 
-    from benchtrail.profiles.read import read_document
+    from benchtrail.ingest.parsers.profiles import read_document
     from benchtrail_runner.plan import Profile, Variant
     from benchtrail_runner.profiling import StepProfiles, finish
 
@@ -182,7 +182,7 @@ def test_py_spy_profiles_a_python_target_in_a_step(logdir: Path, tmp_path):
     import subprocess
     import sys
 
-    from benchtrail.profiles.read import read_collapsed
+    from benchtrail.ingest.parsers.profiles import read_collapsed
     from benchtrail_runner.plan import Profile, Variant
     from benchtrail_runner.profiling import StepProfiles
 

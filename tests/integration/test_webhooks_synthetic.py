@@ -19,10 +19,6 @@ from infra.localstack import VENV_BIN, Process, free_port, wait_until
 from tests.support.api import wait_analysed
 from tests.support.jmh import jmh
 
-# The worker and the API read the allow-list at start; test modules are imported before any
-# fixture starts them, so this reaches both.
-os.environ.setdefault("BENCHTRAIL_WEBHOOK_ALLOWLIST", "127.0.0.1:*")
-
 VERSIONS = [f"1.{i}.0" for i in range(12)]
 STEPS = (4, 8)
 

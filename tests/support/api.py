@@ -1,7 +1,7 @@
 """Calls of the public API that many tests make: uploads, plans, and waiting for a run.
 
 Waiting listens to the run's live events (the Redis channel every committed change of a run's status is
-published on, `benchtrail.runs.events`) instead of polling the whole run document: a poll every 50 ms
+published on, `benchtrail.runstate.events`) instead of polling the whole run document: a poll every 50 ms
 rendered the run in the test process, competing for the two cores with the worker it waited on. The run
 is read once when listening starts (the state may already be reached) and again every few seconds in
 case an event was missed (a test that takes Redis down), then once more, whole, when it is reached."""
@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 import redis
 
-from benchtrail.runs.events import channel
+from benchtrail.runstate.events import channel
 
 FINISHED = ("completed", "failed", "cancelled")
 RECHECK_S = 3.0

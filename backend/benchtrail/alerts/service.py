@@ -38,7 +38,7 @@ from benchtrail.config import get_settings
 from benchtrail.errors import ErrorCode, InvalidRequest, NotFound
 from benchtrail.models import Alert, AlertEvent, Annotation, Project, Run, Trail
 from benchtrail.projects import service as projects
-from benchtrail.runs import meta as run_meta
+from benchtrail.runstate import meta as run_meta
 
 __all__ = ["Applied", "Boundaries", "Change", "TrailFindings", "apply_findings", "boundaries", "boundaries_of"]
 

@@ -21,8 +21,7 @@ from benchtrail import db
 from benchtrail.auth.tokens import ROLE_RANK, hash_token
 from benchtrail.db_boundary import read_unit, request_session
 from benchtrail.errors import ErrorCode, Forbidden, NotFound, Unauthorized
-from benchtrail.models import ApiToken, Project, Run
-from benchtrail.runs import meta as run_meta
+from benchtrail.models import ApiToken, Project
 
 
 class ProjectRef(Protocol):
@@ -58,7 +57,7 @@ class Principal:
     def rank_on(self, project: ProjectRef) -> int:
         if self.token_id is None or self.is_runner:
             # A runner token holds no role on any project: it only claims and reports plan runs
-            # (benchtrail.execution), and reads the runs it executes.
+            # (benchtrail.plans.execution), and reads the runs it executes.
             return 0
         if self.project_id is None:  # site-wide tokens act on every project
             return ROLE_RANK[self.role or "viewer"]
@@ -80,10 +79,6 @@ class Principal:
             raise Forbidden(f"runner token '{self.name}' may only claim and report plan runs; it has no "
                             f"'{role}' role on project '{project.slug}'", code=ErrorCode.RUNNER_TOKEN_ONLY_RUNS)
         raise Forbidden(f"token '{self.name}' lacks the '{role}' role on project '{project.slug}'", code=ErrorCode.ROLE_REQUIRED)
-
-    def executes(self, run: Run) -> bool:
-        """A runner token reads the runs it claimed (even on a private project), and nothing else."""
-        return self.is_runner and run_meta.of(run).runner_token_id == self.token_id
 
     def may_claim(self, pool: str) -> bool:
         return self.is_runner and (self.pools is None or pool in self.pools)

@@ -391,7 +391,7 @@ def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 # ------------------------------------------------------------------------------------------ run states
 
-# The server's benchtrail.runs.lifecycle: a run ends completed, failed or cancelled; a completed run's
+# The server's benchtrail.runstate.lifecycle: a run ends completed, failed or cancelled; a completed run's
 # alerts exist once its analysis is done (or failed).
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 

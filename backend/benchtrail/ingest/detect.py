@@ -52,7 +52,7 @@ REGISTRY: dict[str, str] = {
 # Formats that hold the history of many runs: an upload refuses them (`benchtrail import` reads them).
 HISTORIES = frozenset({"gab-history", "bencher-reports"})
 FORMATS = tuple(REGISTRY)
-# CPU profiles (benchtrail.profiles.read): named in an upload's metadata, never detected; no cells of their own.
+# CPU profiles (benchtrail.ingest.parsers.profiles): named in an upload's metadata, never detected; no cells of their own.
 PROFILE_FORMATS = ("pprof", "collapsed", "jfr", "benchtrail-profile")
 # Formats read in batches (module under parsers with `stream(path, options, summariser)` and
 # `check_head(path, options)`): memory stays bounded however long the file, and an upload checks only
@@ -102,7 +102,7 @@ def check_file(path: Path, *, format: str | None = None,  # noqa: A002 - the API
     encoding and its first rows (the worker's full parse reports any later error on the run); any
     other: the whole parse. A CPU profile (`profile`: its upload's description) is read whole."""
     if format in PROFILE_FORMATS:   # a CPU profile: no cells (benchtrail.profiles)
-        from benchtrail.profiles.read import check
+        from benchtrail.ingest.parsers.profiles import check
 
         profile = profile or {}
         return check(Path(path), format, profile.get("period_ms"), profile.get("runtime") or "jvm")

@@ -31,22 +31,19 @@ from benchtrail.ingest.model import RELATIVE_TIME, LoadSpec, ParseError
 from benchtrail.ingest.detect import PROFILE_FORMATS
 from benchtrail.ingest.options import load_from, options_for
 from benchtrail.ingest import repository, validity
+from benchtrail import metrics
 from benchtrail.metrics import PERCENTILES
-from benchtrail.models import Cell, Load, Project, Run, RunFile, Scenario, Series, Variant
-from benchtrail.profiles import ingest as profile_ingest
+from benchtrail.models import Cell, Load, Run, RunFile, Scenario, Series, Variant
+from benchtrail.ingest import profiles as profile_ingest
 from benchtrail.plans import service as plans
 from benchtrail.plans.model import split_count
 from benchtrail.projects import service as projects_service
-from benchtrail.runs import lifecycle
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
-from benchtrail.uploads.files import open_blob_for_parsing
+from benchtrail.runstate import lifecycle
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.ingest.packed import open_blob_for_parsing
 
-CELL_COLUMNS = frozenset({
-    "count", "errors", "throughput", "duration_s", "latency_mean", "latency_min", "latency_max",
-    "latency_p50", "latency_p75", "latency_p90", "latency_p95", "latency_p99", "latency_p999",
-    "cpu_pct", "cpu_s_per_1k", "rss_mb", "heap_mb", "achieved_rate", "score", "score_error",
-})
+CELL_COLUMNS = frozenset(metrics.names("stored"))
 INTEGER_COLUMNS = frozenset({"count", "errors"})
 # The scenario name of a load level's all-scenarios cell (JMeter's TOTAL row, resources of the process).
 ALL_SCENARIOS = "*"
@@ -568,7 +565,7 @@ def requested_percentiles(session: Session, run: Run) -> list[tuple[str, float]]
                 ["latency_p75", "latency_p99"]) if project else set()
     names |= {c.get("criterion", "").split()[-3] for c in run.criteria or []
               if isinstance(c, dict) and len(c.get("criterion", "").split()) >= 3}
-    return [(f"latency_{n}", p) for n, p in PERCENTILES if f"latency_{n}" in names]
+    return [(m.name, m.percentile) for m in metrics.CATALOG.values() if m.percentile is not None and m.name in names]
 
 
 def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expectations | None = None) -> None:
@@ -752,39 +749,3 @@ def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: floa
     for key, n in found.unanswered.items():
         writer.unanswered[key] = writer.unanswered.get(key, 0) + n
     return {load_key: f.latency_step_us for f, load_key in found.facts if f.latency_step_us}
-
-
-def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:
-    """The database half of an ingest, for `make bench-ingest`: a run with the cells and series of
-    one already parsed file, written exactly as `ingest_run` writes them."""
-    import os
-    import uuid
-
-    from benchtrail.config import get_settings
-    from benchtrail.db import get_engine, get_sessionmaker
-    from benchtrail.db_boundary import unit_of_work
-
-    if get_settings().database_url != database_url:
-        # Pointed at another database: configure once. Later calls keep the engine and its pool, as a
-        # running worker does (a new engine per call would time a connection set-up on every write).
-        os.environ["BENCHTRAIL_DATABASE_URL"] = database_url
-        for cached in (get_settings, get_engine, get_sessionmaker):
-            cached.cache_clear()
-    with unit_of_work() as session:
-        project = Project(slug=f"bench-{uuid.uuid4().hex[:8]}", name="bench", description="", is_public=False,
-                          settings={})
-        session.add(project)
-        session.flush()
-        run = Run(slug=uuid.uuid4().hex[:11], project_id=project.id, source="upload", tool=parsed.tool,
-                  status=RunStatus.INGESTING.value, labels={}, meta={}, validity=[], criteria=[], progress={})
-        session.add(run)
-        session.flush()
-        writer = RunWriter(session, run, env_fingerprint="bench")
-        for cell in cells.cells:
-            writer.add_cell("baseline", cell)
-        for cell in cells.reported:
-            writer.add_cell("baseline", cell)
-        for series in cells.series:
-            writer.add_series("baseline", series)
-        writer.write(reference="baseline")
-        lifecycle.transition(run, RunStatus.COMPLETED)

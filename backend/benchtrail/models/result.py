@@ -33,7 +33,7 @@ class Environment(Base):
 
 class Run(Base):
     __tablename__ = "runs"
-    # The values of runs/lifecycle.py's enums; a trigger (migration 0005) also refuses illegal moves.
+    # The values of runstate/lifecycle.py's enums; a trigger (migration 0005) also refuses illegal moves.
     __table_args__ = (
         UniqueConstraint("project_id", "idempotency_key"),
         Index("ix_runs_project_id_created_at_id", "project_id", "created_at", "id"),
@@ -54,7 +54,7 @@ class Run(Base):
     commit: Mapped[str | None] = mapped_column(String(64))
     branch: Mapped[str | None] = mapped_column(String(200), index=True)
     labels: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict)
-    # A benchtrail.runs.lifecycle.RunStatus; changed only by lifecycle.transition.
+    # A benchtrail.runstate.lifecycle.RunStatus; changed only by lifecycle.transition.
     status: Mapped[str] = mapped_column(String(16), index=True)
     status_detail: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     # A lifecycle.AnalysisStatus; changed only by lifecycle.analysis_transition.
@@ -77,7 +77,7 @@ class Run(Base):
 
 
 class RunShare(Base):
-    """One share of a plan run over several load generators (plan `generators`; runs/shares.py)."""
+    """One share of a plan run over several load generators (plan `generators`; runstate/shares.py)."""
 
     __tablename__ = "run_shares"
     __table_args__ = (
@@ -268,7 +268,7 @@ class MetricDef(Base):
 
 
 class ResultsUpload(Base):
-    """A runner's results package arriving in chunks (runs/results_uploads.py): the server's offset is
+    """A runner's results package arriving in chunks (uploads/results.py): the server's offset is
     `received`; the chunks are in the raw file store, under the names in `parts` (in package order; NULL for
     a session opened before revision 0022, whose parts are named by their offsets), until the session is
     committed, exactly once."""

@@ -13,8 +13,7 @@ from benchtrail.plans import repository, service
 from benchtrail.plans.schemas import (PlanList, PlanOut, ScheduleIn, ScheduleList, ScheduleOut, SchedulePatch,
                                       StartRun)
 from benchtrail.projects.service import get_visible
-from benchtrail.runs.schemas import RunSummary
-from benchtrail.runs.service import summary
+from benchtrail.runstate.summary import RunSummary, summary
 
 router = APIRouter(prefix="/api/v1", tags=["plans"])
 SessionDep = Depends(request_session, scope="function")

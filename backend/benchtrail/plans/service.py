@@ -15,11 +15,11 @@ from benchtrail.errors import ErrorCode, InvalidRequest, NotFound
 from benchtrail.models import Plan, Project, Run, Schedule
 from benchtrail.plans import model, repository, spec
 from benchtrail.plans.schemas import PlanOut, ScheduleIn, ScheduleOut, SchedulePatch, StartRun
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs import shares
-from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runstate import shares
+from benchtrail.runstate.lifecycle import RunStatus
 from benchtrail.targets import plan_problems
-from benchtrail.uploads.service import new_slug
+from benchtrail.runstate.slugs import new_slug
 
 
 MASK = "***"

@@ -18,7 +18,7 @@ from benchtrail.models import Profile, Run
 from benchtrail.profiles import repository, tree
 from benchtrail.profiles.schemas import (ConsistencyOut, CpuRowOut, FlameNodeOut, FlameOut, ProfileDiffOut,
                                          ProfileList, ProfileOut, ProfilerCostOut, RawFileOut)
-from benchtrail.runs import service as runs
+from benchtrail.runstate.access import get_visible_run
 from benchtrail.trails.overhead import counted_repetitions, reported_repetitions, to_dict
 from benchtrail.trails.schemas import AbOut
 
@@ -32,7 +32,7 @@ def _ab(result: AbResult) -> AbOut:
 
 
 def _run(session: Session, principal: Principal, slug: str) -> tuple[Run, Found]:
-    run, _ = runs.get_visible_run(session, principal, slug)
+    run, _ = get_visible_run(session, principal, slug)
     return run, repository.of_run(session, run.id)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from benchtrail.analysis import compare
 from benchtrail.analysis.ab import AbResult, Repetition
 from benchtrail.profiles import frames as frame_names
-from benchtrail.profiles.read import TRUNCATED
+from benchtrail.ingest.parsers.profiles import TRUNCATED
 
 ROOT = "all"
 MIN_SHARE = 0.002        # a flame graph leaves out nodes under 0.2% of its root (listed in `hidden_ms`)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from benchtrail.ingest.values import value_of
 from benchtrail.metrics import CATALOG
 from benchtrail.runs.schemas import RunDetail
 
@@ -71,7 +72,7 @@ def run_bmf(run: RunDetail) -> dict[str, dict[str, dict[str, float]]]:
             measures[measure] = value
             continue
         for metric in _SAMPLE_METRICS:
-            v = getattr(cell, metric, None)
+            v = value_of(cell, metric)
             if v is not None:
                 measures[metric.replace("_", "-")] = {"value": float(v)}
     return {k: v for k, v in out.items() if v}

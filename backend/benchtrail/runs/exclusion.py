@@ -21,9 +21,9 @@ from benchtrail.auth.principal import Principal
 from benchtrail.errors import Conflict, ErrorCode
 from benchtrail.ingest import validity
 from benchtrail.models import Run
-from benchtrail.runs import lifecycle
-from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
-from benchtrail.runs.service import locked_run
+from benchtrail.runstate import lifecycle
+from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.runstate.access import locked_run
 
 CHECK = "excluded"
 

@@ -22,9 +22,9 @@ from benchtrail.auth.principal import Principal
 from benchtrail.errors import ErrorCode, InvalidRequest, InvalidResultFile, InvalidText
 from benchtrail.ingest.model import ParseError
 from benchtrail.models import Run, RunFile
-from benchtrail.runs import environments
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.runstate import environments
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runstate.lifecycle import RunStatus
 from benchtrail.uploads import repository
 from benchtrail.uploads.files import ReceivedFile
 from benchtrail.uploads.schemas import EnvironmentIn, FileIn, ImportAccepted, ImportedRun, ImportMetadata

@@ -1,25 +1,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from benchtrail import metrics
 from benchtrail.validation import SafeModel
+from benchtrail.runstate.environments import EnvironmentIn
 
 
 # The last millisecond of year 9999: a bound that keeps epoch times in range for datetime and JSON.
 MAX_EPOCH_MS = 253_402_300_799_999
-
-
-class EnvironmentIn(SafeModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = None
-    cpus: float | None = Field(default=None, ge=0, le=1_000_000, allow_inf_nan=False)
-    memory_mb: int | None = Field(default=None, ge=0, le=2**31 - 1)
-    instance_type: str | None = None
-    os: str | None = None
-    runtime: str | None = None
-    attributes: dict[str, str] = Field(default_factory=dict)
 
 
 class LoadIn(SafeModel):
@@ -99,9 +90,7 @@ class FileIn(SafeModel):
         return self
 
 
-CriterionMetric = Literal["latency_mean", "latency_p50", "latency_p75", "latency_p90", "latency_p95", "latency_p99",
-                          "latency_p999", "latency_max", "error_rate", "throughput", "achieved_rate", "cpu_pct",
-                          "rss_mb", "heap_mb", "cpu_s_per_1k"]
+CriterionMetric = Literal[metrics.names("criterion")]  # type: ignore[valid-type]   # the catalog's
 
 
 class CriterionIn(SafeModel):
@@ -203,3 +192,33 @@ class ImportAccepted(BaseModel):
     imported: int = Field(description="Runs made by this import")
     already: int = Field(description="Entries imported before, left as they were")
     runs: list[ImportedRun] = Field(description="One run per entry, oldest first")
+
+
+class ResultsUploadFile(SafeModel):
+    name: str = Field(min_length=1, max_length=255, description="The file's name (as in a multipart upload)")
+    size: int = Field(ge=1, le=2**53, description="Bytes of this file in the package")
+    sha256: str = Field(pattern="^[0-9a-f]{64}$", description="Checked when the upload is committed")
+
+
+class ResultsAccepted(BaseModel):
+    run: str
+    status: str
+    duplicate: bool = Field(default=False, description="True: these results (same Idempotency-Key) were "
+                                                       "already accepted; nothing new was stored")
+
+
+class ResultsUploadIn(SafeModel):
+    """Opens a resumable results upload: the package is the files' bytes one after the other, in order."""
+
+    metadata: dict[str, Any] = Field(description="ResultsMetadata (as for POST /runs/{run}/results); "
+                                                 "files[i] describes the i-th file")
+    files: list[ResultsUploadFile] = Field(min_length=1, max_length=1000)
+
+
+class ResultsUploadOut(BaseModel):
+    id: str = Field(description="The upload session (in the path of its chunks and commit)")
+    run: str
+    offset: int = Field(description="Bytes of the package the server holds: send the next chunk from here")
+    size: int = Field(description="The package's declared size in bytes")
+    committed: bool = Field(description="True: the package was committed into the run's results")
+    chunk_max_bytes: int = Field(description="The largest chunk the server takes")

@@ -1654,7 +1654,10 @@ export interface components {
             /** Scenario */
             scenario: string;
         };
-        /** CellOut */
+        /**
+         * CellOut
+         * @description One cell of a run: counts, latency statistics (ms), resources, a JMH score
+         */
         CellOut: {
             /** Achieved Rate */
             achieved_rate: number | null;
@@ -1906,7 +1909,7 @@ export interface components {
              * Metric
              * @enum {string}
              */
-            metric: "latency_mean" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "latency_max" | "error_rate" | "throughput" | "achieved_rate" | "cpu_pct" | "rss_mb" | "heap_mb" | "cpu_s_per_1k";
+            metric: "error_rate" | "throughput" | "latency_mean" | "latency_max" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "cpu_pct" | "cpu_s_per_1k" | "rss_mb" | "heap_mb" | "achieved_rate";
             /**
              * Op
              * @enum {string}
@@ -4930,6 +4933,7 @@ export interface operations {
             header?: never;
             path: {
                 slug: string;
+                /** @description Row id (1..2^31-1) */
                 annotation_id: number;
             };
             cookie?: never;
@@ -5009,6 +5013,7 @@ export interface operations {
             header?: never;
             path: {
                 slug: string;
+                /** @description Row id (1..2^31-1) */
                 annotation_id: number;
             };
             cookie?: never;

@@ -103,7 +103,7 @@ def test_the_client_adjusts_p_values_as_scipy_does() -> None:
 
 def test_the_client_words_verdicts_and_run_states_as_the_server_does() -> None:
     from benchtrail import multiplicity
-    from benchtrail.runs import lifecycle
+    from benchtrail.runstate import lifecycle
 
     assert client.FALSE_DISCOVERY_RATE == multiplicity.FALSE_DISCOVERY_RATE
     for ci in ((None, 1.0), (-1.0, 1.0), (0.5, 1.0), (-2.0, -0.1)):

@@ -84,5 +84,25 @@ def test_the_configuration_page_names_every_variable_with_its_meaning() -> None:
 
 def test_the_generated_pages_are_markdown_with_one_title() -> None:
     for path, text in reference.pages().items():
+        if not path.endswith(".md"):
+            continue
         titles = [line for line in text.splitlines() if line.startswith("# ")]
         assert len(titles) == 1, (path, titles)
+
+
+def test_the_domain_picture_draws_every_layer_and_import() -> None:
+    """The picture follows the contract and the code: a box per domain of the layers, an arc per import between
+    two domains (counted here from the sources, independently of the drawing's own scan)."""
+    import re as _re
+
+    svg = reference.pages()["reference/domains.svg"]
+    domains = {d.strip() for layer in reference.domain_layers() for d in layer}
+    assert set(_re.findall(r">([a-z]+)</text>", svg)) == domains
+    imports = set()
+    for path in (REPO / "backend" / "benchtrail").rglob("*.py"):
+        owner = path.relative_to(REPO / "backend" / "benchtrail").parts[0]
+        for other in _re.findall(r"^\s*(?:from|import) benchtrail\.([a-z_]+)", path.read_text(), flags=_re.M):
+            if owner in domains and other in domains and other != owner:
+                imports.add((owner, other))
+    drawn = set(_re.findall(r"<title>([a-z]+) imports ([a-z]+)</title>", svg))
+    assert drawn == imports and len(drawn) > 20

@@ -17,7 +17,7 @@ import pytest
 
 from benchtrail.ingest.model import ParseError
 from benchtrail.profiles import tree
-from benchtrail.profiles.read import jvm_name, read_collapsed, read_document, read_pprof
+from benchtrail.ingest.parsers.profiles import jvm_name, read_collapsed, read_document, read_pprof
 from benchtrail_runner.profiling import read_jfr
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "profiles"

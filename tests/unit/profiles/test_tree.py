@@ -90,7 +90,7 @@ def test_attributed_cpu_goes_to_the_agent_code_on_a_stack_else_to_the_running_co
 
 
 def test_async_profiler_thread_roots_are_named_by_their_kind(tmp_path):
-    from benchtrail.profiles.read import read_collapsed
+    from benchtrail.ingest.parsers.profiles import read_collapsed
 
     path = tmp_path / "c.txt"
     path.write_text("[C2 CompilerThread0 tid=4711];Compile::Compile 3\n[C2 CompilerThread1 tid=4712];Compile::Compile 2\n"

@@ -10,7 +10,7 @@ import { ProfilesAcross } from '@/components/profiles/ProfilesAcross';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
 import { buildRunComparison, compareStats } from '../compareModel';
 import { isComparison } from '@/lib/table';
-import { metricInfo } from '@/lib/metrics';
+import { compareMetrics, metricInfo } from '@/lib/metrics';
 import { stringCodec, type Schema } from '@/lib/urlState';
 import { useUrlState } from '@/lib/useUrlState';
 import { compareRunQuery, compareStatsQuery } from '../api/queries';
@@ -22,7 +22,7 @@ interface CompareState {
 }
 
 const SCHEMA: Schema<CompareState> = { a: stringCodec(), b: stringCodec(), metric: stringCodec('latency_p75') };
-const METRICS = ['latency_p50', 'latency_p75', 'latency_p90', 'latency_p99', 'latency_mean', 'throughput', 'error_rate', 'cpu_pct', 'heap_mb', 'rss_mb', 'score'];
+const METRICS = compareMetrics();
 
 /** Two runs cell by cell (same variant, scenario, load level, mode): what changed between versions. */
 export function CompareView(): ReactElement {

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail.ingest.model import LoadSpec, ParseError
 from benchtrail.models import Profile, RunFile
-from benchtrail.profiles.read import Stacks, read_collapsed, read_document, read_pprof
+from benchtrail.ingest.parsers.profiles import Stacks, read_collapsed, read_document, read_pprof
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchtrail.models import Run, RunShare
-from benchtrail.runs import meta as run_meta
+from benchtrail.runstate import meta as run_meta
 
 START_DELAY_S = 3.0
 STEP_DELAY_S = 2.0

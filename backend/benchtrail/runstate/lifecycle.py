@@ -8,7 +8,7 @@ constraints) and any other move (a trigger built from the same tables, migration
                        │         ├──→ failed | cancelled      (runner finish, sweeper, user cancel)
                        └─────────┴──→ failed | cancelled
     failed → ingesting: late results, only from the runner that claimed the run, only while the run has
-    none (its runner lost the API while delivering them; runs/execution.py attach_results)
+    none (its runner lost the API while delivering them; uploads/results.py attach_results)
 
     analysis: pending → done | failed;  failed → done (a later attempt succeeded);  done → done (forced);
     done | failed → pending: asked for again after the run was excluded from its trails or restored

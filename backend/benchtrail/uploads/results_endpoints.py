@@ -1,76 +1,34 @@
+"""A runner's results over HTTP (runner tokens, for the run they claimed): in one multipart request, or in a
+resumable upload (open a session, send chunks, commit), checked and stored as uploads are, then ingested."""
+
 from __future__ import annotations
 
-import json
 import os
 import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path as PathLib
 
-import redis.asyncio as aioredis
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse, StreamingResponse
-from starlette.requests import ClientDisconnect
+from fastapi.responses import JSONResponse
 from sqlalchemy.orm import Session
+from starlette.requests import ClientDisconnect
 
 from benchtrail import storage
 from benchtrail.auth.principal import Principal, TokenDep, bearer_token, get_principal, resolve
-from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
+from benchtrail.errors import Conflict, ErrorCode, InvalidRequest, PayloadTooLarge, ServiceUnavailable
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors
-from benchtrail.errors import ErrorCode, InvalidRequest, NotFound, PayloadTooLarge
-from benchtrail.logging import log
-from benchtrail.plans.schemas import (ClaimOut, FinishIn, ProgressAck, ProgressIn, ResultsAccepted, ResultsUploadIn,
-                                     ResultsUploadOut)
-from benchtrail.runs import events as run_events
-from benchtrail.runs import execution as service
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs import results_uploads as uploads
-from benchtrail.runs import shares
-from benchtrail.runs.service import get_visible_run
+from benchtrail.plans.execution import reporting_run
+from benchtrail.plans.execution_endpoints import ShareQuery
+from benchtrail.uploads import results as service
+from benchtrail.uploads.endpoints import keep_and_record
+from benchtrail.uploads.files import scratch_folder
 from benchtrail.uploads.form import Form, form_body, with_form
+from benchtrail.uploads.schemas import ResultsAccepted, ResultsUploadIn, ResultsUploadOut
 from benchtrail.uploads.service import KeptFiles
 
 router = APIRouter(prefix="/api/v1/runs", tags=["execution"])
-# One server-sent event: `data` is the run's state as JSON (keep-alive comments carry no event).
-RUN_EVENT = {"type": "object", "required": ["data"], "properties": {
-    "event": {"type": "string", "enum": ["message"]},
-    "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": {
-        "type": "object", "required": ["slug", "status", "analysis_status", "progress", "status_detail", "is_valid"],
-        "properties": {
-            "slug": {"type": "string"}, "status": {"type": "string"},
-            "analysis_status": {"type": "string", "enum": ["pending", "done", "failed"]},
-            "progress": {"type": "object"}, "status_detail": {"type": ["object", "null"]},
-            "is_valid": {"type": "boolean"}}}}}}
-# A stream that has heard nothing for this long reads the run again (a publish lost while Redis was
-# away is then late, not missing).
-QUIET_S = 5.0
 SessionDep = Depends(request_session, scope="function")
-ShareQuery = Query(default=None, ge=0, le=63, description="The share (0-based) of a run over several generators")
-
-
-@router.post("/{slug}/claim", response_model=ClaimOut, responses=errors(403, 409))
-def claim(slug: str, runner: str = Query(default="runner", min_length=1, max_length=200),
-          host: str | None = Query(default=None, min_length=1, max_length=200, description="The runner's host name"),
-          share: int | None = ShareQuery,
-          session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ClaimOut:
-    """A runner token takes a queued run of one of its pools (or, for a run over several generators, one
-    queued share of it); 409 if it is not queued any more (never started twice). The answer carries the
-    plan's request headers, which no other endpoint shows."""
-    run = service.claim(session, principal, slug, runner, share, host)
-    return ClaimOut(cancel_requested=False, headers=service.plan_secrets(session, run),
-                    generators=run_meta.of(run).generators, share=share, start_at=service.start_at(run))
-
-
-@router.post("/{slug}/progress", response_model=ProgressAck, responses=errors(403))
-def report_progress(slug: str, body: ProgressIn, share: int | None = ShareQuery,
-                    session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ProgressAck:
-    """A runner's progress report, every second (runner token): step, percent, achieved rate, errors, log tail.
-    It is also the run's heartbeat; the answer says whether a cancel was requested (`cancel_requested`) and, for a
-    run over several generators, the start barrier (`start_at`, `step_start_at`)."""
-    cancel, run = service.progress(session, principal, slug, body, share)
-    return ProgressAck(cancel_requested=cancel, start_at=service.start_at(run),
-                       step_start_at=shares.step_start(run, body.ready_step))
 
 
 @router.post("/{slug}/results", response_model=ResultsAccepted, status_code=202,
@@ -90,16 +48,20 @@ async def upload_results(request: Request, slug: str, token: str | None = TokenD
     (all or nothing) and ingested. Each file is written once, as it arrives (`uploads.form`)."""
     def check() -> None:   # not a runner, or not its run: answered before the body is read
         with unit_of_work() as session:
-            service.reporting_run(session, resolve(session, token), slug, share, lock=False)
+            reporting_run(session, resolve(session, token), slug, share, lock=False)
 
     await run_in_threadpool(check)
 
     def attach(form: Form) -> tuple[str, str, bool]:
         meta = service.parse_results_metadata(form.text("metadata", "ResultsMetadata as JSON"))
-        with KeptFiles(meta.files, form.files.get("files", [])) as kept, unit_of_work() as session:
+        kept = KeptFiles(meta.files, form.files.get("files", []))
+
+        def record(session: Session) -> tuple[str, str, bool]:
             run, duplicate = service.attach_results(session, resolve(session, token), slug, meta, kept,
                                                     idempotency_key, share)
             return run.slug, run.status, duplicate
+
+        return keep_and_record(kept, record)
 
     run_slug, status, duplicate = await with_form(request, attach)
     body = ResultsAccepted(run=run_slug, status=status, duplicate=duplicate)
@@ -125,7 +87,7 @@ def open_results_upload(slug: str, body: ResultsUploadIn, idempotency_key: str =
                         principal: Principal = Depends(get_principal)) -> JSONResponse:
     """Open a resumable results upload (a runner token, for the run it claimed): the package (the files'
     bytes one after the other) is then sent in chunks with PATCH and stored with POST .../commit."""
-    out, created = uploads.open_upload(session, principal, slug, body, idempotency_key, share)
+    out, created = service.open_upload(session, principal, slug, body, idempotency_key, share)
     return JSONResponse(out.model_dump(mode="json"), status_code=201 if created else 200)
 
 
@@ -134,7 +96,7 @@ def results_upload_status(slug: str, upload_id: str = UPLOAD_ID, share: int | No
                           session: Session = SessionDep, principal: Principal = Depends(get_principal)
                           ) -> ResultsUploadOut:
     """The session's offset: how many bytes of the package the server holds (resume from there)."""
-    return uploads.status(session, principal, slug, upload_id, share)
+    return service.status(session, principal, slug, upload_id, share)
 
 
 @router.patch("/{slug}/results/uploads/{upload_id}", response_model=ResultsUploadOut,
@@ -149,7 +111,7 @@ async def results_upload_chunk(request: Request, slug: str, upload_id: str = UPL
     """One chunk of the package. Idempotent: a chunk sent again changes nothing; one past the server's
     offset is refused (409) with the offset to resume from."""
     token = bearer_token(request)
-    limit = uploads.chunk_limit()
+    limit = service.chunk_limit()
     scratch = storage.scratch_dir()
     fd, name = tempfile.mkstemp(prefix="chunk-", dir=scratch)
     path = PathLib(name)
@@ -165,7 +127,7 @@ async def results_upload_chunk(request: Request, slug: str, upload_id: str = UPL
             except ClientDisconnect:  # a cut connection: nothing of the chunk is kept, the offset stays
                 raise InvalidRequest("the chunk was cut off before its end; nothing of it was kept", code=ErrorCode.UPLOAD_CUT_OFF) from None
 
-        return await run_in_threadpool(uploads.add_chunk, token, slug, upload_id, offset, path, share)
+        return await run_in_threadpool(_add_chunk, token, slug, upload_id, offset, path, share)
     finally:
         path.unlink(missing_ok=True)
 
@@ -180,78 +142,49 @@ def commit_results_upload(slug: str, upload_id: str = UPLOAD_ID, share: int | No
                           token: str | None = TokenDep) -> JSONResponse:
     """Store the complete package as the run's results (as POST .../results does: all files or none,
     then ingested), exactly once."""
-    body = uploads.commit(token, slug, upload_id, share)
+    body = _commit(token, slug, upload_id, share)
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if body.duplicate else 202)
 
 
-@router.post("/{slug}/finish", responses=errors(403, 409))
-def finish(slug: str, body: FinishIn, share: int | None = ShareQuery,
-           session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
-    """A runner ends the run (or its share) it claimed: failed or cancelled, with a reason (runner token)."""
-    run = service.finish(session, principal, slug, body, share)
-    return {"run": run.slug, "status": run.status}
+def _add_chunk(token: str | None, slug: str, upload_id: str, offset: int, chunk: PathLib,
+               share: int | None) -> ResultsUploadOut:
+    """A chunk's transactions: one finds where its new bytes go; they are written as a part of their own with
+    no transaction open (up to 64 MB, maybe to an object store); a second records the part, unless another
+    request advanced the offset meanwhile (then the part is removed again)."""
+    with unit_of_work() as session:
+        at = service.chunk_start(session, resolve(session, token), slug, upload_id, offset, chunk.stat().st_size,
+                                 share)
+    if isinstance(at, ResultsUploadOut):
+        return at
+    name, parts = service.put_chunk(upload_id, at, chunk, offset)
+    with unit_of_work() as session:
+        out, recorded = service.record_chunk(session, resolve(session, token), slug, upload_id, share, at, name,
+                                             parts, offset + chunk.stat().st_size)
+    if not recorded:
+        service.drop_part(upload_id, name)
+    return out
 
 
-@router.post("/{slug}/cancel", responses=errors(403, 409))
-def cancel(slug: str, session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> dict[str, str]:
-    """Cancel a queued or running run (uploader token): its runner stops the tools within seconds. 409 for a run in
-    another state; a load test already finished (being packaged or uploaded) is delivered all the same."""
-    run = service.cancel(session, principal, slug)
-    return {"run": run.slug, "status": run.status}
-
-
-@router.get("/{slug}/events", response_class=StreamingResponse,
-            responses={200: {"content": {"text/event-stream": {"schema": RUN_EVENT}},
-                             "description": "run state, then every change"}} | errors(401))
-async def events(slug: str, request: Request) -> StreamingResponse:
-    """Server-sent events: the run's state now, then on every change, until it ends (a completed run:
-    until its analysis is done or failed, when its alerts exist)."""
-    token = bearer_token(request)
-
-    def current() -> dict:
-        with unit_of_work() as session:
-            run, _ = get_visible_run(session, resolve(session, token), slug)
-            return run_events.event_payload(run)
-
-    # Subscribed before the state is read: a change committed in between is then both in the state
-    # and on the channel (sent twice at worst), never in neither, which would leave the stream silent.
-    client = aioredis.Redis.from_url(get_settings().redis_url)
-    pubsub = client.pubsub()
-
-    async def close() -> None:
-        await pubsub.aclose()   # its connection closed, the subscription ends with it (no command sent)
-        await client.aclose()
-
-    try:
-        await pubsub.subscribe(run_events.channel(slug))
-        first = await run_in_threadpool(current)
-    except BaseException:
-        await close()
-        raise
-
-    async def stream() -> AsyncIterator[str]:
-        state = first
+def _commit(token: str | None, slug: str, upload_id: str, share: int | None) -> ResultsAccepted:
+    """A commit's transactions: one reads what to put together; the package is assembled from its chunks,
+    checked and its files stored with no transaction open (it can be gigabytes from an object store); then
+    `keep_and_record` records them, as `POST .../results` does."""
+    with unit_of_work() as session:
+        package = service.to_commit(session, resolve(session, token), slug, upload_id, share)
+    if isinstance(package, ResultsAccepted):
+        return package
+    meta = service.parse_results_metadata(package.metadata_json)
+    with scratch_folder() as workdir:
         try:
-            yield f"data: {json.dumps(state, default=str)}\n\n"
-            while not run_events.is_last(state) and not await request.is_disconnected():
-                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=QUIET_S)
-                if message is not None:
-                    state = json.loads(message["data"])
-                else:
-                    try:
-                        read = await run_in_threadpool(current)
-                    except NotFound:    # deleted meanwhile: nothing more will happen to it
-                        return
-                    except Exception as exc:  # database away: Redis may still bring the next change
-                        log.warning("run events: the run could not be read again", run=slug, error=str(exc)[:300])
-                        read = state
-                    if read == state:
-                        yield ": keep-alive\n\n"
-                        continue
-                    state = read
-                yield f"data: {json.dumps(state, default=str)}\n\n"
-        finally:
-            await close()
-
-    return StreamingResponse(stream(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+            received = service.assemble(package, workdir)
+        except (Conflict, ServiceUnavailable):
+            # A commit of this session sent twice (a runner that stopped waiting for the first) may have
+            # ended meanwhile and removed the chunks: then its answer is this one's.
+            with unit_of_work() as session:
+                done = service.to_commit(session, resolve(session, token), slug, upload_id, share)
+            if isinstance(done, ResultsAccepted):
+                return done
+            raise
+        kept = KeptFiles(meta.files, received)
+        return keep_and_record(kept, lambda session: service.record_commit(
+            session, resolve(session, token), slug, upload_id, share, package, meta, kept))

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from benchtrail.config import get_settings
 from benchtrail.logging import log
 from benchtrail.models import Run
-from benchtrail.runs.lifecycle import settled
+from benchtrail.runstate.lifecycle import settled
 
 WATCHED = ("status", "analysis_status", "progress", "status_detail", "is_valid")
 

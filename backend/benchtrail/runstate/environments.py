@@ -5,12 +5,24 @@ from __future__ import annotations
 import hashlib
 import json
 
+from pydantic import ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from benchtrail.models import Environment
-from benchtrail.uploads.schemas import EnvironmentIn
+from benchtrail.validation import SafeModel
+
+
+class EnvironmentIn(SafeModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    cpus: float | None = Field(default=None, ge=0, le=1_000_000, allow_inf_nan=False)
+    memory_mb: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    instance_type: str | None = None
+    os: str | None = None
+    runtime: str | None = None
+    attributes: dict[str, str] = Field(default_factory=dict)
 
 
 def fingerprint(env: EnvironmentIn) -> str:

@@ -1,37 +1,25 @@
-"""The life of a run of a plan, as driven by a runner: claim, progress (with heartbeat), results,
-finish; and cancellation by a user. Every status change goes through runs/lifecycle.py (queued →
-running → ingesting → completed, or failed / cancelled); each is guarded on the current state under
-the run's row lock, so a load test can never be started twice for one run."""
+"""The life of a run of a plan, as driven by a runner: claim, progress (with heartbeat), finish; and
+cancellation by a user. Every status change goes through runstate/lifecycle.py (queued → running →
+ingesting → completed, or failed / cancelled); each is guarded on the current state under the run's row
+lock, so a load test can never be started twice for one run. A runner's results are recorded by
+uploads/results.py, which asks `reporting_run` whether this runner may report on the run."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from pydantic import Field, ValidationError
 from sqlalchemy.orm import Session
 
 from benchtrail.auth.principal import Principal
 from benchtrail.errors import Conflict, ErrorCode, Forbidden, InvalidRequest, NotFound, Unauthorized
 from benchtrail.models import Plan, Project, Run, RunShare
 from benchtrail.plans.schemas import FinishIn, ProgressIn
-from benchtrail.runs import environments, lifecycle, shares
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs.meta import LoadgenStep
-from benchtrail.runs import repository as runs_repository
-from benchtrail.runs.lifecycle import RunStatus
-from benchtrail.runs.service import locked_run
-from benchtrail.uploads.schemas import UploadMetadata
-from benchtrail.uploads.service import KeptFiles, store_files
+from benchtrail.runstate import access, lifecycle, shares
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runstate.lifecycle import RunStatus
 
 LOG_TAIL = 200
 TERMINAL = tuple(s.value for s in lifecycle.TERMINAL)
-
-
-class ResultsMetadata(UploadMetadata):
-    """What a runner sends with its raw outputs: the files and its load generators' CPU per step.
-    Criteria and validity are judged by ingest from the files and the run's plan, as for an upload."""
-
-    loadgen: list[LoadgenStep] = Field(default_factory=list)
 
 
 def runner_run(session: Session, principal: Principal, slug: str, *, claiming: bool = False,
@@ -40,7 +28,7 @@ def runner_run(session: Session, principal: Principal, slug: str, *, claiming: b
     only for its pools when claiming, and afterwards only the runner token that claimed it."""
     if principal.is_anonymous:
         raise Unauthorized("claiming or reporting a run needs a runner token", code=ErrorCode.RUNNER_TOKEN_REQUIRED)
-    run = runs_repository.get_by_slug(session, slug)
+    run = access.by_slug(session, slug)
     project = session.get(Project, run.project_id) if run is not None else None
     if run is None or project is None or not (principal.is_runner or principal.can_see(project)):
         raise NotFound(f"run '{slug}' not found")
@@ -51,12 +39,12 @@ def runner_run(session: Session, principal: Principal, slug: str, *, claiming: b
     if claiming and not principal.may_claim(pool):
         raise Forbidden(f"runner token '{principal.name}' may claim runs of pools "
                         f"{', '.join(principal.pools or ())}; run '{slug}' is in pool '{pool}'", code=ErrorCode.POOL_NOT_ALLOWED)
-    if not claiming and not principal.executes(run):
+    if not claiming and not access.executes(principal, run):
         raise Forbidden(f"run '{slug}' was not claimed by runner token '{principal.name}'; only the runner "
                         f"that claimed a run reports on it", code=ErrorCode.NOT_CLAIMED_BY_TOKEN)
     if not lock:
         return run
-    locked = runs_repository.lock(session, run.id)
+    locked = access.lock(session, run.id)
     assert locked is not None
     return locked
 
@@ -114,7 +102,7 @@ def _claim_share(session: Session, principal: Principal, run: Run, row: RunShare
     mine = next((s for s in rows if s.runner == runner and s.status != "queued"), None)
     if mine is not None:
         raise Conflict(f"runner '{runner}' already runs share {mine.index + 1} of {total} of run '{run.slug}'; "
-                       f"each share needs its own runner", extra={"code": "same_runner"}, code=ErrorCode.SAME_RUNNER)
+                       f"each share needs its own runner", code=ErrorCode.SAME_RUNNER)
     now = datetime.now(timezone.utc)
     if run.status == RunStatus.QUEUED:
         lifecycle.transition(run, RunStatus.RUNNING, now=now)
@@ -183,80 +171,6 @@ def _share_progress(session: Session, run: Run, row: RunShare, rows: list[RunSha
     return run_meta.of(run).cancel_requested
 
 
-def attach_results(session: Session, principal: Principal, slug: str, meta: ResultsMetadata,
-                   kept: KeptFiles, idempotency_key: str | None = None,
-                   share: int | None = None) -> tuple[Run, bool]:
-    """Record a runner's results, checked and stored beforehand (`KeptFiles`; all files or none: one
-    transaction). With the Idempotency-Key of results already accepted, nothing is recorded and the
-    answer says `duplicate` (the runner retried after losing the first answer). Concurrent retries
-    queue on the run's row lock."""
-    run = runner_run(session, principal, slug, claiming=share is not None)
-    row, rows = _share(session, run, share, principal)
-    if row is not None:
-        return _share_results(session, run, row, rows, meta, kept, idempotency_key)
-    if idempotency_key is not None and run.results_key == idempotency_key:
-        return run, True
-    late = run.status == RunStatus.FAILED and run.results_key is None
-    if run.status != RunStatus.RUNNING and not late:
-        raise Conflict(f"run '{slug}' is {run.status}; results are accepted only from the runner that runs it "
-                       f"(or, once, late from that runner after the run failed without results)", code=ErrorCode.RESULTS_NOT_ACCEPTED)
-    _adopt_environment(session, run, meta)
-    run_meta.update(run, loadgen=meta.loadgen)
-    if late:
-        # The load test finished but its runner lost the API while delivering it (the sweeper or the
-        # runner itself failed the run): its results still count. Recorded in the status detail.
-        earlier = (run.status_detail or {}).get("reason", "")
-        lifecycle.transition(run, RunStatus.INGESTING, detail={
-            "reason": f"results delivered late by the runner after the run had failed ({earlier})"})
-    store_files(session, run, kept)
-    # No key: a placeholder still marks the run as having results (late results are accepted once).
-    run.results_key = idempotency_key or f"unkeyed-{run.id}"
-    run.progress = {**(run.progress or {}), "percent": 100.0, "step": "ingesting"}
-    return run, False
-
-
-
-def parse_results_metadata(metadata_raw: str) -> ResultsMetadata:
-    """The results' metadata, checked before any of their files is (`KeptFiles`)."""
-    try:
-        return ResultsMetadata.model_validate_json(metadata_raw)
-    except ValidationError as exc:
-        raise InvalidRequest(f"metadata: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}", code=ErrorCode.METADATA_INVALID) from None
-
-
-def _adopt_environment(session: Session, run: Run, meta: ResultsMetadata) -> None:
-    """The environment the results describe becomes the run's if it has none."""
-    if run.environment_id is None and meta.environment is not None:
-        run.environment_id = environments.get_or_create(session, run.project_id, meta.environment).id
-
-
-def _share_results(session: Session, run: Run, row: RunShare, rows: list[RunShare], meta: ResultsMetadata,
-                   kept: KeptFiles, idempotency_key: str | None) -> tuple[Run, bool]:
-    """One share's outputs: stored with their share (`RunFile.options.share`); the run is ingested once
-    every share has delivered. Late results of a failed run are not taken from a share."""
-    if idempotency_key is not None and row.results_key == idempotency_key:
-        return run, True
-    if run.status != RunStatus.RUNNING or row.status != "running":
-        raise Conflict(f"share {row.index + 1} of run '{run.slug}' is {row.status} (run {run.status}); "
-                       f"results are accepted only from the runner running the share", code=ErrorCode.SHARE_NOT_RUNNING)
-    _adopt_environment(session, run, meta)
-    run_meta.update(run, loadgen=[*run_meta.of(run).loadgen, *meta.loadgen])
-    row.status, row.results_key = "delivered", idempotency_key or f"unkeyed-share-{row.id}"
-    row.finished_at = datetime.now(timezone.utc)
-    done = all(s.status == "delivered" for s in rows)
-    store_files(session, run, kept, share=row.index, ingest=done)
-    current = dict(run.progress or {})
-    current["log"] = (list(current.get("log", [])) + [
-        f"share {row.index + 1} of {len(rows)} delivered {len(kept.files)} output(s)"])[-LOG_TAIL:]
-    if done:
-        run.results_key = f"shares-{run.id}"
-        current.update({"percent": 100.0, "step": "ingesting"})
-    else:
-        shares.refresh_heartbeat(run, rows)
-    run.progress = current
-    return run, False
-
-
 def finish(session: Session, principal: Principal, slug: str, data: FinishIn, share: int | None = None) -> Run:
     run = runner_run(session, principal, slug, claiming=share is not None)
     row, rows = _share(session, run, share, principal)
@@ -283,7 +197,7 @@ def finish(session: Session, principal: Principal, slug: str, data: FinishIn, sh
 def cancel(session: Session, principal: Principal, slug: str) -> Run:
     """A queued run is cancelled at once; a running one is asked to stop (its runner kills the tools
     and reports `cancelled`, and no results are ingested)."""
-    run = locked_run(session, principal, slug, "uploader")
+    run = access.locked_run(session, principal, slug, "uploader")
     if run.status == RunStatus.QUEUED:
         lifecycle.transition(run, RunStatus.CANCELLED,
                              detail={"reason": f"cancelled by {principal.name} before it started"})
@@ -293,5 +207,3 @@ def cancel(session: Session, principal: Principal, slug: str) -> Run:
     else:
         raise Conflict(f"run '{slug}' is {run.status}; only queued or running runs can be cancelled", code=ErrorCode.RUN_NOT_CANCELLABLE)
     return run
-
-
