@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: up down admin backup restore lint test test-python test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis openapi
+.PHONY: up down admin backup restore lint docs test test-fast test-python test-containers test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis bench-profile openapi
 
 ## Start the whole product with demo data (PostgreSQL, Redis, API + dashboard, worker, beat, runner).
 up:
@@ -29,10 +29,11 @@ restore:
 	@if [ -z "$(FILE)" ]; then echo "usage: make restore FILE=.data/backups/benchtrail-....tar" >&2; exit 2; fi
 	$(PY) infra/scripts/stack.py restore "$(FILE)"
 
-## Every test: Python (unit + integration on real PostgreSQL/Redis/Celery), Vitest, Playwright e2e.
+## Every test: Python (unit + integration on real PostgreSQL/Redis/Celery, the compose stack on a real Docker
+## engine among them), Vitest, Playwright e2e.
 test:
-	infra/scripts/bootstrap.sh --browser --tools --frontend
-	$(MAKE) --no-print-directory lint test-python test-frontend test-e2e
+	infra/scripts/bootstrap.sh --browser --tools --frontend --docker
+	$(MAKE) --no-print-directory lint docs test-python test-frontend test-e2e
 
 ## Boundaries and static checks: ruff, mypy (strict on the statistics), import-linter contracts, ESLint feature zones.
 lint:
@@ -41,8 +42,28 @@ lint:
 	.venv/bin/lint-imports --no-cache
 	cd frontend && npm run --silent lint
 
+## The manual, strict (a broken link or anchor, a missing page or one left out of the nav fails) into site/, served at /docs.
+docs:
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet
+
+# Test processes of pytest-xdist: each has its own throw-away PostgreSQL, Redis, data and log folders. The
+# tests that run load tools form one group, run by one process at a time (tests/conftest.py).
+PYTEST_WORKERS ?= 4
+
 test-python:
-	$(PY) -m pytest -p no:cacheprovider --durations=25
+	$(PY) -m pytest -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup --durations=25
+
+## The edit loop: unit tests without load tools, and Vitest (no browser, no load tools, no stack).
+test-fast:
+	infra/scripts/bootstrap.sh --frontend
+	$(PY) -m pytest -p no:cacheprovider -n 2 -m "not slow" tests/unit
+	cd frontend && npm run --silent test
+
+## Only the container test: builds the images, runs the compose stack on a Docker engine it starts and stops
+## (images and build cache kept in /var/cache/benchtrail-test-docker). `make test-python` runs it too.
+test-containers:
+	infra/scripts/bootstrap.sh --tools --docker
+	$(PY) -m pytest -p no:cacheprovider -m containers tests/integration/test_containers.py
 
 test-frontend:
 	cd frontend && npm run --silent test
@@ -50,8 +71,10 @@ test-frontend:
 test-e2e:
 	$(PY) infra/scripts/stack.py ephemeral --demo --cwd frontend -- npm run --silent e2e
 
-## Benchmarks: each prints ratios against a reference measured in the same run.
-bench: bench-ingest bench-detect bench-analysis bench-ui bench-runner bench-api bench-ab
+## Benchmarks: each prints ratios against a reference measured in the same run, and a last line `RESULT k=v ...`.
+## BENCH_SMOKE=1 (e.g. make bench-ui BENCH_SMOKE=1) runs a bench's whole path at a tiny size (bench/sizes.py): `make test`
+## runs every bench-* target of this file so (tests/bench/test_bench_smoke.py, which also names each one's RESULT keys).
+bench: bench-ingest bench-detect bench-analysis bench-ui bench-runner bench-api bench-ab bench-profile
 
 bench-ingest:
 	infra/scripts/bootstrap.sh
@@ -80,6 +103,11 @@ bench-runner:
 bench-api:
 	infra/scripts/bootstrap.sh
 	$(PY) bench/bench_api.py
+
+## Profiling's own cost (on against off) and the gap between a profile's added CPU and the sampled CPU, on the Java demo.
+bench-profile:
+	infra/scripts/bootstrap.sh --tools
+	$(PY) bench/bench_profile.py
 
 ## Regenerate the OpenAPI document, the metric catalog and the TypeScript client (a test checks they are current).
 openapi:

@@ -20,6 +20,7 @@ on the lines above it):
 - power_8pct: share of shifted experiments whose interval excludes 0 on the slower side (≥ 80%);
 - ci_coverage_latency: share of all experiments whose interval holds the true difference (0 for
   A/A; 8% of the true reference statistic for shifted; ≥ 93%).
+BENCH_SMOKE=1 (bench/sizes.py): 2 experiments of 1,000 samples per repetition; its numbers mean nothing.
 """
 
 from __future__ import annotations
@@ -40,13 +41,15 @@ from benchtrail.ingest.model import LoadSpec, ParsedFile
 from benchtrail.ingest.service import _values_of, combine
 from benchtrail.models import Cell
 from benchtrail.trails import overhead
+from sizes import announce, size
 
 SEED = 20261123
 RHO = 0.9
 SIGMA = 0.3            # lognormal shape of latency
 MEDIAN_MS = 10.0
 RUN_SD = 0.02          # run-to-run offset
-SAMPLES = 30_000
+SAMPLES = size(30_000, smoke=1_000)
+EXPERIMENTS = size(400, smoke=2)
 REPS = 3
 SHIFT = 0.08
 METRICS = ("latency_p75", "latency_mean", "latency_p50", "latency_p90", "latency_p99")
@@ -102,10 +105,11 @@ def paired_t_excludes_zero(ref: list[float], var: list[float]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--experiments", type=int, default=400,
+    parser.add_argument("--experiments", type=int, default=EXPERIMENTS,
                         help="experiments: each is an A/A and a shifted comparison sharing the reference")
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
+    announce("bench-ab")
     rng = np.random.default_rng(args.seed)
     tallies = {m: Tally() for m in METRICS}
     methods: dict[str, int] = {}

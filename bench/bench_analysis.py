@@ -7,7 +7,7 @@ samples per cell plus CPU, versions in order, and a step (+10% latency for the a
 run goes through the product's own code in this process, each step in its own transaction like the
 API and the worker (only HTTP and the Celery hop are left out):
 
-  uploads.service.KeptFiles + accept_upload (files checked and kept, run created) — what POST /runs does
+  uploads.endpoints.keep_and_record + accept_upload (files checked and kept, run created) — what POST /runs does
   ingest.service.ingest_run       (parse, cells, trails)                  — what the ingest task does
   trails.analysis.analyse_run     (overheads, windowed review, alerts)    — what the analysis task does
 
@@ -22,6 +22,7 @@ Last line: RESULT analysis_growth=<median of the last block / median of the bloc
   analysis_ms_100=<..> analysis_ms_last=<..> review_ms_100=<..> review_ms_last=<..> runs=<N>
 (review_ms: the analysis without the run's own overhead computation, which is per run by design.)
 Target: analysis_growth <= 2.
+BENCH_SMOKE=1 (bench/sizes.py): 10 runs, blocks of 2 from the 3rd run; its numbers mean nothing.
 """
 
 from __future__ import annotations
@@ -41,12 +42,14 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "backend"))
 
 from infra.localstack import Postgres, Redis, migrate  # noqa: E402
+from sizes import announce, size  # noqa: E402
 
-RUNS = int(os.environ.get("BENCH_ANALYSIS_RUNS", "2000"))
-SAMPLES = 300
+RUNS = size(2000, smoke=10, env="BENCH_ANALYSIS_RUNS")
+SAMPLES = size(300, smoke=30)
 LOADS = (10, 20, 50)
 SEED = 20261123
-BLOCK = int(os.environ.get("BENCH_ANALYSIS_BLOCK", "20"))
+BLOCK = size(20, smoke=2, env="BENCH_ANALYSIS_BLOCK")
+EARLY = size(99, smoke=2)    # the first block starts at the 100th run (0-based 99)
 
 
 def result_file(rng: np.random.Generator, slowdown: float) -> bytes:
@@ -64,6 +67,7 @@ def result_file(rng: np.random.Generator, slowdown: float) -> bytes:
 
 
 def main() -> int:
+    announce("bench-analysis")
     pg, rd = Postgres().start(), Redis().start()
     data = tempfile.mkdtemp(prefix="bench-analysis-")
     os.environ.update({"BENCHTRAIL_ENV": "test", "BENCHTRAIL_DATABASE_URL": pg.url, "BENCHTRAIL_REDIS_URL": rd.url,
@@ -83,6 +87,7 @@ def run() -> int:
     from benchtrail.projects.schemas import ProjectCreate
     from benchtrail.projects.service import create_project
     from benchtrail.trails import analysis
+    from benchtrail.uploads.endpoints import keep_and_record
     from benchtrail.uploads.files import RawSink, scratch_folder
     from benchtrail.uploads.service import KeptFiles, accept_upload, parse_metadata
 
@@ -90,7 +95,7 @@ def run() -> int:
     with unit_of_work() as session:
         create_project(session, ProjectCreate(slug="bench", is_public=True))
     rng = np.random.default_rng(SEED)
-    first_block = range(99, 100 + BLOCK)
+    first_block = range(EARLY, EARLY + 1 + BLOCK)
     last_block = range(RUNS - BLOCK - 1, RUNS)
     timed: dict[str, list[tuple[float, float]]] = {"early": [], "late": []}
     started = time.perf_counter()
@@ -107,8 +112,8 @@ def run() -> int:
                 sink.write(data)
                 received.append(sink.finish())
             upload = parse_metadata(json.dumps(meta))
-            with KeptFiles(upload.files, received) as kept, unit_of_work() as session:
-                run_id = accept_upload(session, admin, "bench", upload, kept, None).id
+            kept = KeptFiles(upload.files, received)
+            run_id = keep_and_record(kept, lambda session: accept_upload(session, admin, "bench", upload, kept, None)).id
         with unit_of_work() as session:
             ingest_run(session, run_id)
         block = "early" if i in first_block else "late" if i in last_block else None

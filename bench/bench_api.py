@@ -14,9 +14,11 @@ In one process and one run:
    Then the run document at 16 connections with its p95 (wrk's own latency histogram).
 4. The same again on a second server that keeps no answers in memory (BENCHTRAIL_ANSWER_CACHE_MB=0,
    every read built from the database): its ratios are logged next to the result's.
-Last line: RESULT run_ratio= trail_ratio= list_ratio= trivial_rps= run_p95_ms= analysis_growth=
-(ratios: req/s of the endpoint / req/s of the trivial endpoint; analysis_growth: median analysis time
-of the last 21 runs / that of runs 90..110).
+Last line: RESULT run_ratio= trail_ratio= list_ratio= series_ratio= overheads_ratio= trivial_rps= run_p95_ms=
+analysis_growth= (ratios: req/s of the endpoint / req/s of the trivial endpoint, trail_ratio the lower of the trail
+and the trail overhead; analysis_growth: median analysis time of the last 21 runs / that of runs 90..110).
+BENCH_SMOKE=1 (bench/sizes.py): 6 runs from small files, one Celery worker, one process per API server, wrk for 1 s
+on one thread and 4 connections (2 for the p95), windows of 2 runs; its numbers mean nothing.
 """
 
 from __future__ import annotations
@@ -40,11 +42,20 @@ sys.path.insert(0, str(REPO))
 
 from infra.localstack import (VENV_BIN, Postgres, Process, Redis, celery_command, celery_worker, free_port,  # noqa: E402
                               migrate, wait_until)
+from sizes import API_ENV, announce, size  # noqa: E402
 from tests.support.jtl import write_jtl  # noqa: E402
 
-RUNS = int(os.environ.get("BENCH_API_RUNS", "2000"))
-UPLOADERS = 4
-DURATION_S = int(os.environ.get("BENCH_API_SECONDS", "8"))
+RUNS = size(2000, smoke=6, env="BENCH_API_RUNS")
+UPLOADERS = size(4, smoke=2)
+WORKERS = size(2, smoke=1)            # Celery worker processes
+FILES = size(8, smoke=2)              # distinct JTLs per variant, uploaded in turn
+PER_GROUP = size(150, smoke=20)       # samples per thread group and label in each JTL
+DURATION_S = size(8, smoke=1, env="BENCH_API_SECONDS")
+WRK_THREADS = size(2, smoke=1)
+CONNECTIONS = size(32, smoke=4)       # for req/s
+P95_CONNECTIONS = size(16, smoke=2)   # for the run document's p95
+# analysis_growth: the median analysis time of the last WINDOW runs against that of the WINDOW from EARLY on.
+EARLY, WINDOW = size(89, smoke=0), size(21, smoke=2)
 PROJECT = "bench-api"
 WRK_LUA = """
 done = function(summary, latency, requests)
@@ -61,7 +72,7 @@ def log(msg: str) -> None:
 
 
 def wrk(url: str, connections: int, lua: Path) -> dict[str, float]:
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{DURATION_S}s", "-s", str(lua), url],
+    out = subprocess.run(["wrk", f"-t{WRK_THREADS}", f"-c{connections}", f"-d{DURATION_S}s", "-s", str(lua), url],
                          capture_output=True, text=True, check=True).stdout
     found = re.search(r"^JSON (.*)$", out, re.M)
     if found is None:
@@ -76,16 +87,16 @@ def wrk(url: str, connections: int, lua: Path) -> dict[str, float]:
 
 
 def measure(api: str, endpoints: dict[str, str], lua: Path, what: str) -> tuple[float, dict[str, float]]:
-    """req/s of each endpoint and of the trivial one (the mean of before and after them) at 32 connections."""
+    """req/s of each endpoint and of the trivial one (the mean of before and after them) at CONNECTIONS."""
     log(f"measuring {api}: {what}")
     trivial_url = f"{api}/api/v1/projects/{PROJECT}"
-    wrk(trivial_url, 32, lua)   # warm every worker's caches and connections
-    trivial = [wrk(trivial_url, 32, lua)["rps"]]
+    wrk(trivial_url, CONNECTIONS, lua)   # warm every worker's caches and connections
+    trivial = [wrk(trivial_url, CONNECTIONS, lua)["rps"]]
     rps = {}
     for name, path in endpoints.items():
-        rps[name] = wrk(api + path, 32, lua)["rps"]
+        rps[name] = wrk(api + path, CONNECTIONS, lua)["rps"]
         log(f"{name:15s} {rps[name]:8.1f} req/s")
-    trivial.append(wrk(trivial_url, 32, lua)["rps"])
+    trivial.append(wrk(trivial_url, CONNECTIONS, lua)["rps"])
     reference = statistics.fmean(trivial)
     log(f"{'trivial':15s} {reference:8.1f} req/s  (before {trivial[0]:.1f}, after {trivial[1]:.1f})")
     return reference, rps
@@ -96,16 +107,16 @@ def seed(api: str, token: str, workdir: Path) -> list[str]:
     with httpx.Client(base_url=api, headers=headers, timeout=60) as client:
         r = client.post("/api/v1/projects", json={"slug": PROJECT, "name": PROJECT})
         r.raise_for_status()
-    baseline = [write_jtl(workdir / f"baseline-{i}.jtl", seed=1000 + i, per_group=150) for i in range(8)]
-    agent = [write_jtl(workdir / f"agent-{i}.jtl", seed=2000 + i, per_group=150) for i in range(8)]
-    agent_slow = [write_jtl(workdir / f"agent-slow-{i}.jtl", seed=3000 + i, per_group=150, slowdown=1.3)
-                  for i in range(8)]
+    baseline = [write_jtl(workdir / f"baseline-{i}.jtl", seed=1000 + i, per_group=PER_GROUP) for i in range(FILES)]
+    agent = [write_jtl(workdir / f"agent-{i}.jtl", seed=2000 + i, per_group=PER_GROUP) for i in range(FILES)]
+    agent_slow = [write_jtl(workdir / f"agent-slow-{i}.jtl", seed=3000 + i, per_group=PER_GROUP, slowdown=1.3)
+                  for i in range(FILES)]
 
     def upload(i: int) -> str:
-        agent_file = (agent_slow if i >= RUNS // 2 else agent)[i % 8]
+        agent_file = (agent_slow if i >= RUNS // 2 else agent)[i % FILES]
         meta = {"files": [{"variant": "baseline"}, {"variant": "agent"}], "agent_version": f"1.{i // 100}.{i % 100}",
                 "environment": {"name": "bench", "cpus": 2}}
-        files = [("files", (p.name, p.read_bytes(), "text/csv")) for p in (baseline[i % 8], agent_file)]
+        files = [("files", (p.name, p.read_bytes(), "text/csv")) for p in (baseline[i % FILES], agent_file)]
         with httpx.Client(base_url=api, headers=headers, timeout=120) as client:
             r = client.post(f"/api/v1/projects/{PROJECT}/runs", data={"metadata": json.dumps(meta)}, files=files,
                             headers={"Idempotency-Key": f"bench-api-{i}"})
@@ -172,6 +183,7 @@ def analysis_times(worker_logs: list[Path]) -> dict[int, float]:
 
 
 def main() -> int:
+    announce("bench-api")
     workdir = Path(tempfile.mkdtemp(prefix="bench-api-"))
     logs = workdir / "logs"
     logs.mkdir()
@@ -185,28 +197,30 @@ def main() -> int:
                # Seeding uploads thousands of runs with one token in minutes: more than the default write
                # limit (600/minute) lets through. Reads (what is measured) carry no token and are not counted.
                "BENCHTRAIL_RATE_LIMIT_WRITES_PER_TOKEN": "1000000/minute",
-               "BENCHTRAIL_RATE_LIMIT_WRITES_PER_ADDRESS": "1000000/minute"}
+               "BENCHTRAIL_RATE_LIMIT_WRITES_PER_ADDRESS": "1000000/minute", **API_ENV}
         migrate(pg.url)
         os.environ.update({k: v for k, v in env.items() if k.startswith("BENCHTRAIL_")})
+        # The token, beat and the workers are made and started while the API starts.
+        procs.append(Process("api", [str(VENV_BIN / "benchtrail-api"), "--port", str(api_port)], env, logs))
         token = subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "create-token", "--role", "admin",
                                 "--name", "bench"], env=env, check=True, capture_output=True,
                                text=True).stdout.strip().splitlines()[-1]
-        procs.append(Process("api", [str(VENV_BIN / "benchtrail-api"), "--port", str(api_port)], env, logs))
-        wait_until(lambda: httpx.get(f"{api}/api/health", timeout=2).status_code == 200, 240, "the API")
-        workers = [celery_worker(f"w{i}", env, logs, concurrency=1) for i in range(2)]
-        workers.append(Process("beat", celery_command(VENV_BIN, "beat", "-s", str(workdir / "beat-schedule"),
-                                                      "--loglevel", "INFO"), env, logs))
+        beat = Process("beat", celery_command(VENV_BIN, "beat", "-s", str(workdir / "beat-schedule"), "--loglevel", "INFO"),
+                       env, logs)
+        procs.append(beat)
+        workers = [celery_worker(f"w{i}", env, logs, concurrency=1) for i in range(WORKERS)]
         procs += workers
+        wait_until(lambda: httpx.get(f"{api}/api/health", timeout=2).status_code == 200, 240, "the API")
 
         t0 = time.monotonic()
         slugs = seed(api, token, workdir)
         wait_analysed(pg.url, len(slugs))
         log(f"{len(slugs)} runs ingested and analysed in {time.monotonic() - t0:.0f} s")
-        for w in workers:   # the analysis is over: the measurements below get the cores to themselves
+        for w in [*workers, beat]:   # the analysis is over: the measurements below get the cores to themselves
             w.stop()
-        procs = [p for p in procs if p not in workers]
+        procs = [p for p in procs if p not in workers and p is not beat]
         log(f"change rows not yet folded into the revision: {unfolded(pg.url)} "
-            f"(the sweeper folded {sum(w.output().count('runs.sweep') for w in workers[:2]) // 2} times)")
+            f"(the sweeper folded {sum(w.output().count('runs.sweep') for w in workers) // 2} times)")
 
         with httpx.Client(base_url=api, timeout=30) as client:
             run = client.get(f"/api/v1/runs/{slugs[len(slugs) // 2]}").json()
@@ -227,13 +241,14 @@ def main() -> int:
         for name, size in sizes.items():
             log(f"{name:15s} {size / 1024:.1f} kB")
         reference, rps = measure(api, endpoints, lua, "answers kept (the default)")
-        p95_ms = wrk(api + endpoints["run"], 16, lua)["p95_us"] / 1000
+        p95_ms = wrk(api + endpoints["run"], P95_CONNECTIONS, lua)["p95_us"] / 1000
 
-        times = analysis_times([logs / "w0.log", logs / "w1.log"])
+        times = analysis_times([logs / f"w{i}.log" for i in range(WORKERS)])
         ordered = [times[i] for i in sorted(times)]
-        early = statistics.median(ordered[89:110]) if len(ordered) >= 110 else float("nan")
-        late = statistics.median(ordered[-21:])
-        log(f"analysis ms: runs 90..110 median {early:.1f}, last 21 median {late:.1f} ({len(ordered)} analysed)")
+        early = statistics.median(ordered[EARLY:EARLY + WINDOW]) if len(ordered) >= EARLY + WINDOW else float("nan")
+        late = statistics.median(ordered[-WINDOW:])
+        log(f"analysis ms: runs {EARLY + 1}..{EARLY + WINDOW} median {early:.1f}, last {WINDOW} median {late:.1f} "
+            f"({len(ordered)} analysed)")
         # The same reads with nothing kept in memory (BENCHTRAIL_ANSWER_CACHE_MB=0): what the first read
         # of a run or trail after a write costs. Said next to the result, not hidden behind it.
         uncached_port = free_port()

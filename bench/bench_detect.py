@@ -20,6 +20,8 @@ Simulations (seeded, so the numbers are reproducible):
   (false_alarms_ar_per_1k); apache-otava at its defaults on the same trails as a reference;
 - CI coverage: A/B cells of 10 repetitions per arm, each repetition's value = true level + run noise,
   the variant's true overhead 5%; share of runs whose 95% interval holds the true overhead.
+BENCH_SMOKE=1 (bench/sizes.py): four TCPD series, a few trails of each simulation and a 300-point trail
+for the wall times; its numbers mean nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from otava.analysis import compute_change_points, fill_missing
 from benchtrail.analysis.ab import Replicates, compare
 from benchtrail.analysis.changepoints import Settings, analyse, detect, detect_incremental
 from benchtrail.analysis.scoring import covering, f_measure
+from sizes import announce, size
 
 def _default_fixtures() -> Path:
     """shared/ sits beside the repository (CI, /work/main) or beside the worktrees' folder."""
@@ -51,6 +54,15 @@ def _default_fixtures() -> Path:
 DEFAULT_FIXTURES = _default_fixtures()
 # The knobs tuned in the held-out scoring: every combination is scored on the tuning half only.
 HELDOUT_GRID = tuple((p, f) for p in (1e-5, 1e-4, 1e-3) for f in (0.3, 0.6, 1.0))
+TCPD_SERIES = size(0, smoke=4)        # the first N univariate series in name order; 0: every one
+SHORT_TRAILS = size(300, smoke=3)     # 60-point trails per case
+SHORT_FA_TRAILS = size(2000, smoke=3)
+OTAVA_FA_TRAILS = size(300, smoke=3)
+TIMING_POINTS = size(10_000, smoke=300)
+TIMING_ROUNDS = size(3, smoke=1)
+FA_TRAILS = size(100, smoke=2)
+RECALL_TRAILS = size(200, smoke=3)
+CI_RUNS = size(400, smoke=3)
 
 
 def load_tcpd(root: Path) -> list[tuple[str, np.ndarray, dict[str, list[int]]]]:
@@ -130,7 +142,7 @@ def _noise60(rng: np.random.Generator, n: int, hard: bool) -> np.ndarray:
     return y
 
 
-def short_trails(method, trails: int = 300, fa_trails: int = 2000, n: int = 60,
+def short_trails(method, trails: int = SHORT_TRAILS, fa_trails: int = SHORT_FA_TRAILS, n: int = 60,
                  seed: int = 19) -> dict[str, float]:
     """The 60-point simulations for one detector (a function values -> indices)."""
     from benchtrail.analysis.scoring import true_positives
@@ -158,13 +170,13 @@ def short_trails(method, trails: int = 300, fa_trails: int = 2000, n: int = 60,
     return out
 
 
-def timings(seed: int = 7) -> tuple[float, float, float]:
+def timings(n: int = TIMING_POINTS, seed: int = 7) -> tuple[float, float, float]:
     rng = np.random.default_rng(seed)
-    y = 100 + rng.normal(0, 1, 10_000)
-    for at in (2_000, 5_000, 8_000):
+    y = 100 + rng.normal(0, 1, n)
+    for at in (n // 5, n // 2, n * 4 // 5):
         y[at:] += 3
     best_full = best_inc = best_otava = float("inf")
-    for _ in range(3):
+    for _ in range(TIMING_ROUNDS):
         t0 = time.perf_counter()
         prev = analyse(y[:-1])
         best_full = min(best_full, time.perf_counter() - t0)
@@ -177,7 +189,7 @@ def timings(seed: int = 7) -> tuple[float, float, float]:
     return best_full, best_inc * 1000, best_otava
 
 
-def false_alarms(trails: int = 100, n: int = 1_000, seed: int = 11) -> float:
+def false_alarms(trails: int = FA_TRAILS, n: int = 1_000, seed: int = 11) -> float:
     rng = np.random.default_rng(seed)
     alarms = 0
     for _ in range(trails):
@@ -188,7 +200,7 @@ def false_alarms(trails: int = 100, n: int = 1_000, seed: int = 11) -> float:
     return alarms / (trails * n) * 1000
 
 
-def recall(k: float, trails: int = 200, n: int = 200, seed: int = 13) -> float:
+def recall(k: float, trails: int = RECALL_TRAILS, n: int = 200, seed: int = 13) -> float:
     rng = np.random.default_rng(seed + int(k * 10))
     hits = 0
     for _ in range(trails):
@@ -199,7 +211,7 @@ def recall(k: float, trails: int = 200, n: int = 200, seed: int = 13) -> float:
     return hits / trails
 
 
-def ci_coverage(runs: int = 400, reps: int = 10, seed: int = 17) -> float:
+def ci_coverage(runs: int = CI_RUNS, reps: int = 10, seed: int = 17) -> float:
     rng = np.random.default_rng(seed)
     true_ref, overhead = 100.0, 5.0
     covered = 0
@@ -218,7 +230,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=RuntimeWarning)
 
+    announce("bench-detect")
     data = load_tcpd(args.fixtures)
+    if TCPD_SERIES:
+        data = data[:TCPD_SERIES]
     print(f"TCPD univariate series: {len(data)}; settings: {Settings()}")
     agg = score_tcpd(data, verbose=not args.quiet)
     for m, (f, c, k) in agg.items():
@@ -231,11 +246,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {k}: {v}")
     print(f"held-out F1={f1_ho:.3f} cover={cover_ho:.3f}")
     short = short_trails(ours)
-    ref = short_trails(otava_defaults, fa_trails=300)
+    ref = short_trails(otava_defaults, fa_trails=OTAVA_FA_TRAILS)
     for name, res in (("ours", short), ("otava", ref)):
         print(f"60-point trails, {name:5s}: " + ", ".join(f"{k} {v:.3f}" for k, v in res.items()))
     full_s, inc_ms, otava_s = timings()
-    print(f"10,000 points: ours full {full_s:.3f} s, incremental (1 new point) {inc_ms:.1f} ms; "
+    print(f"{TIMING_POINTS:,} points: ours full {full_s:.3f} s, incremental (1 new point) {inc_ms:.1f} ms; "
           f"otava defaults full {otava_s:.3f} s")
     fa = false_alarms()
     r3, r2 = recall(3.0), recall(2.0)

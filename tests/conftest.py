@@ -12,7 +12,8 @@ import pytest
 
 from infra.localstack import REPO, Postgres, Process, Redis, celery_worker, migrate, shutdown_redis
 
-SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+# BENCHTRAIL_SHARED_DIR: where shared/ is when it is not beside the repository (a git worktree).
+SHARED_FIXTURES = Path(os.environ.get("BENCHTRAIL_SHARED_DIR") or REPO.parent / "shared") / "fixtures"
 
 
 @pytest.fixture(scope="session")
@@ -43,6 +44,8 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         "BENCHTRAIL_RATE_LIMIT_FAILED_AUTH_PER_ADDRESS": "100000/minute",
         # Plans may name the hand-written JMX files kept with the tests.
         "BENCHTRAIL_JMX_DIRS": str(REPO / "tests" / "fixtures"),
+        # Webhook receivers in tests listen on loopback (tests of the allow-list pass their own).
+        "BENCHTRAIL_WEBHOOK_ALLOWLIST": "127.0.0.1:*",
     }
     os.environ.update(env)
     _reset_caches()
@@ -70,8 +73,10 @@ def _reset_caches() -> None:
 
 
 @pytest.fixture(scope="session")
-def logdir() -> Path:
-    path = REPO / "artifacts" / "logs"
+def logdir(worker_id: str) -> Path:
+    """This test process's log folder: under pytest-xdist each process (gw0, gw1, ...) has its own, so
+    processes of the same name (`worker`, `api`) never write into one file."""
+    path = REPO / "artifacts" / "logs" / worker_id
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -129,3 +134,19 @@ def make_project(client, admin_token):  # type: ignore[no-untyped-def]
 def scratch() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="bt-test-") as d:
         yield Path(d)
+
+
+LOAD_GROUP = "load"
+
+
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that run real load tools (marked `slow`, and every runner test) measure rates, latencies and CPU:
+    under pytest-xdist they form one group (`--dist loadgroup`), run one after another by one test process,
+    so that no two load tests ever share the cores at once."""
+    runner_tests = Path(__file__).parent / "unit" / "runner"
+    for item in items:
+        if item.path.is_relative_to(runner_tests) and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.xdist_group(LOAD_GROUP))

@@ -1,4 +1,5 @@
-"""The API process: /api/v1, /api/health, /metrics, and the built dashboard at /."""
+"""The API process: /api/v1, /api/health, /metrics, the CI client at /cli/benchtrail.py, the built manual at
+/docs and the built dashboard at /."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchtrail import logging as applog
 from benchtrail.config import get_settings
-from benchtrail.errors import AppError, InvalidText, ServiceUnavailable, outage_kind
+from benchtrail.errors import (AppError, Conflict, ErrorCode, HTTPError, InvalidText, ServiceUnavailable,
+                               ValidationFailed, ValueRefused, outage_kind)
 
 REQUESTS = Counter("benchtrail_http_requests_total", "HTTP requests", ["method", "route", "status"])
 LATENCY = Histogram("benchtrail_http_request_seconds", "HTTP request latency", ["method", "route"])
@@ -31,7 +33,8 @@ def create_app() -> FastAPI:
     # API logs its slow and failed requests itself (ObserveMiddleware); uvicorn's access lines are off.
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
     app = FastAPI(title="Benchtrail", version="0.1.0", openapi_url="/api/openapi.json",
-                  docs_url="/api/docs", redoc_url=None, lifespan=_lifespan)
+                  docs_url="/api/docs", redoc_url=None, lifespan=_lifespan,
+                  swagger_ui_oauth2_redirect_url="/api/docs/oauth2-redirect")
     _install_error_handlers(app)
     _install_middleware(app)
 
@@ -45,6 +48,7 @@ def create_app() -> FastAPI:
     from benchtrail import openapi
 
     openapi.install(app)  # the error body and the statuses every operation shares
+    _mount_manual(app, settings.docs_site)
     _mount_frontend(app, settings.frontend_dist)
     return app
 
@@ -59,15 +63,18 @@ async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
 
 def _domain_routers() -> list:
     from benchtrail.alerts.endpoints import router as alerts_router
-    from benchtrail.runs.execution_endpoints import router as execution_router
+    from benchtrail.cli.endpoints import router as client_router
+    from benchtrail.plans.execution_endpoints import router as execution_router
     from benchtrail.plans.endpoints import router as plans_router
+    from benchtrail.uploads.results_endpoints import router as results_router
+    from benchtrail.profiles.endpoints import router as profiles_router
     from benchtrail.runs.endpoints import router as runs_router
     from benchtrail.sharing.endpoints import router as sharing_router
     from benchtrail.trails.endpoints import router as trails_router
     from benchtrail.uploads.endpoints import router as uploads_router
 
-    return [runs_router, uploads_router, plans_router, execution_router, trails_router, alerts_router,
-            sharing_router]
+    return [runs_router, uploads_router, plans_router, execution_router, results_router, trails_router, alerts_router,
+            sharing_router, client_router, profiles_router]
 
 
 def error_response(exc: AppError) -> JSONResponse:
@@ -88,8 +95,8 @@ def _install_error_handlers(app: FastAPI) -> None:
         unsafe = unsafe_text_errors(exc.errors())
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in unsafe or exc.errors())
         if unsafe:
-            return JSONResponse(InvalidText(problems).to_dict(), status_code=InvalidText.status)
-        return JSONResponse({"error": "ValidationError", "detail": problems}, status_code=422)
+            return error_response(InvalidText(problems))
+        return error_response(ValidationFailed(problems))
 
     _install_edge_error_handlers(app)
 
@@ -101,8 +108,7 @@ def _install_error_handlers(app: FastAPI) -> None:
             # under the spooled upload included: the cause decides.
             applog.log.warning("unavailable", component=outage, error=str(exc.__cause__ or exc)[:300])
             return error_response(ServiceUnavailable(f"the {outage} is unavailable, retry later"))
-        kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
-        return JSONResponse({"error": kind, "detail": str(exc.detail)}, status_code=exc.status_code)
+        return error_response(HTTPError(exc.status_code, str(exc.detail)))
 
 
 def _install_middleware(app: FastAPI) -> None:
@@ -162,12 +168,12 @@ def _install_edge_error_handlers(app: FastAPI) -> None:
             # A concurrent request wrote the same row first (e.g. one Idempotency-Key sent twice at once).
             detail = ("a request with this Idempotency-Key is being processed; retry to get its run"
                       if "idempotency_key" in str(orig) else "a concurrent request wrote the same record; retry")
-            return JSONResponse({"error": "Conflict", "detail": detail}, status_code=409, headers={"Retry-After": "1"})
+            return JSONResponse(Conflict(detail, code=ErrorCode.CONCURRENT_WRITE).to_dict(), status_code=409,
+                                headers={"Retry-After": "1"})
         if isinstance(exc, sa_exc.DataError) or isinstance(orig, (UnicodeError, ValueError)):
             # A value the database refuses (out of range, unencodable): the input's fault, not ours.
             reason = str(getattr(getattr(orig, "diag", None), "message_primary", None) or orig or exc)
-            return JSONResponse({"error": "InvalidRequest", "detail": f"a value was refused by the database: "
-                                                                      f"{reason[:300]}"}, status_code=400)
+            return error_response(ValueRefused(f"a value was refused by the database: {reason[:300]}"))
         raise exc
 
     import redis.exceptions
@@ -178,6 +184,35 @@ def _install_edge_error_handlers(app: FastAPI) -> None:
                 sa_exc.TimeoutError, psycopg.OperationalError, psycopg.InterfaceError,
                 redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, KombuOperationalError):
         app.add_exception_handler(cls, unavailable_or_invalid)
+
+
+MANUAL_NOT_BUILT = ("<!doctype html><title>Benchtrail manual</title><h1>The manual is not built</h1>"
+                    "<p>Build it with <code>make docs</code> (or <code>infra/scripts/bootstrap.sh</code>), "
+                    "then reload: the API serves it from <code>{site}</code> "
+                    "(<code>BENCHTRAIL_DOCS_SITE</code>).</p>")
+
+
+def _mount_manual(app: FastAPI, site: Path | None) -> None:
+    """Serve the built manual (MkDocs, `make docs`) at /docs, so it always matches the running version; until
+    it is built, /docs says how to build it (never the dashboard's page)."""
+    from fastapi.responses import HTMLResponse, RedirectResponse
+
+    if site is None:
+        site = Path(__file__).resolve().parents[2] / "site"
+
+    @app.get("/docs", include_in_schema=False)
+    def manual_root() -> RedirectResponse:
+        return RedirectResponse("/docs/", status_code=308)
+
+    if (site / "index.html").is_file():
+        from benchtrail.manual import ManualFiles
+
+        app.mount("/docs", ManualFiles(site), name="manual")
+        return
+
+    @app.get("/docs/{path:path}", include_in_schema=False)
+    def manual_not_built(path: str) -> HTMLResponse:
+        return HTMLResponse(MANUAL_NOT_BUILT.format(site=site), status_code=404)
 
 
 def _mount_frontend(app: FastAPI, dist: Path | None) -> None:

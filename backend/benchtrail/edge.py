@@ -31,7 +31,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchtrail import logging as applog
 from benchtrail.config import Settings
-from benchtrail.errors import outage_kind
+from benchtrail.errors import (AppError, InternalError, InvalidText, PayloadTooLarge, ServiceUnavailable,
+                               TooManyRequests, outage_kind)
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -157,9 +158,9 @@ class EdgeMiddleware:
                 headers += [item for item in _RAW_SECURITY if item[0] not in present]
             await send(message)
 
-        async def answer(status: int, kind: str, detail: str, headers: dict[str, str] | None = None) -> None:
-            body = json.dumps({"error": kind, "detail": detail}).encode()
-            await send_with_headers({"type": "http.response.start", "status": status, "headers": [
+        async def answer(error: AppError, headers: dict[str, str] | None = None) -> None:
+            body = json.dumps(error.to_dict()).encode()
+            await send_with_headers({"type": "http.response.start", "status": error.status, "headers": [
                 (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                 *((k.lower().encode(), v.encode()) for k, v in (headers or {}).items())]})
             await send_with_headers({"type": "http.response.body", "body": body})
@@ -167,15 +168,14 @@ class EdgeMiddleware:
         request_headers = Headers(scope=scope)
         length = request_headers.get("content-length")
         if length is not None and length.strip().isdigit() and int(length) > self.max_bytes:
-            await answer(413, "PayloadTooLarge",
-                         f"request body of {int(length)} bytes exceeds the limit of {self.max_bytes} bytes "
-                         f"({self.max_mb} MB, BENCHTRAIL_MAX_UPLOAD_MB)", {"connection": "close"})
+            await answer(PayloadTooLarge(f"request body of {int(length)} bytes exceeds the limit of {self.max_bytes} "
+                                         f"bytes ({self.max_mb} MB, BENCHTRAIL_MAX_UPLOAD_MB)"), {"connection": "close"})
             return
 
         if path.startswith("/api/"):
             nul = _nul_in(path, scope.get("query_string", b""))
             if nul is not None:
-                await answer(400, "InvalidText", nul)
+                await answer(InvalidText(nul))
                 return
 
         address = (scope.get("client") or ("unknown", 0))[0] or "unknown"
@@ -186,7 +186,7 @@ class EdgeMiddleware:
             refused = await anyio.to_thread.run_sync(self.limits.check, address, token, method)
             if refused is not None:
                 retry_after, why = refused
-                await answer(429, "TooManyRequests", why, {"retry-after": str(retry_after)})
+                await answer(TooManyRequests(why), {"retry-after": str(retry_after)})
                 return
 
         async def counted_receive() -> Message:
@@ -217,10 +217,10 @@ class EdgeMiddleware:
             kind = outage_kind(exc)
             if kind is not None:
                 applog.log.warning("unavailable", path=path, component=kind, error=str(exc)[:300])
-                await answer(503, "ServiceUnavailable", f"the {kind} is unavailable, retry later",
+                await answer(ServiceUnavailable(f"the {kind} is unavailable, retry later"),
                              {"retry-after": str(self.retry_after)})
                 return
-            await answer(500, "InternalError", "unexpected server error (logged)")
+            await answer(InternalError("unexpected server error (logged)"))
             raise
         if state["too_large"] and not state["started"]:
             await self._answer_too_large(answer)
@@ -229,8 +229,8 @@ class EdgeMiddleware:
             await anyio.to_thread.run_sync(self.limits.failed_authentication, address)
 
     async def _answer_too_large(self, answer: Any) -> None:
-        await answer(413, "PayloadTooLarge", f"request body exceeds the limit of {self.max_bytes} bytes "
-                                             f"({self.max_mb} MB, BENCHTRAIL_MAX_UPLOAD_MB)", {"connection": "close"})
+        await answer(PayloadTooLarge(f"request body exceeds the limit of {self.max_bytes} bytes "
+                                     f"({self.max_mb} MB, BENCHTRAIL_MAX_UPLOAD_MB)"), {"connection": "close"})
 
 
 def _nul_in(path: str, query: bytes) -> str | None:

@@ -1,8 +1,9 @@
 """The OpenAPI document: the contract the TypeScript client is generated from and schemathesis tests
 the server against (tests/integration/test_openapi_contract.py). `python -m benchtrail.openapi` prints it.
 
-Every error the API answers has one body, ErrorBody: {"error": "<Kind>", "detail": "..."} (errors.py),
-including request validation (422, app.py). Which statuses an operation can answer is declared in two
+Every error the API answers has one body, ErrorBody: {"error": "<Kind>", "code": "<rule>", "detail": "..."}
+(errors.py), including request validation (422, app.py); `code` is one of `ErrorCode`, each listed with its
+meaning in the ErrorBody schema. Which statuses an operation can answer is declared in two
 places:
 
 - here, centrally, from what every operation has in common (`complete`): 401 when it reads a bearer
@@ -23,12 +24,20 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI, Path
 from fastapi.routing import APIRoute, iter_route_contexts
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from benchtrail.errors import CODE_MEANINGS, ErrorCode
 
 REF = "#/components/schemas/"
 INT4_MAX = 2**31 - 1
 # A row id in a path: ids are PostgreSQL integers, so a larger number is refused (422), not sent to the database.
 ID = Annotated[int, Path(ge=1, le=INT4_MAX, description="Row id (1..2^31-1)")]
+
+
+# The rule that refused a request: one of ErrorCode, each with its meaning.
+CodeField = Annotated[ErrorCode, WithJsonSchema({
+    "title": "ErrorCode", "type": "string",
+    "oneOf": [{"const": code.value, "description": CODE_MEANINGS[code]} for code in ErrorCode]})]
 
 
 class ErrorBody(BaseModel):
@@ -39,6 +48,8 @@ class ErrorBody(BaseModel):
     error: str = Field(description="The kind of error, e.g. NotFound, Forbidden, ValidationError, "
                                    "InvalidRequest, InvalidResultFile, ServiceUnavailable",
                        examples=["NotFound"])
+    code: CodeField = Field(description="The one rule that refused the request (act on this, not on the text)",
+                            examples=["not_found"])
     detail: str = Field(description="What is wrong, naming the field, file or line",
                         examples=["project 'easeagent' not found"])
 
@@ -115,6 +126,21 @@ def _add_schema(components: dict[str, Any], model: type[BaseModel]) -> None:
     components.setdefault(model.__name__, schema)
 
 
+# A NUL anywhere in a request's path or query is answered 400 InvalidText (edge.py; PostgreSQL cannot store it):
+# every string parameter says so with this pattern (any string without a NUL).
+NO_NUL = "^[^\\u0000]*$"
+
+
+def _refuse_nul(schema: dict[str, Any]) -> None:
+    """Add NO_NUL to every string of a parameter's schema that has no pattern of its own."""
+    if schema.get("type") == "string" and "pattern" not in schema and "enum" not in schema and "const" not in schema:
+        schema["pattern"] = NO_NUL
+    for branch in schema.get("anyOf", []) + schema.get("oneOf", []):
+        _refuse_nul(branch)
+    if isinstance(schema.get("items"), dict):
+        _refuse_nul(schema["items"])
+
+
 def complete(app: FastAPI, schema: dict[str, Any]) -> dict[str, Any]:
     """Add the statuses every operation has in common, make every error response ErrorBody, and add
     the schemas of the forms' JSON parts."""
@@ -141,6 +167,9 @@ def complete(app: FastAPI, schema: dict[str, Any]) -> dict[str, Any]:
                 codes += [400, 422]
             if operation.get("requestBody"):
                 codes.append(413)
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") in ("path", "query"):
+                    _refuse_nul(parameter["schema"])
             for code in codes:
                 responses.setdefault(str(code), _error_response(code))
             for code, response in responses.items():

@@ -27,9 +27,11 @@ if TYPE_CHECKING:
 
 def default_workers() -> int:
     """BENCHTRAIL_API_WORKERS, else one per core the process may use."""
-    configured = os.environ.get("BENCHTRAIL_API_WORKERS")
+    from benchtrail.config import Settings
+
+    configured = Settings().api_workers   # not get_settings(): its cache must see BENCHTRAIL_API_PROCESSES, set below
     if configured:
-        return max(1, int(configured))
+        return configured
     return max(1, len(os.sched_getaffinity(0)))
 
 

@@ -8,6 +8,7 @@
 // main-thread task after navigation.
 // Last line: RESULT ratio=<run page/static> initial_js_gz_kb=<a> plotly_gz_kb=<b>
 //            history_5k_ratio=<history page/static> history_longest_task_ms=<longest task>
+// BENCH_SMOKE=1 (as bench/sizes.py): one visit of each page, a 50-point history; its numbers mean nothing.
 import { createServer } from 'node:http';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -17,7 +18,10 @@ import { chromium } from '@playwright/test';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
-const REPEATS = Number(process.env.BENCH_UI_REPEATS ?? 5);
+// Sizes: full by default, tiny under BENCH_SMOKE=1 (make test runs every bench so); the same rule as bench/sizes.py.
+const SMOKE = !['', '0'].includes(process.env.BENCH_SMOKE ?? '');
+const size = (full, smoke, env) => (env && process.env[env] ? Number(process.env[env]) : SMOKE ? smoke : full);
+const REPEATS = size(5, 1, 'BENCH_UI_REPEATS');
 
 function gzKb(buf) {
   return gzipSync(buf).length / 1024;
@@ -66,7 +70,7 @@ const LAUNCH = {
     '--disable-sync', '--no-first-run', '--disable-quic', '--disable-dev-shm-usage'],
 };
 
-const HISTORY_POINTS = 5000;
+const HISTORY_POINTS = size(5000, 50);
 
 /** The trail's real answer with its points stretched to HISTORY_POINTS runs of a slowly drifting value. */
 function stretchTrail(detail) {
@@ -80,7 +84,7 @@ function stretchTrail(detail) {
     agent_version: `1.${Math.floor(i / 100)}.${i % 100}`,
     commit: (i.toString(16) + 'c0ffee').padEnd(40, '0'),
     created_at: new Date(t0 + i * 3_600_000).toISOString(),
-    value: base * (1 + 0.05 * Math.sin(i / 300) + 0.02 * (rand() - 0.5) + (i > 3500 ? 0.08 : 0)),
+    value: base * (1 + 0.05 * Math.sin(i / 300) + 0.02 * (rand() - 0.5) + (i > HISTORY_POINTS * 0.7 ? 0.08 : 0)),
     error: null,
     is_valid: i % 97 !== 0,
   }));
@@ -172,6 +176,7 @@ async function pickTrail(base) {
 }
 
 async function main() {
+  if (SMOKE) console.log('bench-ui: smoke mode (BENCH_SMOKE=1): the whole path at a tiny size; its numbers mean nothing');
   const base = (process.env.BENCHTRAIL_URL ?? process.env.BENCHTRAIL_E2E_URL ?? 'http://127.0.0.1:8400').replace(/\/+$/, '');
   console.log('bundle (dist/assets):');
   const { initialGz, plotlyGz } = bundleSizes();

@@ -5,6 +5,8 @@
 #   demo-java/lib/*.jar          @WithSpan annotation + OpenTelemetry API (compile and class path)
 #   demo-java/opentelemetry-javaagent-<v>.jar  every version in infra/demo/agent-versions.txt
 #   demo-java/opentelemetry-javaagent.jar      -> the newest of them
+#   async-profiler/libasyncProfiler.so         async-profiler (Maven Central tools.profiler:async-profiler), the
+#                                              CPU profiler a plan's `profile: {runtime: jvm, profiler: async-profiler}` loads
 # Idempotent: rebuilds only what is older than its sources.
 set -euo pipefail
 
@@ -13,6 +15,7 @@ REPO="$(cd "$HERE/../.." && pwd)"
 TOOLS="${BENCHTRAIL_TOOLS_DIR:-$REPO/.tools}"
 OTEL_INSTRUMENTATION_VERSION=2.10.0   # opentelemetry-java-instrumentation (agent + annotations)
 OTEL_API_VERSION=1.44.1               # the API that instrumentation release was built against
+ASYNC_PROFILER_VERSION=3.0            # tools.profiler:async-profiler (its jar carries the native library)
 mkdir -p "$TOOLS/bin" "$TOOLS/demo-java/lib"
 
 log() { printf '[demo] %s\n' "$*" >&2; }
@@ -46,6 +49,12 @@ for v in $AGENT_VERSIONS; do
     fetch "io.opentelemetry.javaagent:opentelemetry-javaagent:$v" "$JAVA_DIR"
 done
 ln -sf "opentelemetry-javaagent-$(echo "$AGENT_VERSIONS" | tail -n 1).jar" "$JAVA_DIR/opentelemetry-javaagent.jar"
+
+if [ ! -f "$TOOLS/async-profiler/libasyncProfiler.so" ] && [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ]; then
+    fetch "tools.profiler:async-profiler:$ASYNC_PROFILER_VERSION" "$TOOLS/async-profiler"
+    (cd "$TOOLS/async-profiler" && unzip -o -q -j "async-profiler-$ASYNC_PROFILER_VERSION.jar" linux-x64/libasyncProfiler.so)
+    log "unpacked async-profiler/libasyncProfiler.so"
+fi
 
 if newer_than "$HERE/java/src" "$JAVA_DIR/demo-service.jar"; then
     classes=$(mktemp -d)

@@ -12,6 +12,7 @@
 # DEMO_GO_TARGET is the binary (default $BENCHTRAIL_TOOLS_DIR/bin/benchtrail-demo-target, built by
 # infra/demo/build.sh). Each process runs alone (GOMAXPROCS=${DEMO_GOMAXPROCS:-1}, like the seeds' 1C
 # pods). PIDs and logs go to $DEMO_RUN_DIR (default $BENCHTRAIL_TOOLS_DIR/run/).
+# Every process serves its CPU profile at /debug/pprof/profile (-pprof), for plans with `profile: {runtime: go}`.
 # Stop with infra/demo/stop-go-pts.sh. Everything binds 127.0.0.1.
 set -euo pipefail
 
@@ -38,8 +39,8 @@ spawn() {   # name port args...
 
 SINK="http://127.0.0.1:$((P + 4))"
 spawn pts-sink $((P + 4))
-spawn pts-provider-noagent $((P + 1)) -service provider
-spawn pts-consumer-noagent $P -service consumer -upstream "http://127.0.0.1:$((P + 1))"
-spawn pts-provider-agent $((P + 3)) -service provider -trace "$SINK"
-spawn pts-consumer-agent $((P + 2)) -service consumer -upstream "http://127.0.0.1:$((P + 3))" -trace "$SINK"
+spawn pts-provider-noagent $((P + 1)) -service provider -pprof
+spawn pts-consumer-noagent $P -service consumer -upstream "http://127.0.0.1:$((P + 1))" -pprof
+spawn pts-provider-agent $((P + 3)) -service provider -trace "$SINK" -pprof
+spawn pts-consumer-agent $((P + 2)) -service consumer -upstream "http://127.0.0.1:$((P + 3))" -trace "$SINK" -pprof
 echo "PTS pair: no-agent 127.0.0.1:$P -> :$((P + 1)), agent 127.0.0.1:$((P + 2)) -> :$((P + 3)), sink $SINK"

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Install what Benchtrail needs on a Debian/Ubuntu machine; safe to run again (installs only what is
-# missing). Usage: bootstrap.sh [--browser] [--tools] [--frontend]
+# missing). Usage: bootstrap.sh [--browser] [--tools] [--frontend] [--docker]
+#   --frontend builds what the API serves: the dashboard (frontend/dist) and the manual (site/, at /docs).
+#   --docker: what the container test needs (tests/integration/test_containers.py): Debian's Docker engine,
+#   debootstrap (its stand-in base images) and Compose v2 (`docker compose`), built from the Go module proxy.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-want_browser=0 want_tools=0 want_frontend=0
+want_browser=0 want_tools=0 want_frontend=0 want_docker=0
 for a in "$@"; do
-  case "$a" in --browser) want_browser=1 ;; --tools) want_tools=1 ;; --frontend) want_frontend=1 ;; esac
+  case "$a" in
+    --browser) want_browser=1 ;; --tools) want_tools=1 ;; --frontend) want_frontend=1 ;; --docker) want_docker=1 ;;
+  esac
 done
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 # Toolchains that images install outside the default PATH (k6 needs a recent Go to build).
@@ -25,6 +30,11 @@ if [ "$want_browser" = 1 ]; then command -v chromium >/dev/null || pkgs+=(chromi
 if [ "$want_tools" = 1 ]; then
   command -v java >/dev/null || pkgs+=(default-jdk-headless)
   command -v mvn >/dev/null || pkgs+=(maven)
+  command -v go >/dev/null || pkgs+=(golang-go)
+fi
+if [ "$want_docker" = 1 ]; then
+  command -v dockerd >/dev/null || pkgs+=(docker.io)
+  command -v debootstrap >/dev/null || pkgs+=(debootstrap)
   command -v go >/dev/null || pkgs+=(golang-go)
 fi
 if [ ${#pkgs[@]} -gt 0 ]; then
@@ -54,6 +64,38 @@ if [ "$want_frontend" = 1 ] && [ -f "$repo/frontend/package.json" ]; then
       echo "bootstrap: the frontend build failed (output above)" >&2
       exit 1
     fi
+  fi
+fi
+
+# The manual, rebuilt when its pages or the code its reference pages are generated from changed.
+if [ "$want_frontend" = 1 ]; then
+  cd "$repo"
+  if [ ! -f site/index.html ] || [ -n "$(find docs mkdocs.yml infra/docs frontend/src/api/openapi.json backend/benchtrail/config.py \
+        backend/benchtrail/cli backend/benchtrail/metrics.py worker/runner/benchtrail_runner/config.py \
+        worker/runner/benchtrail_runner/cli.py -newer site/index.html -print -quit 2>/dev/null)" ]; then
+    if ! NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet >/tmp/benchtrail-docs-build.log 2>&1; then
+      cat /tmp/benchtrail-docs-build.log >&2
+      echo "bootstrap: the manual's build failed (output above)" >&2
+      exit 1
+    fi
+  fi
+fi
+
+# Compose v2 as a docker CLI plugin, built from the Go module proxy (Debian has only docker-compose 1.29, the
+# Python one, which `docker compose` does not run); about 5 minutes on 2 cores, once.
+if [ "$want_docker" = 1 ]; then
+  compose_version=v2.40.3
+  plugin=/usr/local/lib/docker/cli-plugins/docker-compose
+  if ! docker compose version 2>/dev/null | grep -q "${compose_version#v}"; then
+    echo "bootstrap: building Compose $compose_version (docker compose) from the Go module proxy"
+    src=$(go mod download -json "github.com/docker/compose/v2@$compose_version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+    build=$(mktemp -d)
+    cp -r "$src/." "$build/" && chmod -R u+w "$build"
+    $SUDO mkdir -p "$(dirname "$plugin")"
+    (cd "$build" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath \
+       -ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$compose_version" -o "$build/docker-compose" ./cmd)
+    $SUDO install -m 755 "$build/docker-compose" "$plugin"
+    rm -rf "$build"
   fi
 fi
 

@@ -14,8 +14,10 @@
 # it. A cluster created by an older version of this script (trust) is converted to passwords.
 #
 # PostgreSQL refuses to run as root: as root, DIR is handed to the `postgres` user. No permission of
-# any folder above DIR is changed: DIR's parents must already be traversable by `postgres` (the
-# project folder and /tmp are); otherwise the script stops and names the folder.
+# any folder above DIR is changed: DIR's parents must already be traversable by `postgres` (/tmp and
+# /var/lib/benchtrail, where `make up` keeps its cluster as root, are); otherwise the script stops and
+# names the folder. DIR may contain spaces (not a single quote). A durable cluster listens on TCP
+# 127.0.0.1 only (no Unix socket, whose path is limited to 107 bytes).
 set -euo pipefail
 cmd=${1:-} dir=$(realpath -m "${2:-.}") port=${3:-}
 shift 3 || { echo "usage: $0 start|stop|status DIR PORT [--test] [--password-file FILE]" >&2; exit 2; }
@@ -73,11 +75,12 @@ EOF
   chmod 600 "$dir/data/pg_hba.conf"
 }
 
-pg_start() {  # pg_start EXTRA_OPTIONS
+pg_start() {  # pg_start EXTRA_OPTIONS (pg_ctl hands -o to a shell: the folder is quoted)
   as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-    -o "-p $port -c listen_addresses=127.0.0.1 -k $dir $1" start >/dev/null
+    -o "-p $port -c listen_addresses=127.0.0.1 $1" start >/dev/null
 }
 
+case "$dir" in *"'"*) echo "postgres.sh: the data folder's path may not contain a single quote: $dir" >&2; exit 2 ;; esac
 case "$cmd" in
 start)
   mkdir -p "$dir"
@@ -108,21 +111,21 @@ start)
     mode=durable
     ensure_password "$pwfile"
     as_pg "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1 && as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
-    # Only the socket, in a folder only postgres can enter, while it still trusts everyone.
-    as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-      -o "-p $port -c listen_addresses= -k $dir" start >/dev/null
+    # Single-user mode: no connection at all while it still trusts everyone.
     printf "ALTER ROLE postgres PASSWORD '%s';\n" "$(cat "$pwfile")" \
-      | as_pg psql -h "$dir" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 -qAt >/dev/null
-    as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+      | as_pg "$bindir/postgres" --single -D "$dir/data" postgres >"$dir/convert.log" 2>&1 \
+      || { cat "$dir/convert.log" >&2; exit 1; }
+    grep -q "ERROR" "$dir/convert.log" && { cat "$dir/convert.log" >&2; exit 1; }
+    rm -f "$dir/convert.log"
     hba_with_passwords
     echo "$mode" >"$dir/mode"
   fi
   if as_pg "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then exit 0; fi
   if [ "$mode" = test ]; then
     # TEST ONLY: fast and unsafe (a crash can lose or corrupt data).
-    pg_start "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    pg_start "-k '$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
   else
-    pg_start "-c fsync=on -c synchronous_commit=on -c full_page_writes=on -c password_encryption=scram-sha-256"
+    pg_start "-c unix_socket_directories= -c fsync=on -c synchronous_commit=on -c full_page_writes=on -c password_encryption=scram-sha-256"
   fi
   ;;
 stop)

@@ -1,8 +1,9 @@
 """Start and stop the whole Benchtrail stack as local processes (no Docker needed).
 
   stack.py up          PostgreSQL + Redis (unless BENCHTRAIL_DATABASE_URL / BENCHTRAIL_REDIS_URL are set),
-                       migrations, API (serving frontend/dist), worker, beat, a runner; the recorded demo data,
-                       then the URL and token; the live demo goes on in the background (infra/scripts/demo.py).
+                       migrations (after a backup of the database when they upgrade it), API (serving
+                       frontend/dist), worker, beat, a runner; the recorded demo data, then the URL and token;
+                       the live demo goes on in the background (infra/scripts/demo.py).
   stack.py down        stop everything `up` started.
   stack.py backup [FILE] / restore FILE
                        database (pg_dump custom format) + raw uploads in one archive (infra/scripts/backup.py).
@@ -15,7 +16,9 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -36,9 +39,61 @@ def log(msg: str) -> None:
     print(f"stack: {msg}", flush=True)
 
 
+# As root, `make up` keeps its PostgreSQL cluster here (one folder per project folder), owned by the postgres
+# user: PostgreSQL refuses to run as root, and `postgres` cannot enter root's home (mode 700) or a user's.
+VAR_DIR = Path(os.environ.get("BENCHTRAIL_VAR_DIR", "/var/lib/benchtrail"))
+
+
+def instance_name(project: Path) -> str:
+    """The product data folder's name for one project folder: readable, and unique to its path."""
+    project = project.resolve()
+    readable = re.sub(r"[^A-Za-z0-9_.-]+", "-", project.name).strip("-.")[:40] or "benchtrail"
+    return f"{readable}-{hashlib.sha256(str(project).encode()).hexdigest()[:12]}"
+
+
+def cluster_dir(state: Path, project: Path, create: bool) -> Path:
+    """Where `make up`'s PostgreSQL cluster lives: `state/pg`. Run as a user, that is the folder itself (PostgreSQL
+    runs as that user, who can enter their own folders). Run as root, `state/pg` is a link to
+    VAR_DIR/<instance>/postgres, which the postgres user can reach from any project folder (a 700 home, a path
+    with spaces) without a permission above the project being changed; `create` makes it. A cluster an earlier
+    `make up` made in `state/pg` itself stays where it is."""
+    link = state / "pg"
+    if not create or os.geteuid() != 0:
+        return link
+    if link.is_dir() and not link.is_symlink() and not (link / "data" / "PG_VERSION").exists():
+        shutil.rmtree(link)   # left by a `make up` that stopped before making a cluster there (postgres could not reach it)
+    if link.exists() or link.is_symlink():
+        return link
+    home = VAR_DIR / instance_name(project)
+    for folder in (VAR_DIR, home):   # the product's own data folder: root's, and open to pass through
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0o755)
+    (home / "PROJECT").write_text(f"The PostgreSQL cluster of `make up` in {project.resolve()}\n")
+    state.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(home / "postgres")
+    return link
+
+
+def redis_quoted(value: str) -> str:
+    """A redis.conf argument that may hold spaces."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _reaped(pid: int) -> bool:
+    """True when `pid` is a child of this process that has exited (now reaped); False for a live child or a
+    process that is not ours (one an earlier `make up` started)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return done == pid
+
+
 class Stack:
-    def __init__(self, state: Path, *, api_port: int, pg_port: int, redis_port: int, fast: bool = False) -> None:
+    def __init__(self, state: Path, *, api_port: int, pg_port: int, redis_port: int, fast: bool = False,
+                 pg_dir: Path | None = None) -> None:
         self.state = state
+        self.pg_dir = pg_dir or state / "pg"
         self.run_dir = state / "run"
         self.logs = state / "logs"
         # Generated passwords, one per file (mode 600) in a folder only the owner can enter.
@@ -117,19 +172,19 @@ class Stack:
         """Durable (fsync, synchronous_commit, full_page_writes on) with scram-sha-256 passwords kept in
         secrets/ (mode 600); `fast` stacks use the test harness's unsafe settings instead."""
         if self.fast:
-            localstack.start_postgres(self.state / "pg", self.pg_port, unsafe=True)
+            localstack.start_postgres(self.pg_dir, self.pg_port, unsafe=True)
             localstack.create_database(self.pg_port, "benchtrail")
             return
         self._ensure_secret("postgres-superuser-password")
         self._ensure_secret("postgres-benchtrail-password")
         superuser = self.secrets / "postgres-superuser-password"
-        localstack.start_postgres(self.state / "pg", self.pg_port, password_file=superuser)
+        localstack.start_postgres(self.pg_dir, self.pg_port, password_file=superuser)
         localstack.create_database(self.pg_port, "benchtrail", self.secrets / "postgres-benchtrail-password", superuser)
 
     def start_redis(self) -> None:
         """Redis with append-only persistence; with a generated password (requirepass) unless `fast`.
         The password lives in a config file (mode 600), never on a command line."""
-        conf = [f"port {self.redis_port}", "bind 127.0.0.1", f"dir {self.state / 'data'}", 'save ""',
+        conf = [f"port {self.redis_port}", "bind 127.0.0.1", f"dir {redis_quoted(str(self.state / 'data'))}", 'save ""',
                 "appendonly yes", "loglevel warning"]
         env = dict(os.environ)
         if not self.fast:
@@ -146,9 +201,53 @@ class Stack:
         self._wait(lambda: subprocess.run(["redis-cli", "-p", str(self.redis_port), "ping"], env=env,
                                           capture_output=True, text=True).stdout.strip() == "PONG", 15, "redis")
 
-    def migrate(self) -> None:
+    def migrate(self, backups: Path | None = None) -> None:
+        """The schema to this release's head. A database an earlier release made is backed up into `backups`
+        first (database only: an upgrade never touches the raw files), so an upgrade that goes wrong can be
+        undone with `make restore`."""
+        if backups is not None:
+            self.back_up_before_upgrade(backups)
         subprocess.run([str(BIN / "alembic"), "-c", str(REPO / "alembic.ini"), "upgrade", "head"],
                        env=self.env(), check=True)
+
+    def back_up_before_upgrade(self, backups: Path) -> Path | None:
+        from alembic.config import Config
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+        from sqlalchemy import create_engine
+
+        script = ScriptDirectory.from_config(Config(str(REPO / "alembic.ini")))
+        head = script.get_current_head()
+        engine = create_engine(self.database_url)
+        try:
+            with engine.connect() as conn:
+                current = MigrationContext.configure(conn).get_current_revision()
+        finally:
+            engine.dispose()
+        if current is None or current == head:
+            return None
+        if current not in {rev.revision for rev in script.walk_revisions()}:
+            raise SystemExit(f"stack: the database is at migration {current}, which this release does not know "
+                             f"(its newest is {head}): it was upgraded by a newer release. Run that release, or "
+                             "restore a backup made before that upgrade (make restore FILE=...)")
+        running = [name for name in ("runner", "beat", "worker", "api") if self._alive(name)]
+        if running:   # the earlier release's processes cannot work on the new schema
+            log(f"stopping the earlier release's {', '.join(running)} before the upgrade")
+            for name in running:
+                self._kill(name)
+        sys.path.insert(0, str(REPO / "infra" / "scripts"))
+        from backup import BackupError, backup
+
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        archive = backups / f"before-upgrade-{current}-{stamp}.tar"
+        log(f"the database is at migration {current}, this release's is {head}: backing it up first")
+        try:
+            backup(self.database_url, self.state / "data", archive,
+                   blobs_in=f"{self.state / 'data' / 'blobs'} (left in place: an upgrade does not change raw files)")
+        except BackupError as exc:
+            raise SystemExit(f"stack: backup before the upgrade failed, nothing was changed: {exc}") from None
+        log(f"backup written: {archive} (database only; make restore FILE=... puts it back)")
+        return archive
 
     def start_services(self) -> None:
         env = self.env()
@@ -182,7 +281,7 @@ class Stack:
         for name in ("demo-live", "runner", "beat", "worker", "api", "redis"):
             self._kill(name, quiet)
         if not self.external_db:
-            localstack.stop_postgres(self.state / "pg", self.pg_port)
+            localstack.stop_postgres(self.pg_dir, self.pg_port)
 
     # -- processes ------------------------------------------------------------------------------
     def _pidfile(self, name: str) -> Path:
@@ -191,6 +290,8 @@ class Stack:
     def _alive(self, name: str) -> bool:
         try:
             pid = int(self._pidfile(name).read_text())
+            if _reaped(pid):   # our own child that has exited: kill(pid, 0) would still find its zombie
+                return False
             os.kill(pid, 0)
             return True
         except (FileNotFoundError, ValueError, ProcessLookupError, PermissionError):
@@ -255,16 +356,23 @@ class Stack:
         return token
 
 
-def default_stack() -> Stack:
-    return Stack(REPO / ".data" / "stack", api_port=int(os.environ.get("BENCHTRAIL_PORT", "8400")),
-                 pg_port=55432, redis_port=56379)
+def default_stack(create: bool = False) -> Stack:
+    """`make up`'s stack (`create`: its PostgreSQL cluster's folder may be made); BENCHTRAIL_PORT,
+    BENCHTRAIL_PG_PORT and BENCHTRAIL_REDIS_PORT move its ports."""
+    state = REPO / ".data" / "stack"
+    return Stack(state, api_port=int(os.environ.get("BENCHTRAIL_PORT", "8400")),
+                 pg_port=int(os.environ.get("BENCHTRAIL_PG_PORT", "55432")),
+                 redis_port=int(os.environ.get("BENCHTRAIL_REDIS_PORT", "56379")),
+                 pg_dir=cluster_dir(state, REPO, create))
 
 
 def cmd_up(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    stack = default_stack()
+    stack = default_stack(create=True)
     stack.start_infra()
-    stack.migrate()
+    if not stack.external_db:
+        log(f"PostgreSQL cluster: {stack.pg_dir.resolve()}")
+    stack.migrate(backups=REPO / ".data" / "backups")
     stack.start_services()
     token = stack.token("admin")
     if not args.no_demo:
@@ -272,6 +380,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         stack.load_recorded_demo(token)
     print(f"\nBenchtrail is up: {stack.url}  (ready in {time.monotonic() - started:.0f} s)\nadmin token: {token}\n"
           f"CLI: export BENCHTRAIL_URL={stack.url} BENCHTRAIL_TOKEN=<token>; .venv/bin/benchtrail --help\n"
+          f"CI client (Python >= 3.9, nothing to install): curl -fsSLO {stack.url}/cli/benchtrail.py\n"
           f"logs: {stack.logs}   stop: make down", flush=True)
     if not args.no_demo:
         stack.start_live_demo(token)
@@ -312,17 +421,20 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 def cmd_restore(args: argparse.Namespace) -> int:
     """`make restore FILE=...`: replace `make up`'s database and add the archive's raw uploads. The API,
-    worker, beat and runner are stopped during the restore and started again afterwards."""
+    worker, beat and runner are stopped during the restore and started again afterwards (after the migrations,
+    if the archive came from an earlier release); if they were not running, the next `make up` upgrades it."""
     sys.path.insert(0, str(REPO / "infra" / "scripts"))
     from backup import BackupError, restore
 
-    stack = default_stack()
+    stack = default_stack(create=True)
     stack.start_infra()
     running = [name for name in ("runner", "beat", "worker", "api") if stack._alive(name)]
     for name in running:
         stack._kill(name)
     try:
         manifest = restore(Path(args.file).resolve(), stack.database_url, stack.state / "data")
+        if running:   # an older release's backup: upgraded before the services read it (else by `make up`)
+            stack.migrate()
     except BackupError as exc:
         raise SystemExit(f"stack: restore failed: {exc}") from None
     finally:

@@ -1,6 +1,6 @@
 """run lifecycle: check constraints on run status and analysis status, a trigger refusing illegal moves
 
-The allowed moves are benchtrail.runs.lifecycle.TRANSITIONS / ANALYSIS_TRANSITIONS, written out here
+The allowed moves are benchtrail.runstate.lifecycle.TRANSITIONS / ANALYSIS_TRANSITIONS, written out here
 so this migration never changes when the code does (tests/integration/test_lifecycle.py checks that
 the database and the code agree on every pair).
 

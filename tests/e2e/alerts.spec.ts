@@ -1,7 +1,7 @@
 import { expect, test } from '@playwright/test';
 import { api, loadState, ok } from './support/api';
 import { expectShownNumber } from './support/numbers';
-import { adminToken, setToken, shot } from './support/page';
+import { adminToken, manualShot, setToken, shot } from './support/page';
 
 
 const state = loadState();
@@ -28,6 +28,7 @@ test('alerts list with filters in the URL; triage persists; links to the run and
   await expect(page).toHaveURL(/state=new/);
   await expect(table.getByRole('row')).toHaveCount(1 + overheads.filter((a) => a.state === 'new').length);
   await shot(page, '20-alerts-list');
+  await manualShot(page, 'alerts');
 
   // A filtered list is a permalink.
   await page.goto(page.url());
@@ -64,6 +65,7 @@ test('alerts list with filters in the URL; triage persists; links to the run and
   await expect(events.getByRole('row').last()).toContainText('investigating');
   await expect(events.getByRole('row').last()).toContainText('looking into it');
   await shot(page, '21-alert-triage');
+  await manualShot(page, 'alert-triage');
 
   // After a reload the triage is what the server holds.
   await page.reload();

@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { expect, test } from '@playwright/test';
 import { api, fixture, getRun, loadState, ok, upload, waitForAnalysis, waitForRuns } from './support/api';
 import { adminToken, setToken, shot } from './support/page';
@@ -53,8 +54,10 @@ test('a run measured again from its stored files says so, with the same numbers'
   await waitForAnalysis([slug]);
   const before = await getRun(slug);
   expect(before.remeasured_at).toBeNull();
-  // `benchtrail admin` on the stack's database and raw files (stack.py puts them in the environment).
-  const out = execFileSync('benchtrail', ['admin', 'reingest', '--json', '--', slug], { encoding: 'utf8' });
+  // `benchtrail admin` on the stack's database and raw files (stack.py puts them in the environment). Run
+  // without blocking the event loop: a blocked loop misses the API closing an idle keep-alive connection, and
+  // the next request on that socket fails with "other side closed".
+  const { stdout: out } = await promisify(execFile)('benchtrail', ['admin', 'reingest', '--json', '--', slug], { encoding: 'utf8' });
   expect(JSON.parse(out)).toEqual([
     { run: slug, ok: true, cells_before: before.cells.length, cells: before.cells.length, is_valid: before.is_valid },
   ]);

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { api, getRun, loadState, ok, REPO, type Schemas, XRAY_VERSIONS } from './support/api';
 import { expectShownNumber } from './support/numbers';
-import { adminToken, setToken, shot } from './support/page';
+import { adminToken, manualShot, setToken, shot } from './support/page';
 
 const state = loadState();
 const SCENARIO = 'AwsSdkBenchmark.awsV1Request';
@@ -47,6 +47,7 @@ test('X-Ray history spans the six agent versions; a point opens its run; overhea
   const points = figure.locator('.scatterlayer .trace').first().locator('.points path');
   await expect(points).toHaveCount(XRAY_VERSIONS.length);
   await shot(page, '10-history-xray');
+  await manualShot(page, 'history');
 
   // A permalink reproduces the view; then a click on the 2.9.x point opens that run.
   const url = page.url();
@@ -79,6 +80,7 @@ test('X-Ray history spans the six agent versions; a point opens its run; overhea
     expect(overhead.points[i].value_pct).toBeCloseTo((100 * (auto - none)) / none, 1);
   }
   await shot(page, '11-history-xray-overhead');
+  await manualShot(page, 'history-overhead');
   expect(errors).toEqual([]);
 });
 

@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { api, apiJson, getRun, loadState, ok, type Schemas } from './support/api';
-import { adminToken, setToken, shot } from './support/page';
+import { adminToken, manualShot, setToken, shot } from './support/page';
 
 const state = loadState();
 
@@ -48,6 +48,7 @@ test('plans: view the body, start a run, watch it live to completed', async ({ p
   await expect(page.getByTestId('progress-requests')).toHaveCount(0);
   await expect(page.getByTestId('progress-rate')).toHaveCount(0);
   await shot(page, '31-run-completed');
+  await manualShot(page, 'plan-run');
 });
 
 test('a running run is cancelled from its page', async ({ page }) => {

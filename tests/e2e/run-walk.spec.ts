@@ -4,6 +4,7 @@ import { expect, test, type Locator, type Page } from '@playwright/test';
 import type { paths } from '../../frontend/src/api/schema';
 import { api, getRun, loadState, ok, SCREENSHOTS, type Schemas } from './support/api';
 import { expectShownNumber } from './support/numbers';
+import { manualShot } from './support/page';
 
 type Run = Schemas['RunDetail'];
 type Cell = Schemas['CellOut'];
@@ -90,6 +91,7 @@ test('projects → project → run → breakdown → overlay → permalink → c
   const projectRow = projects.getByRole('row', { name: new RegExp(state.project.replace('e2e-easeagent-', 'EaseAgent petclinic ')) });
   await expect(projectRow.getByRole('cell').nth(1)).toHaveText('2');
   await shot(page, '01-projects');
+  await manualShot(page, 'projects');
 
   await projectRow.getByRole('link').click();
   await expect(page).toHaveURL(new RegExp(`/p/${state.project}$`));
@@ -117,6 +119,7 @@ test('projects → project → run → breakdown → overlay → permalink → c
   await page.getByRole('region', { name: `thread group ${run.loads[0].label}` }).screenshot({
     path: resolve(SCREENSHOTS, '03a-run-lead-table-1280.png'),
   });
+  await manualShot(page.getByRole('region', { name: `thread group ${run.loads[0].label}` }), 'run-overhead-table');
   await page.setViewportSize({ width: 1400, height: 900 });
 
   // Percentile choice goes into the URL and re-shapes every table.
@@ -174,6 +177,7 @@ test('projects → project → run → breakdown → overlay → permalink → c
   await expect(cmp.locator('[data-part="detail"]')).toContainText(stat!.result.verdict);
   await expectInterval(cmp.locator('[data-part="detail"]'), stat!.result);
   await shot(page, '05-compare');
+  await manualShot(page, 'compare');
   expect(errors).toEqual([]);
 });
 
@@ -229,6 +233,7 @@ test('JMH modes show each variant minus no-instrumentation in the score unit', a
     expect(box.x + box.width, `right edge of the ${mode} table`).toBeLessThanOrEqual(1280);
   }
   await shot(page, '07-jmh');
+  await manualShot(page, 'run-jmh');
 });
 
 test('a project without runs says how to upload one', async ({ page }) => {

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
+import uuid
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,15 +13,9 @@ from pathlib import Path
 import pytest
 
 from infra.localstack import REPO, VENV_BIN, Process, celery_worker, free_port, wait_until
-
-TOOLS = Path(os.environ.get("BENCHTRAIL_TOOLS_DIR", REPO / ".tools"))
-
-
-def _env(infra: dict[str, str], **extra: str) -> dict[str, str]:
-    env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")}, **extra}
-    env["PATH"] = f"{TOOLS / 'bin'}:{env.get('PATH', '')}"
-    return env
-
+from tests.support.env import SHARED_RUNNER, SHARED_RUNNER_IDLE_POOL, TOOLS
+from tests.support.env import stack_env as _env
+from tests.support.webhooks import Receiver
 
 @pytest.fixture(scope="session")
 def live_api(infra: dict[str, str], logdir: Path) -> Iterator[str]:
@@ -61,6 +57,33 @@ def start_runner(infra, live_api, runner_token, logdir) -> Iterator[Callable[...
 
 
 @pytest.fixture(scope="session")
+def shared_runner(infra, live_api, runner_token, logdir) -> Iterator[Process]:  # type: ignore[no-untyped-def]
+    """The test process's one long-lived runner: it serves the pool of each test that asks for
+    `runner_pool` (a queue added to it for that test alone), instead of a runner started for every test."""
+    env = _env(infra, BENCHTRAIL_API_URL=live_api, BENCHTRAIL_RUNNER_TOKEN=runner_token,
+               BENCHTRAIL_RUNNER_POOLS=SHARED_RUNNER_IDLE_POOL, BENCHTRAIL_RUNNER_NAME=SHARED_RUNNER,
+               BENCHTRAIL_DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:1/none")
+    proc = celery_worker(SHARED_RUNNER, env, logdir, queues=f"runner.{SHARED_RUNNER_IDLE_POOL}", concurrency=1)
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture()
+def runner_pool(shared_runner: Process, infra: dict[str, str]) -> Iterator[str]:
+    """A pool of this test's own, served by the test process's runner (`shared_runner`, named
+    SHARED_RUNNER on the runs it executes): plans of the test name it as their `pool`."""
+    from celery import Celery
+
+    pool = f"t-{uuid.uuid4().hex[:10]}"
+    queue, node = f"runner.{pool}", f"{SHARED_RUNNER}@{socket.gethostname()}"
+    control = Celery("runner-pool", broker=infra["BENCHTRAIL_REDIS_URL"]).control
+    replies = control.add_consumer(queue, destination=[node], reply=True, timeout=30)
+    assert replies and all("ok" in r[node] for r in replies), f"the runner did not take {queue}: {replies}"
+    yield pool
+    control.cancel_consumer(queue, destination=[node], reply=True, timeout=30)
+
+
+@pytest.fixture(scope="session")
 def beat(infra, worker, logdir, tmp_path_factory) -> Iterator[Process]:  # type: ignore[no-untyped-def]
     schedule = tmp_path_factory.mktemp("beat") / "schedule"
     proc = Process("beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet", "beat",
@@ -99,3 +122,11 @@ def java_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, s
 def java_demo_sink(java_demo: tuple[str, str]) -> str:
     """The OTLP/HTTP trace sink the demo agent exports to (GET <url>/v1/traces/stats)."""
     return f"http://127.0.0.1:{os.environ['BENCHTRAIL_TEST_OTLP_PORT']}"
+
+
+@pytest.fixture()
+def receiver() -> Iterator[Receiver]:
+    """A webhook receiver on a free loopback port (/slack answers 503 the first time)."""
+    r = Receiver()
+    yield r
+    r.server.shutdown()

@@ -14,8 +14,8 @@ import pytest
 from scipy import stats
 from scipy.signal import lfilter
 
-from tests.integration.test_trails_xray import wait_analysed
-from tests.integration.test_upload_ingest import upload
+from tests.support.api import wait_analysed
+from tests.support.api import upload
 from tests.support.jtl import HEADER
 from tests.support.stats import benjamini_hochberg
 

@@ -3,15 +3,13 @@ confirm-before-alert for scheduled runs. Uploads are small JMH tables with known
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
+from tests.support.jmh import upload_scores as upload
 
-from tests.integration.test_trails_xray import wait_analysed
-from tests.integration.test_webhooks_synthetic import jmh
 
 
 def levels(n: int, steps: dict[int, float], seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -20,16 +18,6 @@ def levels(n: int, steps: dict[int, float], seed: int) -> tuple[np.ndarray, np.n
     ref = 2.0 * (1 + rng.normal(0, 0.003, n))
     added = np.array([5.0 + sum(v for s, v in steps.items() if i >= s) for i in range(n)])
     return np.round(ref, 4), np.round(ref * (1 + (added + rng.normal(0, 0.3, n)) / 100), 4)
-
-
-def upload(client, slug, token, version, ref, agent, **extra):
-    meta = {"files": [{"variant": "baseline", "format": "jmh-text"}, {"variant": "agent", "format": "jmh-text"}],
-            "agent_version": version, "reference": "baseline", "environment": {"cpus": 2}, **extra}
-    r = client.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
-                    data={"metadata": json.dumps(meta)},
-                    files=[("files", ("baseline.txt", jmh(ref))), ("files", ("agent.txt", jmh(agent)))])
-    assert r.status_code == 202, r.text
-    return wait_analysed(client, r.json()["run"])
 
 
 def score_only(client, admin_token, slug, **more):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from infra.localstack import VENV_BIN, Process, celery_worker, free_port, wait_until
-from tests.integration.test_webhooks_synthetic import jmh, receiver, upload_score  # noqa: F401 - a fixture
+from tests.support.jmh import jmh, upload_score
 
 N, STEP = 120, 70
 VERSIONS = [f"3.{i}.0" for i in range(N)]

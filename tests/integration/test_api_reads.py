@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from tests.integration.test_trails_xray import wait_analysed
-from tests.integration.test_upload_ingest import upload
+from tests.support.api import wait_analysed
+from tests.support.api import upload
 from tests.support.jtl import write_jtl
 
 VERSIONS = [f"1.{minor}.0" for minor in range(12)]   # 1.10.0 sorts after 1.9.0, not after 1.1.0

@@ -17,7 +17,7 @@ import psutil
 from sqlalchemy.engine import make_url
 
 from infra.localstack import VENV_BIN, Process, free_port, wait_until
-from tests.integration.conftest import _env
+from tests.support.env import stack_env as _env
 
 CONNECTIONS = 32
 

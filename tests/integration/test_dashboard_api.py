@@ -7,7 +7,7 @@ import json
 
 import yaml
 
-from tests.integration.test_alerts_triage import upload
+from tests.support.jmh import upload_scores as upload
 
 PLAN_YAML = """\
 # Nightly smoke test: comments and key order are the author's.

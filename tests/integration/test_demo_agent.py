@@ -23,7 +23,7 @@ import yaml
 from scipy import stats as sps
 
 from infra.localstack import REPO, wait_until
-from tests.integration.test_runner import post_plan, start, wait_status
+from tests.support.api import post_plan, start, wait_status
 
 pytestmark = pytest.mark.slow
 

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from infra.localstack import REPO, Postgres, free_port, wait_until
+from tests.support.api import wait_analysed
 from tests.support.jtl import write_jtl
 
 SCRIPT = str(REPO / "infra/scripts/postgres.sh")
@@ -71,6 +72,35 @@ def test_default_cluster_is_durable_and_needs_a_password():
         subprocess.run(["rm", "-rf", str(base)], check=False)
 
 
+def test_a_trust_cluster_of_an_earlier_make_up_is_closed_on_its_next_start():
+    """A cluster an older `make up` made (trust, no mode file) gets its superuser password in single-user mode
+    (no connection at all while it still trusts everyone), then starts durable and closed; its data is kept.
+    Its folder has spaces in its path."""
+    base = Path(tempfile.mkdtemp(prefix="bt-trust-")) / "a folder with spaces"
+    base.mkdir()
+    base.parent.chmod(0o755)
+    pgdir, pwfile, port = base / "pg", base / "secrets" / "superuser", free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    try:
+        subprocess.run([SCRIPT, "start", str(pgdir), str(port), "--test"], check=True, env=env)
+        with _connect(port, "postgres", None) as c:   # trust
+            c.execute("CREATE TABLE kept (v int)")
+            c.execute("INSERT INTO kept VALUES (42)")
+            c.commit()
+        subprocess.run([SCRIPT, "stop", str(pgdir), str(port)], check=True)
+        (pgdir / "mode").unlink()   # as before modes existed
+        subprocess.run([SCRIPT, "start", str(pgdir), str(port), "--password-file", str(pwfile)], check=True, env=env)
+        assert (pgdir / "mode").read_text().strip() == "durable"
+        with pytest.raises(psycopg.OperationalError, match="no password supplied"):
+            _connect(port, "postgres", None)
+        with _connect(port, "postgres", pwfile.read_text().strip()) as c:
+            assert c.execute("SHOW fsync").fetchone() == ("on",)
+            assert c.execute("SELECT v FROM kept").fetchall() == [(42,)]
+    finally:
+        subprocess.run([SCRIPT, "stop", str(pgdir), str(port)], check=False)
+        subprocess.run(["rm", "-rf", str(base.parent)], check=False)
+
+
 def test_start_never_changes_permissions_above_its_folder():
     """A parent the postgres user cannot enter is reported, not opened up."""
     if os.geteuid() != 0:
@@ -121,8 +151,7 @@ def test_backup_restores_into_a_fresh_database_with_the_same_runs_and_raw_files(
         assert r.status_code == 202, r.text
         runs.append(r.json()["run"])
     for run in runs:
-        wait_until(lambda: (b := client.get(f"/api/v1/runs/{run}").json())["status"] == "completed"
-                   and b["analysis_status"] != "pending", 90, f"run {run} to be ingested and analysed")
+        wait_analysed(client, run, 90)
 
     source_url, source_data = infra["BENCHTRAIL_DATABASE_URL"], Path(infra["BENCHTRAIL_DATA_DIR"])
     archive = scratch / "backup.tar"
@@ -230,7 +259,7 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
     from benchtrail.uploads import repository
     from benchtrail_worker.tasks.sweeper import sweep
     from infra.localstack import VENV_BIN, Process
-    from tests.integration.conftest import _env
+    from tests.support.env import stack_env as _env
 
     slug, token = make_project()
     auth = {"Authorization": f"Bearer {token}"}

@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 
 
 from infra.localstack import REPO, VENV_BIN, Process, free_port, wait_until
-from tests.integration.conftest import _env
+from tests.support.env import stack_env as _env
+from tests.support.pg import postgres_down, start_postgres
 
 
 @contextlib.contextmanager
@@ -93,7 +94,7 @@ def test_nul_in_path_or_query_is_400_naming_where(client, make_project) -> None:
                        (f"/api/v1/projects/{slug}/runs?x%00=1", "query parameter name 'x': contains a NUL byte")):
         r = client.get(url)
         assert r.status_code == 400, (url, r.text)
-        assert r.json() == {"error": "InvalidText", "detail": where}, url
+        assert r.json() == {"error": "InvalidText", "code": "invalid_text", "detail": where}, url
         assert r.headers.get("x-content-type-options") == "nosniff", url
     # A percent sign that is not a NUL is text as any other.
     assert client.get(f"/api/v1/projects/{slug}/runs?branch=100%25").status_code == 200
@@ -198,21 +199,6 @@ def test_writes_are_limited_per_token_and_per_address(infra, make_project) -> No
         r = c.post(f"/api/v1/projects/{slug}/annotations", json={"title": "c", "agent_version": "1"}, headers={"Authorization": f"Bearer {token2}"})
         assert r.status_code == 429 and "from " in r.json()["detail"], r.text
         assert int(r.headers["retry-after"]) >= 1
-
-
-@contextlib.contextmanager
-def postgres_down(infra: dict[str, str]) -> Iterator[None]:
-    script = str(REPO / "infra/scripts/postgres.sh")
-    subprocess.run([script, "stop", infra["_pg_dir"], infra["_pg_port"]], check=True)
-    try:
-        yield
-    finally:
-        start_postgres(infra)
-
-
-def start_postgres(infra: dict[str, str]) -> None:
-    subprocess.run([str(REPO / "infra/scripts/postgres.sh"), "start", infra["_pg_dir"], infra["_pg_port"]],
-                   check=True)
 
 
 def test_database_down_is_503_with_retry_after(infra, make_project, live_api) -> None:

@@ -11,8 +11,8 @@ import subprocess
 import numpy as np
 
 from infra.localstack import VENV_BIN
-from tests.integration.test_trails_xray import wait_analysed
-from tests.integration.test_webhooks_synthetic import upload_score
+from tests.support.api import wait_analysed
+from tests.support.jmh import upload_score
 
 
 def test_an_excluded_run_leaves_its_trail_and_its_alert_moves(client, live_api, worker, make_project, admin_token):
@@ -88,8 +88,8 @@ def test_an_excluded_run_leaves_its_trail_and_its_alert_moves(client, live_api, 
 
 def test_only_a_completed_run_is_excluded(client, worker, make_project, scratch):
     """A run that failed (here: its file is malformed past the rows the upload checks) has no points to take out."""
-    from tests.integration.test_upload_ingest import upload as upload_files
-    from tests.integration.test_upload_ingest import wait_run
+    from tests.support.api import upload as upload_files
+    from tests.support.api import wait_run
     from tests.support.jtl import write_jtl
 
     slug, token = make_project()

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from infra.localstack import wait_until
-from tests.integration.test_runner import post_plan, run_of, start, tool_processes, wait_status
+from tests.support.api import post_plan, run_of, start, tool_processes, wait_status
 from tests.support.outputs import plain
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # two runners start on a loaded machine

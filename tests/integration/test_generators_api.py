@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from tests.integration.test_scopes import auth, new_runner_token, post_plan, queued_run
+from tests.support.api import auth, new_runner_token, queued_run
 
 
 def plan(name: str, **extra) -> dict:
@@ -88,7 +88,8 @@ def test_a_run_of_one_generator_has_no_shares(client, make_project):
 
 def test_a_load_too_small_to_split_is_refused_naming_the_field(client, make_project):
     slug, admin = make_project(role="admin")
-    r = post_plan(client, slug, admin, plan("too-few", generators=3, loads=[{"concurrency": 2, "requests": 40}]))
+    body = plan("too-few", generators=3, loads=[{"concurrency": 2, "requests": 40}])
+    r = client.post(f"/api/v1/projects/{slug}/plans", headers=auth(admin), json=body)
     assert r.status_code == 422
     assert "loads[0].concurrency: 2 cannot be split over 3 generators" in r.json()["detail"]
 

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from infra.localstack import wait_until
-from tests.integration.conftest import TOOLS
+from tests.support.api import wait_run
+from tests.support.env import TOOLS
 
 CASES = {"static": "/static/0cc175b9c0f1b6a831c399e269772661", "prefix": "/users/alice/42", "ok": "/ok"}
 LOADS = ((2, 200), (4, 400), (6, 600))  # (concurrency, requests)
@@ -45,8 +45,7 @@ def test_hey_matrix_of_three_variants(client, worker, make_project, scratch, go_
                     files=[("files", (p.name, p.read_bytes())) for p in files])
     assert r.status_code == 202, r.text
     run_slug = r.json()["run"]
-    run = wait_until(lambda: (x := client.get(f"/api/v1/runs/{run_slug}").json())["status"] in
-                     ("completed", "failed") and x, 60, "the hey run")
+    run = wait_run(client, run_slug)
     assert run["status"] == "completed", run["status_detail"]
     assert run["tool"] == "hey"
     variants = {v["id"]: v for v in run["variants"]}

@@ -11,8 +11,8 @@ from sqlalchemy.exc import IntegrityError
 
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.models import Project, Run
-from benchtrail.runs import lifecycle
-from benchtrail.runs.lifecycle import AnalysisStatus, IllegalTransition, RunStatus
+from benchtrail.runstate import lifecycle
+from benchtrail.runstate.lifecycle import AnalysisStatus, IllegalTransition, RunStatus
 
 # Written out by hand from the design (queued → running → ingesting → completed, or failed/cancelled),
 # not read from the code under test.

@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from benchtrail.auth.tokens import hash_token
 from benchtrail.db import get_engine
-from tests.integration.test_edge import postgres_down
+from tests.support.pg import postgres_down
 
 
 def _on_loop(client) -> float:  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from infra.localstack import VENV_BIN, Process, Redis, celery_worker, free_port, wait_until
-from tests.integration.conftest import _env
+from tests.support.env import stack_env as _env
 from tests.support.flaky_proxy import FlakyProxy
 from tests.support.jtl import independent_cells, write_jtl
 from tests.support.s3 import S3Server
@@ -192,15 +192,20 @@ def test_an_object_kept_for_a_failed_transaction_is_removed_and_written_again_fo
     from benchtrail.auth.principal import Principal
     from benchtrail.db_boundary import unit_of_work
     from benchtrail.uploads import repository
+    from benchtrail.uploads.endpoints import keep_and_record
     from benchtrail.uploads.service import KeptFiles, accept_upload
 
-    with _uploads_in_bucket(s3, monkeypatch, scratch, "rollback", seed=31) as up, ExitStack() as meanwhile:
+    with _uploads_in_bucket(s3, monkeypatch, scratch, "rollback", seed=31) as up:
+        first, second = KeptFiles(up.meta.files, up.received()), KeptFiles(up.meta.files, up.received())
+
+        def record(_session) -> None:  # type: ignore[no-untyped-def]
+            assert first.files[0].created and s3.keys("rollback/") == [up.key]
+            _keep(second)   # the same bytes, meanwhile
+            assert not second.files[0].created
+            raise RuntimeError("the first upload's transaction failed after its files were kept")
+
         with pytest.raises(RuntimeError, match="after its files were kept"):
-            with KeptFiles(up.meta.files, up.received()) as first, unit_of_work():
-                assert first.files[0].created and s3.keys("rollback/") == [up.key]
-                second = meanwhile.enter_context(KeptFiles(up.meta.files, up.received()))   # the same bytes
-                assert not second.files[0].created
-                raise RuntimeError("the first upload's transaction failed after its files were kept")
+            keep_and_record(first, record)
         assert s3.keys("rollback/") == []
         with unit_of_work() as session:
             assert repository.blob_by_sha256(session, up.sha) is None
@@ -210,6 +215,15 @@ def test_an_object_kept_for_a_failed_transaction_is_removed_and_written_again_fo
         assert s3.keys("rollback/") == [up.key] and s3.read(up.key) == up.data
         with unit_of_work() as session:
             assert repository.blob_by_sha256(session, up.sha) is not None
+
+
+def _keep(kept) -> None:  # type: ignore[no-untyped-def]
+    """An upload's first two steps (uploads.endpoints.keep_and_record): its files named, then written."""
+    from benchtrail.db_boundary import unit_of_work
+
+    with unit_of_work() as session:
+        kept.note(session)
+    kept.put()
 
 
 def test_a_failed_upload_keeps_the_row_of_another_upload_of_the_same_bytes(s3, infra, scratch, monkeypatch):
@@ -224,15 +238,20 @@ def test_a_failed_upload_keeps_the_row_of_another_upload_of_the_same_bytes(s3, i
     from benchtrail.db import get_sessionmaker
     from benchtrail.db_boundary import unit_of_work
     from benchtrail.uploads import repository
-    from benchtrail.uploads.service import KeptFiles, accept_upload, remove_unrecorded
+    from benchtrail.uploads.endpoints import keep_and_record
+    from benchtrail.uploads.service import KeptFiles, accept_upload
+    from benchtrail_worker.tasks.sweeper import remove_unrecorded
 
     with _uploads_in_bucket(s3, monkeypatch, scratch, "twice", seed=33) as up:
-        second = KeptFiles(up.meta.files, up.received())
+        first, second = KeptFiles(up.meta.files, up.received()), KeptFiles(up.meta.files, up.received())
+
+        def record(_session) -> None:  # type: ignore[no-untyped-def]
+            assert first.files[0].created
+            _keep(second)   # the same bytes, found there; never settled: its process dies below
+            raise RuntimeError("the first upload's transaction failed")
+
         with pytest.raises(RuntimeError, match="failed"):
-            with KeptFiles(up.meta.files, up.received()) as first, unit_of_work():
-                assert first.files[0].created
-                second.__enter__()   # the same bytes, found there; never exited: its process dies below
-                raise RuntimeError("the first upload's transaction failed")
+            keep_and_record(first, record)
         assert s3.keys("twice/") == []
 
         session = get_sessionmaker()()   # the second records the file, writing it again, and dies
@@ -302,7 +321,7 @@ def test_an_upload_waiting_on_the_object_store_holds_no_database_connection(
 
 def _unclaimed_run(client, make_project, plan: str) -> str:  # type: ignore[no-untyped-def]
     """A plan run on a pool no runner serves: it stays queued until the test claims it as a runner would."""
-    from tests.integration.test_runner import hey_plan, post_plan, start
+    from tests.support.api import hey_plan, post_plan, start
 
     slug, token = make_project(role="admin")
     post_plan(client, slug, token, hey_plan(plan, "pool-nobody", "http://127.0.0.1:9", concurrency=1, requests=10))

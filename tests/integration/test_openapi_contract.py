@@ -5,9 +5,9 @@ keeps equal to what the server serves) and checks every answer against it.
 Checks: not_a_server_error, status_code_conformance, content_type_conformance,
 response_schema_conformance, positive_data_acceptance. Left out: starting a plan run and schedule
 writes (they start load). positive_data_acceptance is not applied where validity depends on what no
-JSON Schema can say: the content of result files and their metadata (upload, runner results, a resumable
-results upload's metadata) and a plan's YAML text; the
-other checks still apply there.
+JSON Schema can say: the content of result files and their metadata (upload, a history import, runner results, a
+resumable results upload's metadata), a plan's YAML text, and a differential profile's two variants (the same
+one twice is refused); the other checks still apply there.
 """
 
 from __future__ import annotations
@@ -38,7 +38,10 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           positive_data_acceptance]
 # Where a valid request is more than the document can describe (file contents, plan YAML).
 OPAQUE_BODIES = {("POST", "/api/v1/projects/{slug}/runs"), ("POST", "/api/v1/runs/{slug}/results"),
-                 ("POST", "/api/v1/runs/{slug}/results/uploads"), ("POST", "/api/v1/projects/{slug}/plans")}
+                 ("POST", "/api/v1/runs/{slug}/results/uploads"), ("POST", "/api/v1/projects/{slug}/plans"),
+                 ("POST", "/api/v1/projects/{slug}/imports"),
+                 # a variant against itself (reference = variant, no base run): two parameters no schema can tie
+                 ("GET", "/api/v1/runs/{slug}/profiles/diff")}
 
 CONFIG = SchemathesisConfig.from_dict({
     # A NUL is refused (400 naming the field: PostgreSQL cannot store it), so valid data has none.

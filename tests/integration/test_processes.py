@@ -20,8 +20,8 @@ import pytest
 from scipy import stats
 
 from tests.harness import REPO
-from tests.integration.conftest import TOOLS
-from tests.integration.test_runner import post_plan, start, wait_status
+from tests.support.env import TOOLS
+from tests.support.api import post_plan, start, wait_status
 
 pytestmark = pytest.mark.slow
 
@@ -121,12 +121,11 @@ def repetition_windows(t_ms: list[int], interval_s: float) -> list[list[float]]:
 
 
 @pytest.mark.timeout(1200)   # starting a runner took minutes on the loaded shared machine
-def test_consumer_and_provider_per_variant_at_1000_qps(client, make_project, start_runner, worker, pts_pair):
+def test_consumer_and_provider_per_variant_at_1000_qps(client, make_project, runner_pool, worker, pts_pair):
     base, pids = pts_pair
     slug, token = make_project(role="admin")
-    start_runner("pts", "runner-pts")
     plan = {
-        "version": 1, "name": "pts", "tool": "constant-rate", "pool": "pts",
+        "version": 1, "name": "pts", "tool": "constant-rate", "pool": runner_pool,
         "variants": [
             {"name": "no-agent", "role": "reference", "target": f"http://127.0.0.1:{base}",
              "processes": [{"name": "consumer", "port": base},

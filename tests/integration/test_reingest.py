@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from infra.localstack import VENV_BIN
-from tests.integration.test_trails_xray import wait_analysed
-from tests.integration.test_upload_ingest import upload
+from tests.support.api import wait_analysed
+from tests.support.api import upload
 from tests.support.jtl import independent_cells, write_jtl
 
 

@@ -17,8 +17,9 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.harness import VENV_BIN, wait_until
-from tests.integration.conftest import _env
-from tests.integration.test_runner import admin_headers, hey_plan, post_plan, run_of, start
+from tests.support.env import stack_env as _env
+from tests.support.api import auth as admin_headers
+from tests.support.api import hey_plan, post_plan, run_of, start
 from tests.support.flaky_proxy import FlakyProxy
 from tests.support.outputs import plain
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_runner import hey_plan, post_plan, start
+from tests.support.api import hey_plan, post_plan, start
 
 PACKAGE = bytes(range(256)) * 4 + b"tail"  # 1028 bytes
 
@@ -31,7 +31,7 @@ def claimed(client, make_project, runner_token):  # type: ignore[no-untyped-def]
 def test_offsets_chunks_and_commit_rules(client, claimed, infra):  # type: ignore[no-untyped-def]
     from benchtrail.db_boundary import unit_of_work
     from benchtrail.models import ResultsUpload
-    from benchtrail.runs import results_uploads
+    from benchtrail.uploads import results as results_uploads
 
     run_slug, auth = claimed
     base = f"/api/v1/runs/{run_slug}/results/uploads"

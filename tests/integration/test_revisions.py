@@ -9,8 +9,8 @@ from sqlalchemy import literal, select, text
 
 from benchtrail import revisions
 from benchtrail.db import get_engine
-from tests.integration.test_trails_xray import wait_analysed
-from tests.integration.test_upload_ingest import upload
+from tests.support.api import wait_analysed
+from tests.support.api import upload
 from tests.support.jtl import write_jtl
 
 # Tables whose rows no remembered read shows (tokens, webhooks and their deliveries, the global catalog,

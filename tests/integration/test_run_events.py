@@ -1,4 +1,4 @@
-"""Live run events (runs/events.py): every committed change of a run is published, whoever makes it,
+"""Live run events (runstate/events.py): every committed change of a run is published, whoever makes it,
 a rolled-back one never; `GET /runs/{slug}/events` streams them until the run settles (ended and, when
 completed, analysed), and reads the run again when it hears nothing, so a lost publish is late, not
 missing."""
@@ -19,8 +19,8 @@ from sqlalchemy import select, text
 
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.models import Project, Run
-from benchtrail.runs import events, lifecycle
-from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.runstate import events, lifecycle
+from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
 
 
 def _new_run(project_slug: str) -> str:

@@ -14,59 +14,17 @@ import pytest
 from infra.localstack import wait_until
 from tests.support.jtl import independent_cells
 from tests.support.outputs import plain
+from tests.support.api import auth as admin_headers
+from tests.support.env import SHARED_RUNNER
+from tests.support.api import hey_plan, post_plan, run_of, start, tool_processes, wait_status
 
 pytestmark = pytest.mark.slow
 
 
-def admin_headers(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def post_plan(client, slug, token, plan: dict) -> dict:
-    r = client.post(f"/api/v1/projects/{slug}/plans", content=json.dumps(plan), headers={
-        **admin_headers(token), "Content-Type": "application/json"})
-    assert r.status_code == 201, r.text
-    return r.json()
-
-
-def start(client, slug, token, name, **body) -> str:
-    r = client.post(f"/api/v1/projects/{slug}/plans/{name}/runs", json=body, headers=admin_headers(token))
-    assert r.status_code == 202, r.text
-    return r.json()["slug"]
-
-
-def run_of(client, run_slug) -> dict:
-    return client.get(f"/api/v1/runs/{run_slug}").json()
-
-
-def wait_status(client, run_slug, statuses, timeout) -> dict:
-    return wait_until(lambda: (r := run_of(client, run_slug))["status"] in statuses and r, timeout,
-                      f"run {run_slug} to reach {statuses}", interval=0.2)
-
-
-def tool_processes(marker: str) -> list[psutil.Process]:
-    found = []
-    for p in psutil.process_iter(["name", "cmdline"]):
-        try:
-            if p.info["name"] in ("hey", "java", "k6") and any(marker in a for a in p.info["cmdline"] or []):
-                found.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return found
-
-
-def hey_plan(name: str, pool: str, target: str, **load) -> dict:
-    return {"version": 1, "name": name, "tool": "hey", "pool": pool,
-            "variants": [{"name": "target", "role": "reference", "target": target,
-                          "resources": {"source": "process"}}],
-            "scenarios": [{"name": "slow", "path": "/slow"}], "loads": [load], "repetitions": 1}
-
-
-def test_thread_groups_against_baseline_and_agent(client, make_project, start_runner, worker, java_demo):
+def test_thread_groups_against_baseline_and_agent(client, make_project, runner_pool, worker, java_demo):
     slug, token = make_project(role="admin")
-    start_runner("main", "runner-main")
     baseline, agent = java_demo
-    plan = {"version": 1, "name": "easeagent-style", "tool": "jmeter", "pool": "main",
+    plan = {"version": 1, "name": "easeagent-style", "tool": "jmeter", "pool": runner_pool,
             "variants": [{"name": "baseline", "role": "reference", "target": baseline,
                           "resources": {"source": "prometheus", "url": f"{baseline}/metrics"}},
                          {"name": "agent", "target": agent,
@@ -81,7 +39,7 @@ def test_thread_groups_against_baseline_and_agent(client, make_project, start_ru
     run_slug = start(client, slug, token, "easeagent-style", agent_version="1.0.0")
     run = wait_status(client, run_slug, ("completed", "failed", "cancelled"), 240)
     assert run["status"] == "completed", run["status_detail"]
-    assert run["source"] == "manual" and run["progress"]["runner"] == "runner-main"
+    assert run["source"] == "manual" and run["progress"]["runner"] == SHARED_RUNNER
 
     variants = {v["id"]: v["name"] for v in run["variants"]}
     scenarios = {s["id"]: s["name"] for s in run["scenarios"]}
@@ -173,10 +131,9 @@ def test_killed_runner_fails_the_run_and_nothing_restarts(client, make_project, 
     assert not tool_processes(f":{port}/slow")
 
 
-def test_cancel_stops_the_tools_within_5s(client, make_project, start_runner, worker, go_target):
+def test_cancel_stops_the_tools_within_5s(client, make_project, runner_pool, worker, go_target):
     slug, token = make_project(role="admin")
-    start_runner("pool-cancel", "runner-cancel")
-    post_plan(client, slug, token, hey_plan("cancel-me", "pool-cancel", go_target, concurrency=3, duration_s=60))
+    post_plan(client, slug, token, hey_plan("cancel-me", runner_pool, go_target, concurrency=3, duration_s=60))
     run_slug = start(client, slug, token, "cancel-me")
     wait_status(client, run_slug, ("running",), 60)
     port = go_target.rsplit(":", 1)[1]
@@ -208,16 +165,15 @@ def test_plan_validation_names_the_field(client, make_project):
     assert "tool" in r.json()["detail"]
 
 
-def test_cli_runs_a_plan_and_waits(client, make_project, start_runner, worker, go_target, live_api, scratch):
+def test_cli_runs_a_plan_and_waits(client, make_project, runner_pool, worker, go_target, live_api, scratch):
     import subprocess
 
     from infra.localstack import VENV_BIN
 
     slug, token = make_project(role="admin")
-    start_runner("pool-cli", "runner-cli")
     plan = scratch / "plan.yaml"
     plan.write_text(
-        "version: 1\nname: from-cli\ntool: hey\npool: pool-cli\n"
+        f"version: 1\nname: from-cli\ntool: hey\npool: {runner_pool}\n"
         f"variants:\n  - {{name: target, role: reference, target: '{go_target}'}}\n"
         "scenarios:\n  - {name: ok, path: /ok}\nloads:\n  - {concurrency: 2, requests: 300}\n")
     out = subprocess.run([str(VENV_BIN / "benchtrail"), "run", str(plan), "--project", slug, "--wait", "--json",

@@ -13,8 +13,8 @@ from sqlalchemy import select
 
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.models import Run, RunFile
-from tests.integration.test_runner import post_plan, start, wait_status
-from tests.integration.test_upload_ingest import wait_run
+from tests.support.api import post_plan, start, wait_status
+from tests.support.api import wait_run
 from tests.support.outputs import plain
 
 pytestmark = pytest.mark.slow
@@ -40,11 +40,10 @@ def _named_cells(run: dict) -> dict[tuple[str, str, str], dict]:
             {k: v for k, v in c.items() if k not in IDS} for c in run["cells"]}
 
 
-def test_runner_and_upload_of_the_same_files_agree(client, make_project, start_runner, worker, go_target):
+def test_runner_and_upload_of_the_same_files_agree(client, make_project, runner_pool, worker, go_target):
     slug, token = make_project(role="admin")
     auth = {"Authorization": f"Bearer {token}"}
-    start_runner("pool-parity", "runner-parity")
-    plan = {"version": 1, "name": "parity", "tool": "hey", "pool": "pool-parity",
+    plan = {"version": 1, "name": "parity", "tool": "hey", "pool": runner_pool,
             "variants": [{"name": "base", "role": "reference", "target": go_target,
                           "resources": {"source": "process"}},
                          {"name": "other", "target": go_target}],

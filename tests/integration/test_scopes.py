@@ -10,18 +10,7 @@ import subprocess
 
 
 from infra.localstack import VENV_BIN
-
-
-def auth(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def new_runner_token(name: str, pools: list[str] | None = None) -> str:
-    from benchtrail.db_boundary import unit_of_work
-    from benchtrail.projects.service import create_token
-
-    with unit_of_work() as session:
-        return create_token(session, project=None, name=name, role="runner", pools=pools).token
+from tests.support.api import auth, new_runner_token, queued_run
 
 
 def plan(name: str, pool: str = "scopes-idle", **extra) -> dict:
@@ -35,14 +24,6 @@ def plan(name: str, pool: str = "scopes-idle", **extra) -> dict:
 
 def post_plan(client, slug: str, token: str, body: dict):
     return client.post(f"/api/v1/projects/{slug}/plans", json=body, headers=auth(token))
-
-
-def queued_run(client, slug: str, token: str, body: dict) -> str:
-    r = post_plan(client, slug, token, body)
-    assert r.status_code == 201, r.text
-    r = client.post(f"/api/v1/projects/{slug}/plans/{body['name']}/runs", json={}, headers=auth(token))
-    assert r.status_code == 202, r.text
-    return r.json()["slug"]
 
 
 def upload_run(client, slug: str, token: str):
@@ -62,14 +43,14 @@ def test_project_tokens_cannot_claim_or_report_a_run(client, make_project):
                        ("finish", {"status": "failed", "reason": "x"})):
         r = client.post(f"/api/v1/runs/{run}/{path}", json=body, headers=auth(admin))
         assert r.status_code == 403, (path, r.text)
-        assert r.json() == {"error": "Forbidden", "detail": "token 'admin-token' is not a runner token; only a "
+        assert r.json() == {"error": "Forbidden", "code": "not_a_runner_token", "detail": "token 'admin-token' is not a runner token; only a "
                             "runner token (benchtrail admin create-token --role runner) may claim or report a run"}
     r = client.post(f"/api/v1/runs/{run}/results", headers=auth(admin), data={"metadata": "{}"},
                     files=[("files", ("a.jtl", b"timeStamp,elapsed\n1,2\n"))])
     assert r.status_code == 403 and r.json()["error"] == "Forbidden", r.text
     r = client.post(f"/api/v1/runs/{run}/claim", json={})
     assert r.status_code == 401
-    assert r.json() == {"error": "Unauthorized", "detail": "claiming or reporting a run needs a runner token"}
+    assert r.json() == {"error": "Unauthorized", "code": "runner_token_required", "detail": "claiming or reporting a run needs a runner token"}
     assert client.get(f"/api/v1/runs/{run}").json()["status"] == "queued"
 
 
@@ -79,7 +60,7 @@ def test_runner_token_is_no_uploader_and_sees_no_private_project(client, make_pr
     private, _ = make_project(public=False)
     r = upload_run(client, public, runner)
     assert r.status_code == 403, r.text
-    assert r.json() == {"error": "Forbidden", "detail": "runner token 'scopes-runner-upload' may only claim and "
+    assert r.json() == {"error": "Forbidden", "code": "runner_token_only_runs", "detail": "runner token 'scopes-runner-upload' may only claim and "
                         f"report plan runs; it has no 'uploader' role on project '{public}'"}
     # A private project stays invisible: 404, as for any token without a role on it.
     r = upload_run(client, private, runner)
@@ -107,7 +88,7 @@ def test_runner_reads_and_reports_only_the_private_run_it_claimed(client, make_p
     # Another runner token can neither report on it nor claim it again.
     r = client.post(f"/api/v1/runs/{run}/progress", json={"percent": 50}, headers=auth(other))
     assert r.status_code == 403
-    assert r.json() == {"error": "Forbidden", "detail": f"run '{run}' was not claimed by runner token "
+    assert r.json() == {"error": "Forbidden", "code": "not_claimed_by_token", "detail": f"run '{run}' was not claimed by runner token "
                         "'scopes-other'; only the runner that claimed a run reports on it"}
     r = client.post(f"/api/v1/runs/{run}/claim", json={}, headers=auth(other))
     assert r.status_code == 409 and r.json()["error"] == "Conflict"
@@ -132,7 +113,7 @@ def test_runner_token_claims_only_in_its_pools(client, make_project):
     in_b = queued_run(client, slug, admin, plan("in-b", pool="scopes-b"))
     r = client.post(f"/api/v1/runs/{in_c}/claim", json={}, headers=auth(scoped))
     assert r.status_code == 403
-    assert r.json() == {"error": "Forbidden", "detail": "runner token 'scopes-ab' may claim runs of pools "
+    assert r.json() == {"error": "Forbidden", "code": "pool_not_allowed", "detail": "runner token 'scopes-ab' may claim runs of pools "
                         f"scopes-a, scopes-b; run '{in_c}' is in pool 'scopes-c'"}
     assert client.get(f"/api/v1/runs/{in_c}").json()["status"] == "queued"
     r = client.post(f"/api/v1/runs/{in_b}/claim", json={}, headers=auth(scoped))
@@ -272,7 +253,7 @@ def test_plan_headers_are_never_shown_and_go_only_to_the_claiming_runner(client,
     bad = plan("with-headers", scenarios=[{"name": "ok", "path": "/ok", "headers": {"X-New": "***"}}])
     r = post_plan(client, slug, admin, bad)
     assert r.status_code == 422
-    assert r.json() == {"error": "InvalidRequest", "detail": "plan: scenarios[0].headers.X-New: '***' stands for "
+    assert r.json() == {"error": "InvalidRequest", "code": "plan_secret_placeholder", "detail": "plan: scenarios[0].headers.X-New: '***' stands for "
                         "a stored value, but no earlier version of plan 'with-headers' has this header"}
     # Only the claim answer carries them, to the runner token that claims the run.
     r = client.post(f"/api/v1/projects/{slug}/plans/with-headers/runs", json={}, headers=auth(admin))
@@ -285,7 +266,7 @@ def test_plan_headers_are_never_shown_and_go_only_to_the_claiming_runner(client,
                               "headers": {"ok": {"Authorization": SECRET, "X-Tenant": "t-77"}}}
 
 
-def test_runner_sends_the_stored_headers(client, make_project, start_runner):
+def test_runner_sends_the_stored_headers(client, make_project, runner_pool):
     """End to end: a real runner claims the run and hey sends the header values the API never shows."""
     import http.server
     import threading
@@ -309,8 +290,7 @@ def test_runner_sends_the_stored_headers(client, make_project, start_runner):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         slug, admin = make_project(role="admin")
-        start_runner("scopes-headers", "runner-scopes-headers")
-        body = plan("sends-headers", pool="scopes-headers", variants=[
+        body = plan("sends-headers", pool=runner_pool, variants=[
             {"name": "base", "role": "reference", "target": f"http://127.0.0.1:{server.server_port}"}],
             scenarios=[{"name": "ok", "path": "/ok", "headers": {"Authorization": SECRET}}])
         queued_run(client, slug, admin, body)

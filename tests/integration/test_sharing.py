@@ -13,22 +13,12 @@ from matplotlib import image as mpimg
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.jobs import enqueue
 from infra.localstack import wait_until
-from tests.integration.test_trails_xray import wait_analysed
-from tests.integration.test_upload_ingest import upload
-from tests.support.jtl import LABELS, write_jtl
+from tests.support.api import ab_run
+from tests.support.jtl import LABELS
 
 
 def svg_texts(body: bytes) -> str:
     return " ".join(t for t in ET.fromstring(body).itertext())
-
-
-def ab_run(client, make_project, scratch):  # type: ignore[no-untyped-def]
-    slug, token = make_project()
-    files = [("baseline", write_jtl(scratch / "b.jtl", seed=5, per_group=200)),
-             ("agent", write_jtl(scratch / "a.jtl", seed=6, per_group=200, slowdown=1.2))]
-    r = upload(client, slug, token, files, {"agent_version": "2.0.0"})
-    assert r.status_code == 202, r.text
-    return slug, token, wait_analysed(client, r.json()["run"])
 
 
 def test_a_run_chart_and_a_trail_badge_load_from_their_urls(client, worker, make_project, scratch):

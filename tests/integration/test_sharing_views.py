@@ -19,9 +19,11 @@ from matplotlib import image as mpimg
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.jobs import enqueue
 from tests.harness import wait_until
-from tests.integration.test_sharing import ab_run
-from tests.integration.test_trails_xray import (VARIANTS, VERSIONS, jmh_rows, original, scaled, set_settings,
-                                                upload_version)
+from tests.support.api import ab_run
+from tests.support.jmh import XRAY_VARIANTS as VARIANTS
+from tests.support.jmh import XRAY_VERSIONS as VERSIONS
+from tests.support.jmh import jmh_rows, original, scaled, set_settings, upload_version
+from tests.support.api import wait_analysed
 from tests.support.jtl import LABELS, thread_group_size
 from tests.support.series import throughput
 
@@ -64,16 +66,8 @@ def xray_history(client, make_project, admin_token, public: bool):  # type: igno
         if i >= 3:
             t["auto-instrumentation"] = scaled(t["auto-instrumentation"], "ServletBenchmark", 1.10)
         files[v] = t
-        slugs.append(wait_analysed_as(client, upload_version(client, slug, token, v, t), token)["slug"])
+        slugs.append(wait_analysed(client, upload_version(client, slug, token, v, t), token=token)["slug"])
     return slug, token, files, slugs
-
-
-def wait_analysed_as(client, run_slug, token):  # type: ignore[no-untyped-def]
-    auth = {"Authorization": f"Bearer {token}"}
-    run = wait_until(lambda: (r := client.get(f"/api/v1/runs/{run_slug}", headers=auth).json())["status"]
-                     in ("completed", "failed") and r["analysis_status"] != "pending" and r, 60, f"run {run_slug}")
-    assert run["status"] == "completed" and run["analysis_status"] == "done", run
-    return run
 
 
 def test_history_and_compare_images_and_frozen_views_of_a_private_project(client, worker, make_project, admin_token):
@@ -185,8 +179,8 @@ def test_history_and_compare_images_and_frozen_views_of_a_private_project(client
                    60, f"the re-analysis of {s}")
     # ...and one more version on the trail, 30% slower on servlets: the live views change...
     newer = scaled(files[VERSIONS[-1]]["auto-instrumentation"], "ServletBenchmark", 1.3)
-    wait_analysed_as(client, upload_version(client, slug, token, "2.22.0", {
-        **files[VERSIONS[-1]], "auto-instrumentation": newer}), token)
+    wait_analysed(client, upload_version(client, slug, token, "2.22.0", {
+        **files[VERSIONS[-1]], "auto-instrumentation": newer}), token=token)
     live = client.get(f"/api/v1/trails/{trail['id']}", params={"metric": "score"}, headers=auth).json()
     assert len(live["points"]) == len(VERSIONS) + 1
     live_cmp = client.get("/api/v1/compare/chart.svg", params={"a": a, "b": b, "metric": "score"}, headers=auth)

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.integration.test_trails_xray import wait_analysed
-from tests.integration.test_upload_ingest import upload
+from tests.support.api import wait_analysed
+from tests.support.api import upload
 from tests.support.jtl import thread_group_size, write_jtl
 
 

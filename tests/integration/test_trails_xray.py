@@ -4,80 +4,17 @@ from the raw files, read here with plain Python, and scipy."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from infra.localstack import REPO, wait_until
+from tests.support.api import wait_analysed
+from tests.support.jmh import XRAY_VARIANTS as VARIANTS
+from tests.support.jmh import XRAY_VERSIONS as VERSIONS
+from tests.support.jmh import jmh_rows, original, scaled, set_settings, upload_version
 
-DATA = REPO / "examples" / "data" / "aws-xray-java-agent"
-VERSIONS = ["2.7.x", "2.8.x", "2.9.x", "2.18.x", "2.21.0", "2.21.x"]
-VARIANTS = ["no-instrumentation", "sdk-instrumentation", "auto-instrumentation"]
-ENV = {"instance_type": "m5.xlarge", "cpus": 4, "memory_mb": 16384, "os": "Amazon Linux 2"}
-
-
-def jmh_rows(text: str) -> dict[tuple[str, str], tuple[float, float, int]]:
-    """(benchmark, mode) -> (score, error, cnt) of the rows with '±'."""
-    out = {}
-    for line in text.splitlines():
-        t = line.split()
-        if "±" in t and ":" not in t[0]:
-            i = t.index("±")
-            out[(t[0], t[1])] = (float(t[i - 1]), float(t[i + 1]), int(t[2]))
-    return out
-
-
-def scaled(text: str, bench: str, factor: float) -> str:
-    """The file with every sample-mode number of `bench` (score, error, percentiles) times `factor`."""
-    lines = []
-    for line in text.splitlines():
-        t = line.split()
-        if t and t[0].startswith(bench) and "sample" in t:
-            nums = [(i, tok) for i, tok in enumerate(t) if _is_float(tok) and i > t.index("sample") + (
-                1 if ":" not in t[0] else 0)]
-            for i, tok in nums:
-                t[i] = f"{float(tok) * factor:.3f}"
-            line = "  ".join(t)
-        lines.append(line)
-    return "\n".join(lines) + "\n"
-
-
-def _is_float(tok: str) -> bool:
-    try:
-        float(tok)
-        return "." in tok
-    except ValueError:
-        return False
-
-
-def upload_version(client, slug, token, version, texts: dict[str, str]):
-    meta = {"files": [{"variant": v, "format": "jmh-text"} for v in VARIANTS], "agent_version": version,
-            "reference": "no-instrumentation", "environment": ENV}
-    files = [("files", (f"{v}.txt", texts[v].encode())) for v in VARIANTS]
-    r = client.post(f"/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
-                    data={"metadata": json.dumps(meta)}, files=files)
-    assert r.status_code == 202, r.text
-    return r.json()["run"]
-
-
-def wait_analysed(client, run_slug, timeout=60):
-    run = wait_until(lambda: (r := client.get(f"/api/v1/runs/{run_slug}").json())["status"] in ("completed", "failed")
-                     and r["analysis_status"] != "pending" and r, timeout, f"run {run_slug} to be analysed")
-    assert run["status"] == "completed" and run["analysis_status"] == "done", run
-    return run
-
-
-def original(version: str, variant: str) -> str:
-    return (DATA / f"aws-xray-java-agent_{version}_{variant}.txt").read_text()
-
-
-def set_settings(client, admin_token, slug, body):
-    r = client.patch(f"/api/v1/projects/{slug}/settings", json=body,
-                     headers={"Authorization": f"Bearer {admin_token}"})
-    assert r.status_code == 200, r.text
 
 
 def test_real_xray_versions_give_overheads_and_no_alert_on_noise(client, worker, make_project, admin_token):

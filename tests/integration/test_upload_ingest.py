@@ -11,21 +11,8 @@ import pytest
 from infra.localstack import wait_until
 from tests.support.jtl import independent_cells, write_jtl
 from tests.support.series import throughput
-
-
-def upload(client, slug, token, files, meta_extra=None, key=None):
-    """`files`: (variant name, or the file's whole FileIn entry, path) pairs."""
-    meta = {"files": [v if isinstance(v, dict) else {"variant": v} for v, _ in files], **(meta_extra or {})}
-    headers = {"Authorization": f"Bearer {token}"}
-    if key:
-        headers["Idempotency-Key"] = key
-    return client.post(f"/api/v1/projects/{slug}/runs", headers=headers, data={"metadata": json.dumps(meta)},
-                       files=[("files", (p.name, p.read_bytes())) for _, p in files])
-
-
-def wait_run(client, run_slug, timeout=60):
-    return wait_until(lambda: (r := client.get(f"/api/v1/runs/{run_slug}").json())["status"] in
-                      ("completed", "failed") and r, timeout, f"run {run_slug} to finish")
+from tests.support.api import hey_csv as _hey_csv
+from tests.support.api import upload, wait_run
 
 
 def test_jmeter_ab_upload_gives_seed_shaped_cells_equal_to_numpy(client, worker, make_project, scratch):
@@ -97,6 +84,24 @@ def test_gzip_upload_is_accepted_and_bomb_rejected(client, worker, make_project,
     assert r.status_code == 413
     assert "decompression bomb" in r.json()["detail"]
     assert client.get(f"/api/v1/projects/{slug}/runs").json()["total"] == 1
+
+
+def test_a_gzip_upload_with_a_broken_deflate_stream_is_refused_and_nothing_stored(client, make_project, scratch):
+    """A gzip header followed by a damaged stream (zlib raises its own error, not an OSError): 400 naming the
+    file, not a 500, and no run."""
+    slug, token = make_project()
+    packed = bytearray(gzip.compress(write_jtl(scratch / "a.jtl", seed=4, per_group=50).read_bytes()))
+    packed[40:60] = bytes(255 - b for b in packed[40:60])   # past the 10-byte header, inside the deflate data
+    broken = scratch / "broken.jtl.gz"
+    broken.write_bytes(bytes(packed))
+    with pytest.raises(Exception, match="invalid"):
+        gzip.decompress(bytes(packed))   # the stream really is broken
+    r = upload(client, slug, token, [("baseline", broken)])
+    assert r.status_code == 400, r.text
+    body = r.json()
+    assert (body["error"], body["code"], body["file"]) == ("InvalidResultFile", "invalid_result_file", "broken.jtl.gz")
+    assert "corrupt compressed file" in body["detail"]
+    assert client.get(f"/api/v1/projects/{slug}/runs").json()["total"] == 0
 
 
 def stored_blobs(infra) -> list[str]:
@@ -233,7 +238,7 @@ def test_repetitions_of_a_cell_merge_exactly(client, worker, make_project, scrat
 def test_each_jmh_param_combination_is_a_cell_of_its_own(client, worker, make_project):
     """jcasbin's JMH JSON runs `enforce` over 12 @Param combinations (and 4 more benchmarks over theirs):
     each result is its own scenario and cell with the file's own score, none merged with another."""
-    from tests.unit.ingest.conftest import real
+    from tests.support.corpus import real
 
     path = real("jmh-json/casbin_jcasbin_jmh-1.37_thrpt-ss_params.json")
     results = json.loads(path.read_text())
@@ -250,14 +255,6 @@ def test_each_jmh_param_combination_is_a_cell_of_its_own(client, worker, make_pr
             result["primaryMetric"]["score"]
     assert len(expected) == len(results) == 37
     assert got == expected
-
-
-def _hey_csv(path: Path, offsets_s: list[float], latencies_s: list[float] | None = None) -> Path:
-    latencies_s = latencies_s or [0.0012] * len(offsets_s)
-    rows = [f"{lat:.4f},0.0001,0.0000,0.0000,0.0011,0.0000,200,{o:.4f}" for o, lat in zip(offsets_s, latencies_s)]
-    path.write_text("response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
-                    + "\n".join(rows) + "\n")
-    return path
 
 
 def test_hey_repetitions_are_placed_in_time_by_their_start(client, worker, make_project, scratch):

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from infra.localstack import REPO
-from tests.integration.test_runner import admin_headers, post_plan, start, wait_status
+from tests.support.api import auth as admin_headers
+from tests.support.api import post_plan, start, wait_status
 from tests.support.outputs import plain
 
 pytestmark = pytest.mark.slow
@@ -19,10 +20,9 @@ pytestmark = pytest.mark.slow
 JMX = REPO / "tests" / "fixtures" / "user-shop.jmx"
 
 
-def test_a_hand_written_jmx_runs_end_to_end(client, make_project, start_runner, worker, go_target):
+def test_a_hand_written_jmx_runs_end_to_end(client, make_project, runner_pool, worker, go_target):
     slug, token = make_project(role="admin")
-    start_runner("jmx", "runner-jmx")
-    plan = {"version": 1, "name": "shop", "tool": "jmeter", "pool": "jmx",
+    plan = {"version": 1, "name": "shop", "tool": "jmeter", "pool": runner_pool,
             "variants": [{"name": "target", "role": "reference", "target": go_target}],
             "scenarios": [{"name": "shop", "jmx": str(JMX)}],
             "loads": [{"threads": 3, "duration_s": 3}], "repetitions": 1}

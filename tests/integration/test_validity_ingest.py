@@ -3,7 +3,7 @@ validity rows, a stall makes the run invalid, a warning does not."""
 
 from __future__ import annotations
 
-from tests.integration.test_upload_ingest import upload, wait_run
+from tests.support.api import upload, wait_run
 from tests.support.validity_jtl import plateau_jtl, stalled_jtl
 
 
@@ -54,7 +54,7 @@ def test_an_invalid_run_never_raises_an_alert(client, worker, make_project, scra
     at 8 (the control: the step alone is found where it is)."""
     import numpy as np
 
-    from tests.integration.test_trails_xray import wait_analysed
+    from tests.support.api import wait_analysed
     from tests.support.validity_jtl import T0, write_rows
 
     def run_file(path, level_ms: float, seed: int, stalled: bool):
@@ -89,7 +89,7 @@ def test_a_percentile_of_a_few_recording_steps_is_a_warning_and_the_run_stays_va
     says; JMeter's whole ms on a 40 ms service are 40 steps, which it does not."""
     import numpy as np
 
-    from tests.integration.test_upload_ingest import _hey_csv
+    from tests.support.api import hey_csv as _hey_csv
 
     slug, token = make_project()
     rng = np.random.default_rng(31)

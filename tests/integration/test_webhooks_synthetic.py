@@ -9,8 +9,6 @@ import hmac
 import json
 import os
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -18,15 +16,11 @@ import pytest
 from scipy import stats
 
 from infra.localstack import VENV_BIN, Process, free_port, wait_until
-from tests.integration.test_trails_xray import wait_analysed
-
-# The worker and the API read the allow-list at start; test modules are imported before any
-# fixture starts them, so this reaches both.
-os.environ.setdefault("BENCHTRAIL_WEBHOOK_ALLOWLIST", "127.0.0.1:*")
+from tests.support.api import wait_analysed
+from tests.support.jmh import jmh
 
 VERSIONS = [f"1.{i}.0" for i in range(12)]
 STEPS = (4, 8)
-SCENARIO = "Synthetic.request"
 
 
 def series(seed: int = 7) -> tuple[np.ndarray, np.ndarray]:
@@ -38,60 +32,9 @@ def series(seed: int = 7) -> tuple[np.ndarray, np.ndarray]:
     return np.round(ref, 4), np.round(agent, 4)
 
 
-def jmh(score: float) -> bytes:
-    return ("Benchmark          Mode   Cnt   Score    Error  Units\n"
-            f"{SCENARIO}  sample  2000  {score:.4f} ± 0.0020  ms/op\n").encode()
-
-
-def upload_score(client, slug: str, auth: dict[str, str], version: str, score: float) -> dict:
-    """One run of one variant ("agent") scoring `score` ms/op at `version`, once analysed."""
-    meta = {"files": [{"variant": "agent", "format": "jmh-text"}], "agent_version": version,
-            "environment": {"cpus": 2}}
-    r = client.post(f"/api/v1/projects/{slug}/runs", headers=auth, data={"metadata": json.dumps(meta)},
-                    files=[("files", ("agent.txt", jmh(round(score, 4))))])
-    assert r.status_code == 202, r.text
-    return wait_analysed(client, r.json()["run"])
-
-
 def metadata(version: str) -> dict:
     return {"files": [{"variant": "baseline", "format": "jmh-text"}, {"variant": "agent", "format": "jmh-text"}],
             "agent_version": version, "reference": "baseline", "environment": {"cpus": 2, "os": "Linux"}}
-
-
-class Receiver:
-    """A real HTTP server on 127.0.0.1 recording every request; /slack answers 503 the first time."""
-
-    def __init__(self) -> None:
-        self.requests: list[tuple[str, dict[str, str], bytes]] = []
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                with outer.lock:
-                    first_slack = self.path == "/slack" and not any(p == "/slack" for p, _, _ in outer.requests)
-                    outer.requests.append((self.path, dict(self.headers), body))
-                self.send_response(503 if first_slack else 200)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def at(self, path: str) -> list[tuple[dict[str, str], bytes]]:
-        with self.lock:
-            return [(h, b) for p, h, b in self.requests if p == path]
-
-
-@pytest.fixture()
-def receiver():
-    r = Receiver()
-    yield r
-    r.server.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from kombu import Queue
 
 from benchtrail.config import get_settings
 from benchtrail.jobs import TASK_QUEUES
-from benchtrail.runs import events  # noqa: F401  (publishes every committed change of a run, see there)
+from benchtrail.runstate import events  # noqa: F401  (publishes every committed change of a run, see there)
 from benchtrail_runner.celeryconf import COMMON_CONF, install_logging
 
 settings = get_settings()

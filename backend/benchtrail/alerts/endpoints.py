@@ -33,6 +33,8 @@ def alert_out(a: Alert, trail: Trail, culprit: Run, detected: Run | None, projec
 def list_alerts(slug: str, state: AnyState | None = None, metric: str | None = None, direction: str | None = None,
                 kind: str | None = None, session: Session = SessionDep,
                 principal: Principal = Depends(get_principal)) -> AlertList:
+    """The project's alerts, grouped by the run that raised them; filter by `state` (`withdrawn` included),
+    `metric`, `direction` and `kind`."""
     project, rows = service.list_alerts(session, principal, slug, state=state, metric=metric, direction=direction,
                                         kind=kind)
     items = [alert_out(*row, project.slug) for row in rows]
@@ -54,12 +56,17 @@ def _detail(session: Session, principal: Principal, alert_id: int) -> AlertDetai
 @router.get("/alerts/{alert_id}", response_model=AlertDetail)
 def get_alert(alert_id: ID, session: Session = SessionDep,
               principal: Principal = Depends(get_principal)) -> AlertDetail:
+    """One alert: its trail, metric, direction, magnitude, confidence, the run that raised it, its triage state,
+    assignee, notes and the history of its changes (`events`)."""
     return _detail(session, principal, alert_id)
 
 
 @router.patch("/alerts/{alert_id}", response_model=AlertDetail, responses=errors(403))
 def patch_alert(alert_id: ID, body: AlertPatch, session: Session = SessionDep,
                 principal: Principal = Depends(get_principal)) -> AlertDetail:
+    """Triage an alert (uploader token): `state` (new, acknowledged, investigating, confirmed, fixed, wontfix,
+    invalid; `withdrawn` is set only by the analysis, with `state_reason`), `assignee`, `notes`. Each change is
+    recorded in `events`."""
     service.update_alert(session, principal, alert_id, state=body.state, assignee=body.assignee, notes=body.notes,
                          note=body.note)
     session.flush()
@@ -70,6 +77,8 @@ def patch_alert(alert_id: ID, body: AlertPatch, session: Session = SessionDep,
 @router.get("/projects/{slug}/annotations", response_model=AnnotationList)
 def list_annotations(slug: str, session: Session = SessionDep,
                      principal: Principal = Depends(get_principal)) -> AnnotationList:
+    """The project's annotations: releases, JDK bumps, infrastructure changes on the version axis; `known_change`
+    ones are fixed boundaries for change-point detection."""
     return AnnotationList(items=[AnnotationOut.model_validate(a, from_attributes=True)
                                  for a in service.list_annotations(session, principal, slug)])
 
@@ -77,22 +86,26 @@ def list_annotations(slug: str, session: Session = SessionDep,
 @router.post("/projects/{slug}/annotations", response_model=AnnotationOut, status_code=201, responses=errors(403))
 def add_annotation(slug: str, body: AnnotationIn, session: Session = SessionDep,
                    principal: Principal = Depends(get_principal)) -> AnnotationOut:
+    """Add an annotation (uploader token); it needs `agent_version` or `at`. A `known_change` annotation marks a
+    known change point: the detector takes it as a boundary and never alerts on it."""
     row = service.add_annotation(session, principal, slug, **body.model_dump())
     session.refresh(row)
     return AnnotationOut.model_validate(row, from_attributes=True)
 
 
 @router.patch("/projects/{slug}/annotations/{annotation_id}", response_model=AnnotationOut)
-def edit_annotation(slug: str, annotation_id: int, body: AnnotationPatch, session: Session = SessionDep,
+def edit_annotation(slug: str, annotation_id: ID, body: AnnotationPatch, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> AnnotationOut:
+    """Edit an annotation's given fields (uploader token); it still needs `agent_version` or `at`."""
     row = service.update_annotation(session, principal, slug, annotation_id, body.model_dump(exclude_unset=True))
     session.refresh(row)
     return AnnotationOut.model_validate(row, from_attributes=True)
 
 
 @router.delete("/projects/{slug}/annotations/{annotation_id}", status_code=204)
-def delete_annotation(slug: str, annotation_id: int, session: Session = SessionDep,
+def delete_annotation(slug: str, annotation_id: ID, session: Session = SessionDep,
                       principal: Principal = Depends(get_principal)) -> Response:
+    """Delete an annotation (uploader token)."""
     service.delete_annotation(session, principal, slug, annotation_id)
     return Response(status_code=204)
 
@@ -105,12 +118,15 @@ def webhook_out(h: Webhook) -> WebhookOut:
 @router.get("/projects/{slug}/webhooks", response_model=WebhookList, responses=errors(403))
 def list_webhooks(slug: str, session: Session = SessionDep,
                   principal: Principal = Depends(get_principal)) -> WebhookList:
+    """The project's webhooks (admin token)."""
     return WebhookList(items=[webhook_out(h) for h in webhooks.list_for(session, principal, slug)])
 
 
 @router.post("/projects/{slug}/webhooks", response_model=WebhookCreated, status_code=201, responses=errors(403))
 def create_webhook(slug: str, body: WebhookIn, session: Session = SessionDep,
                    principal: Principal = Depends(get_principal)) -> WebhookCreated:
+    """Add a webhook (admin token): Slack-compatible or generic JSON, signed with `X-Benchtrail-Signature:
+    sha256=HMAC-SHA256(secret, body)`. Its URL must be http(s) and match `BENCHTRAIL_WEBHOOK_ALLOWLIST`."""
     hook, secret = webhooks.create(session, principal, slug, url=body.url, style=body.style, secret=body.secret)
     session.refresh(hook)
     return WebhookCreated(**webhook_out(hook).model_dump(), secret=secret)
@@ -119,6 +135,7 @@ def create_webhook(slug: str, body: WebhookIn, session: Session = SessionDep,
 @router.get("/webhooks/{webhook_id}/deliveries", response_model=DeliveryList, responses=errors(403))
 def list_deliveries(webhook_id: ID, limit: int = Query(default=100, ge=1, le=1000), session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> DeliveryList:
+    """The webhook's delivery log: each delivery's payload, status, attempts, response code and error (admin token)."""
     return DeliveryList(items=[DeliveryOut.model_validate(d, from_attributes=True)
                                for d in webhooks.deliveries(session, principal, webhook_id, limit)])
 

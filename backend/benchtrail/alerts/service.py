@@ -35,10 +35,10 @@ from benchtrail.alerts import repository, webhooks
 from benchtrail.alerts.findings import Applied, Change, TrailFindings
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
-from benchtrail.errors import InvalidRequest, NotFound
+from benchtrail.errors import ErrorCode, InvalidRequest, NotFound
 from benchtrail.models import Alert, AlertEvent, Annotation, Project, Run, Trail
 from benchtrail.projects import service as projects
-from benchtrail.runs import meta as run_meta
+from benchtrail.runstate import meta as run_meta
 
 __all__ = ["Applied", "Boundaries", "Change", "TrailFindings", "apply_findings", "boundaries", "boundaries_of"]
 
@@ -272,7 +272,7 @@ def list_alerts(session: Session, principal: Principal, slug: str, *, state: str
                 direction: str | None, kind: str | None) -> tuple[Project, list[tuple[Alert, Trail, Run, Run | None]]]:
     project = projects.get_visible(session, principal, slug)
     if state is not None and state not in STATES:
-        raise InvalidRequest(f"state must be one of {', '.join(STATES)}")
+        raise InvalidRequest(f"state must be one of {', '.join(STATES)}", code=ErrorCode.ALERT_STATE_UNKNOWN)
     return project, list(repository.alert_rows(session, project_id=project.id, filters={
         "state": state, "metric": metric, "direction": direction, "kind": kind}))
 
@@ -282,7 +282,7 @@ def update_alert(session: Session, principal: Principal, alert_id: int, *, state
     alert, _, _, _, project = get_alert(session, principal, alert_id)
     principal.require(project, "uploader")
     if state is not None and state not in STATES:
-        raise InvalidRequest(f"state must be one of {', '.join(STATES)}")
+        raise InvalidRequest(f"state must be one of {', '.join(STATES)}", code=ErrorCode.ALERT_STATE_UNKNOWN)
     changes = []
     if assignee is not None and assignee != (alert.assignee or ""):
         changes.append(f"assignee: {alert.assignee or '-'} → {assignee or '-'}")
@@ -293,7 +293,8 @@ def update_alert(session: Session, principal: Principal, alert_id: int, *, state
     from_state = alert.state
     if state is not None and state != alert.state:
         if state not in USER_STATES:
-            raise InvalidRequest(f"state '{state}' is set by the analysis; people set one of {', '.join(USER_STATES)}")
+            raise InvalidRequest(f"state '{state}' is set by the analysis; people set one of {', '.join(USER_STATES)}",
+                                 code=ErrorCode.ALERT_STATE_SET_BY_ANALYSIS)
         alert.state = state
         alert.state_reason = None  # the analysis' reason no longer explains a state a person chose
     if from_state == alert.state and not changes and not note:
@@ -312,7 +313,7 @@ def add_annotation(session: Session, principal: Principal, slug: str, *, kind: s
     project = projects.get_visible(session, principal, slug)
     principal.require(project, "uploader")
     if agent_version is None and at is None:
-        raise InvalidRequest("an annotation needs agent_version or at (a time), to place it on the axis")
+        raise InvalidRequest("an annotation needs agent_version or at (a time), to place it on the axis", code=ErrorCode.ANNOTATION_NOT_PLACED)
     return repository.add(session, Annotation(project_id=project.id, kind=kind, title=title,
                                               agent_version=agent_version, at=at, known_change=known_change))
 
@@ -337,7 +338,7 @@ def update_annotation(session: Session, principal: Principal, slug: str, annotat
         if field in changes:
             setattr(row, field, changes[field])
     if row.agent_version is None and row.at is None:
-        raise InvalidRequest("an annotation needs agent_version or at (a time), to place it on the axis")
+        raise InvalidRequest("an annotation needs agent_version or at (a time), to place it on the axis", code=ErrorCode.ANNOTATION_NOT_PLACED)
     session.flush()
     return row
 

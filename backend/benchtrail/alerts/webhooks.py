@@ -23,7 +23,7 @@ from benchtrail import jobs
 from benchtrail.alerts import repository
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
-from benchtrail.errors import InvalidRequest, NotFound
+from benchtrail.errors import ErrorCode, InvalidRequest, NotFound
 from benchtrail.models import Alert, Project, Run, Trail, Webhook, WebhookDelivery
 from benchtrail.projects import service as projects
 
@@ -39,13 +39,13 @@ def _host_port(url: str) -> tuple[str, int]:
     try:
         parts = urlsplit(url)
     except ValueError as exc:  # e.g. a bracketed host that is not an IPv6 address
-        raise InvalidRequest(f"webhook url '{url}' is not a valid URL: {exc}") from None
+        raise InvalidRequest(f"webhook url '{url}' is not a valid URL: {exc}", code=ErrorCode.WEBHOOK_URL_INVALID) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidRequest(f"webhook url '{url}' must be an http(s) URL with a host")
+        raise InvalidRequest(f"webhook url '{url}' must be an http(s) URL with a host", code=ErrorCode.WEBHOOK_URL_INVALID)
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
-        raise InvalidRequest(f"webhook url '{url}' has an invalid port") from None
+        raise InvalidRequest(f"webhook url '{url}' has an invalid port", code=ErrorCode.WEBHOOK_URL_INVALID) from None
     return parts.hostname.lower(), port
 
 
@@ -85,7 +85,7 @@ def create(session: Session, principal: Principal, slug: str, *, url: str, style
     if not allowed(url):
         host, port = _host_port(url)
         raise InvalidRequest(f"webhook destination {host}:{port} is not in the allow-list "
-                             "(BENCHTRAIL_WEBHOOK_ALLOWLIST, set by the site admin)")
+                             "(BENCHTRAIL_WEBHOOK_ALLOWLIST, set by the site admin)", code=ErrorCode.WEBHOOK_NOT_ALLOWED)
     secret = secret or secrets.token_urlsafe(32)
     hook = repository.add(session, Webhook(project_id=project.id, url=url, style=style, secret=secret,
                                            enabled=True))

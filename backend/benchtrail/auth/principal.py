@@ -20,9 +20,8 @@ from sqlalchemy.orm import Session
 from benchtrail import db
 from benchtrail.auth.tokens import ROLE_RANK, hash_token
 from benchtrail.db_boundary import read_unit, request_session
-from benchtrail.errors import Forbidden, NotFound, Unauthorized
-from benchtrail.models import ApiToken, Project, Run
-from benchtrail.runs import meta as run_meta
+from benchtrail.errors import ErrorCode, Forbidden, NotFound, Unauthorized
+from benchtrail.models import ApiToken, Project
 
 
 class ProjectRef(Protocol):
@@ -58,7 +57,7 @@ class Principal:
     def rank_on(self, project: ProjectRef) -> int:
         if self.token_id is None or self.is_runner:
             # A runner token holds no role on any project: it only claims and reports plan runs
-            # (benchtrail.execution), and reads the runs it executes.
+            # (benchtrail.plans.execution), and reads the runs it executes.
             return 0
         if self.project_id is None:  # site-wide tokens act on every project
             return ROLE_RANK[self.role or "viewer"]
@@ -75,24 +74,20 @@ class Principal:
         if self.rank_on(project) >= ROLE_RANK[role]:
             return
         if self.is_anonymous:
-            raise Unauthorized(f"this action needs a token with the '{role}' role on '{project.slug}'")
+            raise Unauthorized(f"this action needs a token with the '{role}' role on '{project.slug}'", code=ErrorCode.TOKEN_MISSING)
         if self.is_runner:
             raise Forbidden(f"runner token '{self.name}' may only claim and report plan runs; it has no "
-                            f"'{role}' role on project '{project.slug}'")
-        raise Forbidden(f"token '{self.name}' lacks the '{role}' role on project '{project.slug}'")
-
-    def executes(self, run: Run) -> bool:
-        """A runner token reads the runs it claimed (even on a private project), and nothing else."""
-        return self.is_runner and run_meta.of(run).runner_token_id == self.token_id
+                            f"'{role}' role on project '{project.slug}'", code=ErrorCode.RUNNER_TOKEN_ONLY_RUNS)
+        raise Forbidden(f"token '{self.name}' lacks the '{role}' role on project '{project.slug}'", code=ErrorCode.ROLE_REQUIRED)
 
     def may_claim(self, pool: str) -> bool:
         return self.is_runner and (self.pools is None or pool in self.pools)
 
     def require_site_admin(self) -> None:
         if self.is_anonymous:
-            raise Unauthorized("this action needs a site admin token")
+            raise Unauthorized("this action needs a site admin token", code=ErrorCode.TOKEN_MISSING)
         if not self.is_site_admin:
-            raise Forbidden("this action needs a site admin token")
+            raise Forbidden("this action needs a site admin token", code=ErrorCode.SITE_ADMIN_REQUIRED)
 
 
 def bearer_token(request: Request) -> str | None:
@@ -101,7 +96,7 @@ def bearer_token(request: Request) -> str | None:
         return None
     scheme, _, value = header.partition(" ")
     if scheme.lower() != "bearer" or not value.strip():
-        raise Unauthorized("Authorization header must be 'Bearer <token>'")
+        raise Unauthorized("Authorization header must be 'Bearer <token>'", code=ErrorCode.TOKEN_MALFORMED)
     return value.strip()
 
 
@@ -119,7 +114,7 @@ def resolve(session: Session, token: str | None) -> Principal:
         return Principal()
     row = session.execute(_TOKEN, {"token_hash": hash_token(token)}).one_or_none()
     if row is None or row.revoked_at is not None:
-        raise Unauthorized("invalid or revoked token")
+        raise Unauthorized("invalid or revoked token", code=ErrorCode.TOKEN_INVALID)
     now = datetime.now(timezone.utc)
     stale = now - LAST_USED_RESOLUTION
     if row.last_used_at is None or row.last_used_at < stale:

@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 from benchtrail.config import get_settings
 from benchtrail.db import get_engine
+from benchtrail.errors import ErrorCode
 from benchtrail.openapi import ErrorBody
 
 router = APIRouter(tags=["operations"])
@@ -71,13 +72,15 @@ def _disk_free_mb() -> int | None:
     503: {"model": HealthDegraded, "description": "The database or the broker is down (named in `detail`); retry "
                                                   "after Retry-After seconds"}})
 def health() -> JSONResponse:
+    """The database's and the broker's status and the data folder's free space (`disk_free_mb`). 503 with `Retry-
+    After`, naming the component that is down, while one is."""
     checks = {"db": _check_db(), "redis": _check_redis()}
     free = _disk_free_mb()
     down = [k for k, v in checks.items() if v != "ok"]
     if not down:
         return JSONResponse(Health(status="ok", **checks, disk_free_mb=free).model_dump())
     body = HealthDegraded(status="degraded", **checks, disk_free_mb=free, error="ServiceUnavailable",
-                          detail=f"component down: {', '.join(down)}")
+                          code=ErrorCode.UNAVAILABLE, detail=f"component down: {', '.join(down)}")
     return JSONResponse(body.model_dump(), status_code=503,
                         headers={"Retry-After": str(get_settings().outage_retry_after_s)})
 

@@ -21,7 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-RESOURCE_METRICS = frozenset({"cpu_pct", "rss_mb", "heap_mb", "cpu_s_per_1k"})
+from benchtrail import metrics
+from benchtrail.ingest.values import value_of
+
+RESOURCE_METRICS = frozenset(metrics.names("resource"))
 ALL = "*"   # the all-scenarios cell of a load level (`ingest.service.ALL_SCENARIOS`)
 
 
@@ -76,8 +79,7 @@ def observed(metric: str, cells: Mapping[Key, CellView], key: Key) -> float | No
             return sum(cell.arrival_rates) / len(cell.arrival_rates)
         value = v.get("achieved_rate")
         return float(value) if value is not None else None
-    value = v.get(metric)
-    return float(value) if value is not None else None
+    return value_of(v, metric)
 
 
 def judge(criteria: Sequence[CriterionLike], cells: Mapping[Key, CellView], *,

@@ -96,6 +96,11 @@ class ParseOptions:
     scenario: str | None = None      # scenario name for single-endpoint tools (hey, wrk)
     columns: tuple[str, ...] | None = None  # column names of a header-less JMeter CSV
     timestamp_is_start: bool = True  # JMeter `sampleresult.timestamp.start` (stock jmeter.properties: true)
+    # JMeter `jmeter.save.saveservice.timestamp_format` (a Java SimpleDateFormat pattern) of a CSV whose
+    # timeStamp is formatted; None = inferred from the values. `timestamp_zone`: the zone the JVM wrote it in.
+    timestamp_format: str | None = None
+    timestamp_zone: str | None = None
+    entry: int | None = None         # the run of a history file (github-action-benchmark, Bencher) to read
 
 
 class ParseError(Exception):

@@ -19,4 +19,7 @@ def load_from(data: Any) -> LoadSpec | None:
 def options_for(spec: Any) -> ParseOptions:
     """`spec` is an uploads.schemas.FileIn or the options dict stored on a RunFile."""
     get = spec.get if isinstance(spec, dict) else (lambda k, d=None: getattr(spec, k, d))
-    return ParseOptions(load=load_from(get("load")), scenario=get("scenario"))
+    entry = get("entry")
+    return ParseOptions(load=load_from(get("load")), scenario=get("scenario"),
+                        timestamp_format=get("timestamp_format"), timestamp_zone=get("timestamp_zone"),
+                        entry=int(entry) if entry is not None else None)

@@ -10,7 +10,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from benchtrail.models import Blob, Cell, Environment, Load, Project, Run, RunFile, Scenario, Trail, Variant
-from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.runstate.lifecycle import RunStatus
 
 
 def lock_run(session: Session, run_id: int) -> Run | None:

@@ -20,7 +20,7 @@ import polars as pl
 from sqlalchemy.orm import Session
 
 from benchtrail import jobs, storage
-from benchtrail.errors import Conflict, NotFound
+from benchtrail.errors import Conflict, ErrorCode, NotFound
 from benchtrail.ingest import criteria as criteria_judge
 from benchtrail.ingest.cells import CellsResult, SampleCounts, Summariser, interval_counts, union_series
 from benchtrail.ingest.detect import ingest_file
@@ -28,23 +28,22 @@ from benchtrail.ingest.histogram import merge as merge_histograms
 from benchtrail.ingest.histogram import decode as decode_histogram
 from benchtrail.ingest.histogram import percentile_ms, value_at_percentile_us
 from benchtrail.ingest.model import RELATIVE_TIME, LoadSpec, ParseError
-from benchtrail.ingest.options import options_for
+from benchtrail.ingest.detect import PROFILE_FORMATS
+from benchtrail.ingest.options import load_from, options_for
 from benchtrail.ingest import repository, validity
+from benchtrail import metrics
 from benchtrail.metrics import PERCENTILES
-from benchtrail.models import Cell, Load, Project, Run, RunFile, Scenario, Series, Variant
+from benchtrail.models import Cell, Load, Run, RunFile, Scenario, Series, Variant
+from benchtrail.ingest import profiles as profile_ingest
 from benchtrail.plans import service as plans
 from benchtrail.plans.model import split_count
 from benchtrail.projects import service as projects_service
-from benchtrail.runs import lifecycle
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
-from benchtrail.uploads.files import open_blob_for_parsing
+from benchtrail.runstate import lifecycle
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.ingest.packed import open_blob_for_parsing
 
-CELL_COLUMNS = frozenset({
-    "count", "errors", "throughput", "duration_s", "latency_mean", "latency_min", "latency_max",
-    "latency_p50", "latency_p75", "latency_p90", "latency_p95", "latency_p99", "latency_p999",
-    "cpu_pct", "cpu_s_per_1k", "rss_mb", "heap_mb", "achieved_rate", "score", "score_error",
-})
+CELL_COLUMNS = frozenset(metrics.names("stored"))
 INTEGER_COLUMNS = frozenset({"count", "errors"})
 # The scenario name of a load level's all-scenarios cell (JMeter's TOTAL row, resources of the process).
 ALL_SCENARIOS = "*"
@@ -256,6 +255,12 @@ class RunWriter:
         self.laid_end: dict[str, int] = {}      # variant -> end of its files laid end to end (`lay_out`)
         # a share's arrival rate per (variant, scenario, load key) and position: the shares' add up
         self.share_arrivals: dict[tuple[tuple[str, str, str], int], float] = {}
+        # CPU profiles by (variant, scenario, load key, step), the measured requests of each step by (variant,
+        # started_ms, load key) that normalise them, and the run's raw recordings by file position
+        self.profiles: dict[tuple[str, str, str, int], profile_ingest.PendingProfile] = {}
+        self.step_requests: dict[tuple[str, int | None, str], int] = {}
+        self.files_by_position: dict[int, int] = {}
+        self.ids: dict[str, dict[str, int]] = {}
 
     def add_cell(self, variant: str, cell: Any, position: int | None = None, share: int | None = None,
                  latency_step_us: int | None = None) -> None:
@@ -357,6 +362,8 @@ class RunWriter:
                  for key, spec in sorted(self.loads.items(), key=lambda kv: _load_sort(kv[1]))}
         s.add_all([*variants.values(), *scenarios.values(), *loads.values()])
         s.flush()
+        self.ids = {"variant": {k: v.id for k, v in variants.items()},
+                    "scenario": {k: v.id for k, v in scenarios.items()}, "load": {k: v.id for k, v in loads.items()}}
         trail_ids = self._trail_ids({(c.scenario, c.load.key, c.variant, c.mode, c.process)
                                      for c in self.cells.values()})
         rows = []
@@ -462,7 +469,7 @@ def reingest_run(session: Session, run_id: int) -> Reingested:
     if run is None:
         raise NotFound(f"run {run_id} not found")
     if run.status != RunStatus.COMPLETED:
-        raise Conflict(f"run '{run.slug}' is {run.status}: only a completed run is measured again")
+        raise Conflict(f"run '{run.slug}' is {run.status}: only a completed run is measured again", code=ErrorCode.RUN_NOT_COMPLETED)
     before = repository.count_cells(session, run.id)
     kept = [row for row in run.validity or [] if row.get("source") == validity.MANUAL]
     repository.delete_measurements(session, run.id)
@@ -502,6 +509,7 @@ def _measure(session: Session, run: Run, *, verify: bool = False) -> RunWriter:
     scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=storage.scratch_dir()))
     try:
         store = storage.get_store()
+        writer.files_by_position = {rf.position: rf.id for rf, _ in files if rf.format == "jfr"}
         for run_file, blob in files:
             path = store.local_path(blob.sha256, scratch)
             if verify and storage.sha256_file(path) != blob.sha256:
@@ -512,6 +520,7 @@ def _measure(session: Session, run: Run, *, verify: bool = False) -> RunWriter:
         shutil.rmtree(scratch, ignore_errors=True)
     writer.finish_shares()
     writer.write(reference=run_meta.of(run).reference or "")
+    profile_ingest.write(session, run.id, writer.profiles, writer.ids, writer.step_requests)
     expected = expectations(session, run)
     run.criteria = judge_criteria(writer, expected, reference=run_meta.of(run).reference)
     judge_validity(session, run, writer, expected)
@@ -556,7 +565,7 @@ def requested_percentiles(session: Session, run: Run) -> list[tuple[str, float]]
                 ["latency_p75", "latency_p99"]) if project else set()
     names |= {c.get("criterion", "").split()[-3] for c in run.criteria or []
               if isinstance(c, dict) and len(c.get("criterion", "").split()) >= 3}
-    return [(f"latency_{n}", p) for n, p in PERCENTILES if f"latency_{n}" in names]
+    return [(m.name, m.percentile) for m in metrics.CATALOG.values() if m.percentile is not None and m.name in names]
 
 
 def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expectations | None = None) -> None:
@@ -596,6 +605,9 @@ def judge_validity(session: Session, run: Run, writer: RunWriter, expected: Expe
 
 def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) -> None:
     path = open_blob_for_parsing(blob, run_file.filename, scratch)
+    if run_file.format in PROFILE_FORMATS:
+        add_profile(writer, run_file, path)
+        return
     share = run_file.options.get("share")
     warmup_s = float(run_file.options.get("warmup_s", 0))
     try:
@@ -627,6 +639,21 @@ def add_file(writer: RunWriter, run_file: RunFile, blob: Path, scratch: Path) ->
         if shift:
             series.t_ms = [t + shift for t in series.t_ms]
         writer.add_series(getattr(series, "variant", None) or run_file.variant, series, share)
+
+
+def add_profile(writer: RunWriter, run_file: RunFile, path: Path) -> None:
+    """A CPU profile file (benchtrail.profiles): its stacks under its step's profile; a raw JFR recording is
+    only kept (its stacks come with the benchtrail-profile file read from it)."""
+    try:
+        stacks = profile_ingest.read(run_file, path)
+        if stacks is None:
+            return
+        scenario = run_file.options.get("scenario") or ALL_SCENARIOS
+        load = load_from(run_file.options.get("load")) or LoadSpec()
+        writer._note(run_file.variant, scenario, load)
+        profile_ingest.add(writer.profiles, run_file, stacks, scenario, load, writer.files_by_position)
+    except ParseError as exc:
+        raise IngestFailed(run_file.filename, exc.reason, exc.line, exc.field) from None
 
 
 def clock_shift_ms(options: dict[str, Any], meta: dict[str, Any], interval_ms: int | None) -> int:
@@ -709,6 +736,10 @@ def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: floa
                           fmt=run_file.format, warmup_s=warmup_s, counts=counts,
                           share=(int(share), writer.generators) if share is not None else None)
     writer.facts += found.facts
+    started = run_file.options.get("started_ms")
+    for f, load_key in found.facts:
+        key = (run_file.variant, int(started) if started is not None else None, load_key)
+        writer.step_requests[key] = writer.step_requests.get(key, 0) + f.count
     for key, r in found.arrivals.items():
         if share is not None:
             slot = (key, run_file.position)
@@ -718,39 +749,3 @@ def _note_file(writer: RunWriter, run_file: RunFile, parsed: Any, warmup_s: floa
     for key, n in found.unanswered.items():
         writer.unanswered[key] = writer.unanswered.get(key, 0) + n
     return {load_key: f.latency_step_us for f, load_key in found.facts if f.latency_step_us}
-
-
-def bench_persist(parsed: Any, cells: Any, database_url: str) -> None:
-    """The database half of an ingest, for `make bench-ingest`: a run with the cells and series of
-    one already parsed file, written exactly as `ingest_run` writes them."""
-    import os
-    import uuid
-
-    from benchtrail.config import get_settings
-    from benchtrail.db import get_engine, get_sessionmaker
-    from benchtrail.db_boundary import unit_of_work
-
-    if get_settings().database_url != database_url:
-        # Pointed at another database: configure once. Later calls keep the engine and its pool, as a
-        # running worker does (a new engine per call would time a connection set-up on every write).
-        os.environ["BENCHTRAIL_DATABASE_URL"] = database_url
-        for cached in (get_settings, get_engine, get_sessionmaker):
-            cached.cache_clear()
-    with unit_of_work() as session:
-        project = Project(slug=f"bench-{uuid.uuid4().hex[:8]}", name="bench", description="", is_public=False,
-                          settings={})
-        session.add(project)
-        session.flush()
-        run = Run(slug=uuid.uuid4().hex[:11], project_id=project.id, source="upload", tool=parsed.tool,
-                  status=RunStatus.INGESTING.value, labels={}, meta={}, validity=[], criteria=[], progress={})
-        session.add(run)
-        session.flush()
-        writer = RunWriter(session, run, env_fingerprint="bench")
-        for cell in cells.cells:
-            writer.add_cell("baseline", cell)
-        for cell in cells.reported:
-            writer.add_cell("baseline", cell)
-        for series in cells.series:
-            writer.add_series("baseline", series)
-        writer.write(reference="baseline")
-        lifecycle.transition(run, RunStatus.COMPLETED)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -73,7 +74,7 @@ def read_bytes(path: Path) -> bytes:
     if data.startswith(GZIP_MAGIC):
         try:
             return gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise ParseError(f"{path.name}: broken gzip stream ({exc})") from None
     return data
 
@@ -92,7 +93,7 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
         try:
             with gzip.open(path, "rb") as gz:
                 return gz.read(size)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise ParseError(f"{path.name}: broken gzip stream ({exc})") from None
     return head
 
@@ -138,7 +139,7 @@ def text_encoding(path: Path) -> str:
             return enc
         except UnicodeDecodeError:
             continue
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise ParseError(f"{path.name}: broken gzip stream ({exc})") from None
     return "latin-1"
 

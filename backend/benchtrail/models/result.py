@@ -33,7 +33,7 @@ class Environment(Base):
 
 class Run(Base):
     __tablename__ = "runs"
-    # The values of runs/lifecycle.py's enums; a trigger (migration 0005) also refuses illegal moves.
+    # The values of runstate/lifecycle.py's enums; a trigger (migration 0005) also refuses illegal moves.
     __table_args__ = (
         UniqueConstraint("project_id", "idempotency_key"),
         Index("ix_runs_project_id_created_at_id", "project_id", "created_at", "id"),
@@ -54,7 +54,7 @@ class Run(Base):
     commit: Mapped[str | None] = mapped_column(String(64))
     branch: Mapped[str | None] = mapped_column(String(200), index=True)
     labels: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict)
-    # A benchtrail.runs.lifecycle.RunStatus; changed only by lifecycle.transition.
+    # A benchtrail.runstate.lifecycle.RunStatus; changed only by lifecycle.transition.
     status: Mapped[str] = mapped_column(String(16), index=True)
     status_detail: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     # A lifecycle.AnalysisStatus; changed only by lifecycle.analysis_transition.
@@ -77,7 +77,7 @@ class Run(Base):
 
 
 class RunShare(Base):
-    """One share of a plan run over several load generators (plan `generators`; runs/shares.py)."""
+    """One share of a plan run over several load generators (plan `generators`; runstate/shares.py)."""
 
     __tablename__ = "run_shares"
     __table_args__ = (
@@ -187,7 +187,7 @@ class Trail(Base):
     scenario: Mapped[str] = mapped_column(String(500))
     load_key: Mapped[str] = mapped_column(String(100))
     variant: Mapped[str] = mapped_column(String(100))
-    mode: Mapped[str] = mapped_column(String(16), default="")
+    mode: Mapped[str] = mapped_column(String(64), default="")
     # One named process of the variant (plan `processes`: consumer, provider); '' = the variant.
     process: Mapped[str] = mapped_column(String(32), default="", server_default="")
     created_at: Mapped[datetime] = created_at_column()
@@ -207,7 +207,7 @@ class Cell(Base):
     # The run's place on the trail's x-axis as sortable bytes (trails.history.order_bytes), set by the
     # analysis, so the points around a new one are read by index rather than by loading the trail.
     order_key: Mapped[bytes | None] = mapped_column(LargeBinary)
-    mode: Mapped[str] = mapped_column(String(16), default="")
+    mode: Mapped[str] = mapped_column(String(64), default="")
     # A resource cell of one named process of the variant (plan `processes`); '' = the variant.
     process: Mapped[str] = mapped_column(String(32), default="", server_default="")
     source: Mapped[str] = mapped_column(String(16))  # samples | reported
@@ -233,7 +233,7 @@ class Cell(Base):
     achieved_rate: Mapped[float | None] = mapped_column(Double)
     score: Mapped[float | None] = mapped_column(Double)
     score_error: Mapped[float | None] = mapped_column(Double)
-    score_unit: Mapped[str | None] = mapped_column(String(32))
+    score_unit: Mapped[str | None] = mapped_column(String(64))
     params: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     replicates: Mapped[list[float]] = mapped_column(JSONB, default=list)
     extra: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
@@ -268,7 +268,7 @@ class MetricDef(Base):
 
 
 class ResultsUpload(Base):
-    """A runner's results package arriving in chunks (runs/results_uploads.py): the server's offset is
+    """A runner's results package arriving in chunks (uploads/results.py): the server's offset is
     `received`; the chunks are in the raw file store, under the names in `parts` (in package order; NULL for
     a session opened before revision 0022, whose parts are named by their offsets), until the session is
     committed, exactly once."""

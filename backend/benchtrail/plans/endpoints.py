@@ -13,8 +13,7 @@ from benchtrail.plans import repository, service
 from benchtrail.plans.schemas import (PlanList, PlanOut, ScheduleIn, ScheduleList, ScheduleOut, SchedulePatch,
                                       StartRun)
 from benchtrail.projects.service import get_visible
-from benchtrail.runs.schemas import RunSummary
-from benchtrail.runs.service import summary
+from benchtrail.runstate.summary import RunSummary, summary
 
 router = APIRouter(prefix="/api/v1", tags=["plans"])
 SessionDep = Depends(request_session, scope="function")
@@ -24,6 +23,7 @@ PLAN_BODY = {"requestBody": {"required": True, "content": {
 
 @router.get("/projects/{slug}/plans", response_model=PlanList)
 def list_plans(slug: str, session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> PlanList:
+    """The project's plans, each at its newest version."""
     project = get_visible(session, principal, slug)
     return PlanList(items=[service.plan_out(p) for p in repository.list_latest(session, project.id)])
 
@@ -46,6 +46,8 @@ async def save_plan(slug: str, request: Request, session: Session = SessionDep,
 @router.get("/projects/{slug}/plans/{name}", response_model=PlanList)
 def plan_versions(slug: str, name: str, session: Session = SessionDep,
                   principal: Principal = Depends(get_principal)) -> PlanList:
+    """Every stored version of one plan, newest first, with the YAML text each was saved from (`source_yaml`);
+    request headers' values are shown as `***`."""
     project = get_visible(session, principal, slug)
     service.get_plan(session, project, name)
     return PlanList(items=[service.plan_out(p) for p in repository.versions(session, project.id, name)])
@@ -57,6 +59,9 @@ def start_run(slug: str, name: str, body: StartRun, session: Session = SessionDe
               principal: Principal = Depends(get_principal),
               idempotency_key: str | None = Header(default=None, max_length=200, pattern=r"^[\x21-\x7e]+$",
                                                    description="Same key twice starts one run")) -> RunSummary:
+    """Start a run of a plan (uploader token): a `queued` run sent to its runner pool (`runner.<pool>`);
+    `agent_version` in the body overrides the plan's. The plan's targets are checked against the allow-lists
+    again."""
     project = get_visible(session, principal, slug)
     principal.require(project, "uploader")
     if idempotency_key:
@@ -73,6 +78,7 @@ def start_run(slug: str, name: str, body: StartRun, session: Session = SessionDe
 @router.get("/projects/{slug}/schedules", response_model=ScheduleList)
 def list_schedules(slug: str, session: Session = SessionDep,
                    principal: Principal = Depends(get_principal)) -> ScheduleList:
+    """The project's schedules: cron expressions that start a plan's runs (run by beat)."""
     project = get_visible(session, principal, slug)
     return ScheduleList(items=[service.schedule_out(s) for s in repository.schedules(session, project.id)])
 
@@ -80,6 +86,8 @@ def list_schedules(slug: str, session: Session = SessionDep,
 @router.post("/projects/{slug}/schedules", response_model=ScheduleOut, status_code=201, responses=errors(403))
 def create_schedule(slug: str, body: ScheduleIn, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> ScheduleOut:
+    """Create a schedule (admin token): a cron expression, the plan to run and optionally the `agent_version` its
+    runs record."""
     project = get_visible(session, principal, slug)
     principal.require(project, "admin")
     return service.schedule_out(service.create_schedule(session, project, body))
@@ -88,6 +96,7 @@ def create_schedule(slug: str, body: ScheduleIn, session: Session = SessionDep,
 @router.patch("/projects/{slug}/schedules/{schedule_id}", response_model=ScheduleOut, responses=errors(403))
 def update_schedule(slug: str, schedule_id: ID, body: SchedulePatch, session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> ScheduleOut:
+    """Change a schedule's given fields (admin token): cron, enabled, agent version."""
     project = get_visible(session, principal, slug)
     principal.require(project, "admin")
     return service.schedule_out(service.update_schedule(session, project, schedule_id, body))

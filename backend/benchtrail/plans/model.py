@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from benchtrail.validation import describe, find_unsafe
 from benchtrail_runner.plan import (  # noqa: F401  (re-exported: the API and the runner share one model)
-    Criterion, Load, Order, Phase, Plan, PlanError, Process, Resources, Sampling, Scenario, Step, Tool, Variant, parse_plan,
+    Criterion, Load, Order, Phase, Plan, PlanError, Process, Profile, Resources, Sampling, Scenario, Step, Tool, Variant, parse_plan,
     share_load, share_plan, split_count, steps)
 
 _SCHEMA_ENV = "BENCHTRAIL_PLAN_SCHEMA"
@@ -75,6 +75,28 @@ def _rule_problems(plan: Plan) -> list[tuple[str, str]]:
                 "127.0.0.1", "localhost", "::1"):
             problems.append((f"variants[{i}].resources",
                              "source 'process' needs a pid or a target on this host (127.0.0.1)"))
+        profile = v.profile
+        if profile is not None:
+            where = f"variants[{i}].profile"
+            local = [k for k in ("pid", "command", "port") if getattr(profile, k) is not None]
+            if profile.profiler is not None and profile.runtime != "jvm":
+                problems.append((f"{where}.profiler", f"{profile.profiler} profiles a JVM (runtime jvm)"))
+            if profile.runtime == "go" and local:
+                problems.append((f"{where}.{local[0]}", "a Go profile is read from its pprof URL (url), not a local process"))
+            if profile.runtime != "go" and profile.url is not None:
+                problems.append((f"{where}.url", f"a {profile.runtime} profile is taken from a local process "
+                                                 f"(pid, command or port), not a URL"))
+            if len(local) > 1:
+                problems.append((where, f"give one of pid, command or port (not {' and '.join(local)})"))
+            if profile.runtime != "go" and not local and v.host not in ("127.0.0.1", "localhost", "::1"):
+                problems.append((where, f"a {profile.runtime} profile needs a pid, command or port on the runner's "
+                                        f"host, or a target on this host (127.0.0.1)"))
+            if plan.generators > 1:
+                problems.append((where, "a profile is normalised by the step's requests, which a run over several "
+                                        "generators splits: profile with generators 1"))
+            if profile.repetitions == "odd" and plan.repetitions < 2:
+                problems.append((f"{where}.repetitions", "'odd' leaves every other repetition unprofiled: it needs "
+                                                         "2 or more repetitions"))
         seen_processes: set[str] = set()
         for j, p in enumerate(v.processes):
             if p.name in seen_processes:

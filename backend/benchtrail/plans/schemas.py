@@ -90,36 +90,6 @@ class ClaimOut(ProgressAck):
                                            "that claims the run (plan bodies show them as \"***\")")
 
 
-class ResultsAccepted(BaseModel):
-    run: str
-    status: str
-    duplicate: bool = Field(default=False, description="True: these results (same Idempotency-Key) were "
-                                                       "already accepted; nothing new was stored")
-
-
-class ResultsUploadFile(SafeModel):
-    name: str = Field(min_length=1, max_length=255, description="The file's name (as in a multipart upload)")
-    size: int = Field(ge=1, le=2**53, description="Bytes of this file in the package")
-    sha256: str = Field(pattern="^[0-9a-f]{64}$", description="Checked when the upload is committed")
-
-
-class ResultsUploadIn(SafeModel):
-    """Opens a resumable results upload: the package is the files' bytes one after the other, in order."""
-
-    metadata: dict[str, Any] = Field(description="ResultsMetadata (as for POST /runs/{run}/results); "
-                                                 "files[i] describes the i-th file")
-    files: list[ResultsUploadFile] = Field(min_length=1, max_length=1000)
-
-
-class ResultsUploadOut(BaseModel):
-    id: str = Field(description="The upload session (in the path of its chunks and commit)")
-    run: str
-    offset: int = Field(description="Bytes of the package the server holds: send the next chunk from here")
-    size: int = Field(description="The package's declared size in bytes")
-    committed: bool = Field(description="True: the package was committed into the run's results")
-    chunk_max_bytes: int = Field(description="The largest chunk the server takes")
-
-
 class FinishIn(SafeModel):
     status: str = Field(pattern="^(failed|cancelled)$")
     reason: str

@@ -11,15 +11,15 @@ from sqlalchemy.orm import Session
 
 from benchtrail import jobs
 from benchtrail.config import get_settings
-from benchtrail.errors import InvalidRequest, NotFound
+from benchtrail.errors import ErrorCode, InvalidRequest, NotFound
 from benchtrail.models import Plan, Project, Run, Schedule
 from benchtrail.plans import model, repository, spec
 from benchtrail.plans.schemas import PlanOut, ScheduleIn, ScheduleOut, SchedulePatch, StartRun
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs import shares
-from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runstate import shares
+from benchtrail.runstate.lifecycle import RunStatus
 from benchtrail.targets import plan_problems
-from benchtrail.uploads.service import new_slug
+from benchtrail.runstate.slugs import new_slug
 
 
 MASK = "***"
@@ -42,7 +42,7 @@ def split_secrets(body: dict[str, Any], current: Plan | None) -> tuple[dict[str,
             if value == MASK:
                 if key not in previous.get(s["name"], {}):
                     raise InvalidRequest(f"plan: scenarios[{i}].headers.{key}: '***' stands for a stored value, "
-                                         f"but no earlier version of plan '{body['name']}' has this header")
+                                         f"but no earlier version of plan '{body['name']}' has this header", code=ErrorCode.PLAN_SECRET_PLACEHOLDER)
                 value = previous[s["name"]][key]
             secrets.setdefault(s["name"], {})[key] = value
     return masked(body), secrets
@@ -59,7 +59,7 @@ def check_targets(body: dict[str, Any]) -> None:
     problems = plan_problems(body, settings.target_patterns, settings.jmx_folders)
     if problems:
         raise InvalidRequest("plan: " + "; ".join(f"{field}: {reason}" for field, reason in problems),
-                             extra={"problems": [{"field": f, "reason": r} for f, r in problems]})
+                             extra={"problems": [{"field": f, "reason": r} for f, r in problems]}, code=ErrorCode.PLAN_INVALID)
 
 
 def _is_json(text: str) -> bool:
@@ -131,7 +131,7 @@ def parse_criteria(items: list[dict[str, Any]]) -> list[model.Criterion]:
 
 def next_fire(cron: str, after: datetime) -> datetime:
     if not croniter.is_valid(cron):
-        raise InvalidRequest(f"cron: '{cron}' is not a valid cron expression (5 fields, e.g. '0 2 * * *')")
+        raise InvalidRequest(f"cron: '{cron}' is not a valid cron expression (5 fields, e.g. '0 2 * * *')", code=ErrorCode.CRON_INVALID)
     return croniter(cron, after).get_next(datetime)
 
 

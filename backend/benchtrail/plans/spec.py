@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from benchtrail.errors import InvalidRequest
+from benchtrail.errors import ErrorCode, InvalidRequest
 from benchtrail.plans.model import PlanError, load_plan
 
 
@@ -16,5 +16,5 @@ def parse(text: str, *, source: str = "plan") -> dict[str, Any]:
     try:
         load_plan(text)
     except PlanError as exc:
-        raise InvalidRequest(f"{source}: {exc}") from None
+        raise InvalidRequest(f"{source}: {exc}", code=ErrorCode.PLAN_INVALID) from None
     return yaml.safe_load(text)

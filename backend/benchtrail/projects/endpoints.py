@@ -16,6 +16,7 @@ SessionDep = Depends(request_session, scope="function")
 
 @router.get("", response_model=ProjectList)
 def list_projects(session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> ProjectList:
+    """The projects this request may see: every public project, and the private ones of its token."""
     return ProjectList(items=service.list_projects(session, principal))
 
 
@@ -23,6 +24,7 @@ def list_projects(session: Session = SessionDep, principal: Principal = Depends(
              responses=errors(403, 409, e403="Needs a site admin token", e409="The slug is taken"))
 def create_project(body: ProjectCreate, session: Session = SessionDep,
                    principal: Principal = Depends(get_principal)) -> ProjectOut:
+    """Create a project (site admin token). 409 when the slug is taken."""
     principal.require_site_admin()
     return service.to_out(service.create_project(session, body))
 
@@ -40,6 +42,8 @@ async def get_project(slug: str, request: Request, token: str | None = TokenDep)
 @router.post("/{slug}/tokens", response_model=TokenCreated, status_code=201, responses=errors(403))
 def create_token(slug: str, body: TokenCreate, session: Session = SessionDep,
                  principal: Principal = Depends(get_principal)) -> TokenCreated:
+    """Create a token on the project (project admin): `role` viewer, uploader or admin. The token is shown once;
+    only its hash is stored."""
     project = service.get_visible(session, principal, slug)
     principal.require(project, "admin")
     return service.create_token(session, project=project, name=body.name, role=body.role)

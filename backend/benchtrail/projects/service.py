@@ -4,7 +4,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail.auth import tokens
 from benchtrail.auth.principal import Principal
-from benchtrail.errors import Conflict, InvalidRequest, NotFound
+from benchtrail.errors import Conflict, ErrorCode, InvalidRequest, NotFound
 from benchtrail.models import ApiToken, Project
 from benchtrail.projects import repository
 from benchtrail.projects.schemas import ProjectCreate, ProjectOut, TokenCreated
@@ -13,7 +13,7 @@ from benchtrail.revisions import HeadQuery
 
 def create_project(session: Session, data: ProjectCreate) -> Project:
     if repository.get_by_slug(session, data.slug) is not None:
-        raise Conflict(f"project '{data.slug}' already exists")
+        raise Conflict(f"project '{data.slug}' already exists", code=ErrorCode.PROJECT_EXISTS)
     return repository.add(session, Project(slug=data.slug, name=data.name or data.slug,
                                            description=data.description, is_public=data.is_public,
                                            settings={}))
@@ -70,15 +70,15 @@ def to_out(p: Project, stats: tuple[int, object] = (0, None), open_alerts: int =
 def create_token(session: Session, *, project: Project | None, name: str, role: str,
                  pools: list[str] | None = None) -> TokenCreated:
     if role not in (*tokens.ROLES, "runner"):
-        raise InvalidRequest(f"role must be one of {', '.join(tokens.ROLES)} or runner")
+        raise InvalidRequest(f"role must be one of {', '.join(tokens.ROLES)} or runner", code=ErrorCode.TOKEN_ROLE_UNKNOWN)
     if role == "runner" and project is not None:
-        raise InvalidRequest("runner tokens are site-wide; create them without a project")
+        raise InvalidRequest("runner tokens are site-wide; create them without a project", code=ErrorCode.RUNNER_TOKEN_SITE_WIDE)
     if pools is not None:
         if role != "runner":
-            raise InvalidRequest("pools: only a runner token is scoped to pools")
+            raise InvalidRequest("pools: only a runner token is scoped to pools", code=ErrorCode.POOLS_ONLY_FOR_RUNNERS)
         pools = [p.strip() for p in pools]
         if not pools or not all(pools):
-            raise InvalidRequest("pools: give one or more pool names (comma-separated), none empty")
+            raise InvalidRequest("pools: give one or more pool names (comma-separated), none empty", code=ErrorCode.POOLS_EMPTY)
     secret = tokens.generate()
     row = repository.add_token(session, ApiToken(
         project_id=project.id if project else None, name=name, role=role,

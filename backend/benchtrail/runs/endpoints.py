@@ -1,17 +1,22 @@
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import quote
 
+import redis.asyncio as aioredis
 from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import Field, StringConstraints
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
-from benchtrail.auth.principal import Principal, TokenDep, get_principal
-from benchtrail.db_boundary import request_session
+from benchtrail.auth.principal import Principal, TokenDep, bearer_token, get_principal, resolve
+from benchtrail.config import get_settings
+from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.errors import NotFound, ServiceUnavailable
 from benchtrail.http_cache import NOT_MODIFIED, remembered_read
 from benchtrail.logging import log
@@ -19,7 +24,9 @@ from benchtrail.models import Run
 from benchtrail.openapi import ID, errors
 from benchtrail.projects import service as projects
 from benchtrail.runs import exclusion, repository, service
-from benchtrail.runs.schemas import ExclusionIn, ExclusionOut, PercentilesOut, RunDetail, RunPage, SeriesList
+from benchtrail.runstate import events as run_events
+from benchtrail.runstate.access import get_visible_run
+from benchtrail.runs.schemas import BmfOut, ExclusionIn, ExclusionOut, PercentilesOut, RunDetail, RunPage, SeriesList
 
 router = APIRouter(prefix="/api/v1", tags=["runs"])
 LABEL = r"^[^:]*:"  # key:value; the key is what precedes the first colon
@@ -53,6 +60,16 @@ async def get_run(slug: str, request: Request, token: str | None = TokenDep) -> 
                                  lambda session, principal: service.detail(session, principal, slug)[0])
 
 
+@router.get("/runs/{slug}/bmf", response_model=BmfOut, responses=NOT_MODIFIED)
+async def get_run_bmf(slug: str, request: Request, token: str | None = TokenDep) -> Response:
+    """The run's cells as Bencher Metric Format (BMF) JSON, what `bencher run --adapter json` reads
+    (docs/how-to/formats.md, 'BMF out'): `{benchmark: {measure: {value, lower_value?, upper_value?}}}`."""
+    from benchtrail.runs.bmf import run_bmf
+
+    return await remembered_read(request, token, service.head(slug), lambda session, principal: BmfOut(
+        run_bmf(service.detail(session, principal, slug)[0])))
+
+
 _NOT_COMPLETED = "The run is not completed: only a completed run has points in trails"
 
 
@@ -82,6 +99,8 @@ def _exclusion_out(run: Run) -> ExclusionOut:
 @router.get("/runs/{slug}/series", response_model=SeriesList, responses=NOT_MODIFIED)
 async def get_series(slug: str, request: Request, metric: str | None = None,
                      token: str | None = TokenDep) -> Response:
+    """A run's series: per interval, per variant, scenario, load (and process), at clock times; filter by `metric`.
+    Answers carry an `ETag`."""
     return await remembered_read(request, token, service.head(slug),
                                  lambda session, principal: SeriesList(
                                      items=service.series(session, principal, slug, metric)[0]))
@@ -91,6 +110,7 @@ async def get_series(slug: str, request: Request, metric: str | None = None,
 def get_percentiles(slug: str, p: list[Annotated[float, Field(ge=0, le=100)]] = Query(
                         default=[], description="Percentiles, 0..100, repeatable; default: a spectrum"), session: Session = SessionDep,
                     principal: Principal = Depends(get_principal)) -> PercentilesOut:
+    """Any percentile (`p`, repeat, 0 to 100) of every cell, from its stored HDR histogram (nearest rank)."""
     return PercentilesOut(items=service.percentiles(session, principal, slug, p))
 
 
@@ -99,6 +119,7 @@ def get_percentiles(slug: str, p: list[Annotated[float, Field(ge=0, le=100)]] = 
                                                                                          "format": "binary"}}}}})
 def download_raw(slug: str, file_id: ID, session: Session = SessionDep,
                  principal: Principal = Depends(get_principal)) -> Response:
+    """A raw file exactly as it was received (a runner's outputs as the `.zst` it sent)."""
     run, _ = service.get_visible_run(session, principal, slug)
     found = repository.run_file(session, run.id, file_id)
     if found is None:
@@ -119,3 +140,75 @@ def download_raw(slug: str, file_id: ID, session: Session = SessionDep,
                    else f"attachment; filename*=utf-8''{quoted}")
     return StreamingResponse(chunks, media_type="application/octet-stream",
                              headers={"Content-Disposition": disposition, "Content-Length": str(blob.size)})
+
+
+# One server-sent event: `data` is the run's state as JSON (keep-alive comments carry no event).
+RUN_EVENT = {"type": "object", "required": ["data"], "properties": {
+    "event": {"type": "string", "enum": ["message"]},
+    "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": {
+        "type": "object", "required": ["slug", "status", "analysis_status", "progress", "status_detail", "is_valid"],
+        "properties": {
+            "slug": {"type": "string"}, "status": {"type": "string"},
+            "analysis_status": {"type": "string", "enum": ["pending", "done", "failed"]},
+            "progress": {"type": "object"}, "status_detail": {"type": ["object", "null"]},
+            "is_valid": {"type": "boolean"}}}}}}
+# A stream that has heard nothing for this long reads the run again (a publish lost while Redis was
+# away is then late, not missing).
+QUIET_S = 5.0
+
+
+@router.get("/runs/{slug}/events", response_class=StreamingResponse,
+            responses={200: {"content": {"text/event-stream": {"schema": RUN_EVENT}},
+                             "description": "run state, then every change"}} | errors(401))
+async def events(slug: str, request: Request) -> StreamingResponse:
+    """Server-sent events: the run's state now, then on every change, until it ends (a completed run:
+    until its analysis is done or failed, when its alerts exist)."""
+    token = bearer_token(request)
+
+    def current() -> dict:
+        with unit_of_work() as session:
+            run, _ = get_visible_run(session, resolve(session, token), slug)
+            return run_events.event_payload(run)
+
+    # Subscribed before the state is read: a change committed in between is then both in the state
+    # and on the channel (sent twice at worst), never in neither, which would leave the stream silent.
+    client = aioredis.Redis.from_url(get_settings().redis_url)
+    pubsub = client.pubsub()
+
+    async def close() -> None:
+        await pubsub.aclose()   # its connection closed, the subscription ends with it (no command sent)
+        await client.aclose()
+
+    try:
+        await pubsub.subscribe(run_events.channel(slug))
+        first = await run_in_threadpool(current)
+    except BaseException:
+        await close()
+        raise
+
+    async def stream() -> AsyncIterator[str]:
+        state = first
+        try:
+            yield f"data: {json.dumps(state, default=str)}\n\n"
+            while not run_events.is_last(state) and not await request.is_disconnected():
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=QUIET_S)
+                if message is not None:
+                    state = json.loads(message["data"])
+                else:
+                    try:
+                        read = await run_in_threadpool(current)
+                    except NotFound:    # deleted meanwhile: nothing more will happen to it
+                        return
+                    except Exception as exc:  # database away: Redis may still bring the next change
+                        log.warning("run events: the run could not be read again", run=slug, error=str(exc)[:300])
+                        read = state
+                    if read == state:
+                        yield ": keep-alive\n\n"
+                        continue
+                    state = read
+                yield f"data: {json.dumps(state, default=str)}\n\n"
+        finally:
+            await close()
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

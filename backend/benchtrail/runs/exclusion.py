@@ -18,12 +18,12 @@ from sqlalchemy.orm import Session
 
 from benchtrail import jobs
 from benchtrail.auth.principal import Principal
-from benchtrail.errors import Conflict
+from benchtrail.errors import Conflict, ErrorCode
 from benchtrail.ingest import validity
 from benchtrail.models import Run
-from benchtrail.runs import lifecycle
-from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
-from benchtrail.runs.service import locked_run
+from benchtrail.runstate import lifecycle
+from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.runstate.access import locked_run
 
 CHECK = "excluded"
 
@@ -33,7 +33,7 @@ def set_excluded(session: Session, principal: Principal, slug: str, reason: str 
     run = locked_run(session, principal, slug, "uploader")
     if run.status != RunStatus.COMPLETED:
         raise Conflict(f"run '{slug}' is {run.status}: only a completed run has points in trails to exclude "
-                       "or restore")
+                       "or restore", code=ErrorCode.RUN_NOT_COMPLETED)
     rows = [r for r in run.validity or [] if r.get("source") != validity.MANUAL]
     if reason is not None:
         rows.append({"check": CHECK, "ok": False, "severity": "error", "source": validity.MANUAL,

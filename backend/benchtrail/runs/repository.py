@@ -8,12 +8,8 @@ from sqlalchemy import Row, bindparam, func, select, tuple_
 from sqlalchemy.orm import Session, defer
 
 from benchtrail import revisions
-from benchtrail.models import (Blob, Cell, Environment, Load, Project, ResultsUpload, Run, RunFile, Scenario,
+from benchtrail.models import (Blob, Cell, Environment, Load, Project, Run, RunFile, Scenario,
                                Series, Variant)
-
-
-def get_by_slug(session: Session, slug: str) -> Run | None:
-    return session.scalar(select(Run).where(Run.slug == slug))
 
 
 _HEAD = revisions.head().join(Run, Run.project_id == Project.id).where(Run.slug == bindparam("slug"))
@@ -24,15 +20,7 @@ def head(slug: str) -> revisions.HeadQuery:
     return revisions.HeadQuery(_HEAD, {"slug": slug})
 
 
-def lock(session: Session, run_id: int) -> Run | None:
-    """The run, row-locked, with the values committed before the lock was granted. A run read earlier in
-    this session (to find and authorise it) keeps its old values otherwise, and an update made from them
-    undoes a concurrent one (two shares' progress reports lost each other's log lines)."""
-    return session.scalar(select(Run).where(Run.id == run_id).with_for_update()
-                          .execution_options(populate_existing=True))
-
-
-# What a runs list shows of each run (`runs.service.summary`): not the JSON documents (validity,
+# What a runs list shows of each run (`runstate.summary.summary`): not the JSON documents (validity,
 # criteria, progress, meta) of the run page.
 SUMMARY_COLUMNS = (Run.id, Run.slug, Run.project_id, Run.source, Run.tool, Run.status, Run.is_valid, Run.agent_version,
                    Run.app_version, Run.commit, Run.branch, Run.labels, Run.environment_id, Run.created_at,
@@ -61,7 +49,7 @@ def page(session: Session, project_id: int, *, filters: dict[str, Any], labels: 
     return rows.all(), total
 
 
-def parts(session: Session, run_id: int) -> dict[str, Sequence[Any]]:
+def parts(session: Session, run_id: int, *, with_histograms: bool = False) -> dict[str, Sequence[Any]]:
     def all_of(model: Any, order: Any) -> Sequence[Any]:
         return session.scalars(select(model).where(model.run_id == run_id).order_by(order)).all()
 
@@ -69,8 +57,10 @@ def parts(session: Session, run_id: int) -> dict[str, Sequence[Any]]:
         "variants": all_of(Variant, Variant.position),
         "scenarios": all_of(Scenario, Scenario.position),
         "loads": all_of(Load, Load.id),
-        # The run document needs only whether a cell has a histogram, not the (large) histogram itself.
-        "cells": session.execute(select(Cell, Cell.histogram.is_not(None)).options(defer(Cell.histogram))
+        # The run document needs only whether a cell has a histogram, not the (large) histogram itself, unless the
+        # catalog has a metric computed from it (`ingest.values`).
+        "cells": session.execute(select(Cell, Cell.histogram.is_not(None))
+                                 .options(*(() if with_histograms else (defer(Cell.histogram),)))
                                  .where(Cell.run_id == run_id).order_by(Cell.id)).all(),
         "files": session.execute(select(RunFile, Blob).join(Blob, Blob.id == RunFile.blob_id)
                                  .where(RunFile.run_id == run_id).order_by(RunFile.position)).all(),
@@ -94,25 +84,3 @@ def run_file(session: Session, run_id: int, file_id: int) -> tuple[RunFile, Blob
     row = session.execute(select(RunFile, Blob).join(Blob, Blob.id == RunFile.blob_id)
                           .where(RunFile.run_id == run_id, RunFile.id == file_id)).first()
     return (row[0], row[1]) if row else None
-
-
-def results_upload_by_key(session: Session, run_id: int, key: str) -> ResultsUpload | None:
-    return session.scalar(select(ResultsUpload).where(ResultsUpload.run_id == run_id,
-                                                      ResultsUpload.idempotency_key == key))
-
-
-def results_upload(session: Session, run_id: int, upload_id: str, *, lock: bool) -> ResultsUpload | None:
-    stmt = select(ResultsUpload).where(ResultsUpload.run_id == run_id, ResultsUpload.id == upload_id)
-    return session.scalar(stmt.with_for_update() if lock else stmt)
-
-
-def abandoned_results_uploads(session: Session, idle_before: datetime, limit: int) -> Sequence[ResultsUpload]:
-    """Uncommitted upload sessions no commit can use any more: their run has other results or ended
-    (completed, cancelled), or nobody sent a chunk since `idle_before`. Locked, skipping busy ones."""
-    stmt = (select(ResultsUpload).join(Run, Run.id == ResultsUpload.run_id)
-            .where(ResultsUpload.committed_at.is_(None),
-                   (Run.results_key.is_not(None)) | Run.status.in_(("completed", "cancelled"))
-                   | (ResultsUpload.updated_at < idle_before))
-            .order_by(ResultsUpload.updated_at).limit(limit)
-            .with_for_update(of=ResultsUpload, skip_locked=True))
-    return session.scalars(stmt).all()

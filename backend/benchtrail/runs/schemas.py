@@ -3,8 +3,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-from benchtrail.runs.meta import RunMeta
+from pydantic import BaseModel, Field, RootModel, create_model
+from benchtrail.runstate.meta import RunMeta
+from benchtrail import metrics
+from benchtrail.runstate.summary import RunSummary
 
 
 class EnvironmentOut(BaseModel):
@@ -40,7 +42,7 @@ class LoadOut(BaseModel):
     label: str
 
 
-class CellOut(BaseModel):
+class _CellOut(BaseModel):
     id: int
     variant_id: int
     scenario_id: int
@@ -75,6 +77,15 @@ class CellOut(BaseModel):
     params: dict[str, Any]
     replicates: list[float]
     extra: dict[str, Any]
+
+
+# A cell in the run document: its columns above, and a field for every other metric of the catalog (computed from
+# the cell's histogram, `ingest.values`), so a metric added to the catalog is in the document, the tables and the
+# client's types (`make openapi`) without more.
+CellOut = create_model(
+    "CellOut", __base__=_CellOut, __doc__="One cell of a run: counts, latency statistics (ms), resources, a JMH score",
+    **{m.name: (float | None, Field(default=None, description=f"{m.title} ({m.unit})"))
+       for m in metrics.CATALOG.values() if m.name not in _CellOut.model_fields})
 
 
 class ProcessCellOut(BaseModel):
@@ -119,24 +130,6 @@ class ShareOut(BaseModel):
     finished_at: datetime | None
 
 
-class RunSummary(BaseModel):
-    id: int
-    slug: str
-    project: str
-    source: str
-    tool: str | None
-    status: str
-    is_valid: bool
-    agent_version: str | None
-    app_version: str | None
-    commit: str | None
-    branch: str | None
-    labels: dict[str, str]
-    environment: str | None
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-    permalink: str
 
 
 class RunAlert(BaseModel):
@@ -229,3 +222,7 @@ class ExclusionOut(BaseModel):
     by: str | None = Field(description="The name of the token that excluded it; null when it is not excluded")
     is_valid: bool = Field(description="Whether the run's points are in its trails: not excluded and no failed check")
     analysis_status: str = Field(description="'pending' until its trails have been judged again")
+
+
+class BmfOut(RootModel[dict[str, dict[str, dict[str, float]]]]):
+    """Bencher Metric Format: {benchmark: {measure: {value, lower_value?, upper_value?}}}."""

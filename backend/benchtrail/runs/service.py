@@ -9,16 +9,20 @@ from sqlalchemy.orm import Session
 
 from benchtrail.alerts.service import raised_by
 from benchtrail.auth.principal import Principal
-from benchtrail.config import get_settings
-from benchtrail.errors import InvalidRequest, NotFound
+from benchtrail.errors import ErrorCode, InvalidRequest
+from benchtrail import metrics
 from benchtrail.ingest.histogram import percentile_ms
+from benchtrail.ingest.values import derived, value_of
 from benchtrail.models import Cell, Environment, Project, Run
 from benchtrail.projects import service as projects
 from benchtrail.revisions import HeadQuery
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs import repository, shares
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runs import repository
+from benchtrail.runstate.access import get_visible_run
+from benchtrail.runstate.summary import summary
+from benchtrail.runstate import shares
 from benchtrail.runs.schemas import (CellOut, CellPercentiles, EnvironmentOut, LoadOut, PercentilePoint,
-                                     ProcessCellOut, RunDetail, RunFileOut, RunPage, RunSummary, ScenarioOut, SeriesOut,
+                                     ProcessCellOut, RunDetail, RunFileOut, RunPage, ScenarioOut, SeriesOut,
                                      ShareOut,
                                      VariantOut)
 
@@ -28,38 +32,6 @@ SPECTRUM = (0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 10
 def head(slug: str) -> HeadQuery:
     """id, is_public and revision of the run's project (`http_cache.remembered_read`)."""
     return repository.head(slug)
-
-
-def get_visible_run(session: Session, principal: Principal, slug: str) -> tuple[Run, Project]:
-    run = repository.get_by_slug(session, slug)
-    if run is None:
-        raise NotFound(f"run '{slug}' not found")
-    project = session.get(Project, run.project_id)
-    assert project is not None
-    if not principal.can_see(project) and not principal.executes(run):
-        raise NotFound(f"run '{slug}' not found")
-    return run, project
-
-
-def locked_run(session: Session, principal: Principal, slug: str, role: str) -> Run:
-    """The run, for a change that needs `role` on its project, row-locked with its committed values."""
-    run, project = get_visible_run(session, principal, slug)
-    principal.require(project, role)
-    locked = repository.lock(session, run.id)
-    assert locked is not None
-    return locked
-
-
-def permalink(run: Run) -> str:
-    return f"{get_settings().public_url.rstrip('/')}/r/{run.slug}"
-
-
-def summary(run: Run, project: Project, env_name: str | None) -> RunSummary:
-    return RunSummary(id=run.id, slug=run.slug, project=project.slug, source=run.source, tool=run.tool,
-                      status=run.status, is_valid=run.is_valid, agent_version=run.agent_version,
-                      app_version=run.app_version, commit=run.commit, branch=run.branch, labels=run.labels,
-                      environment=env_name, created_at=run.created_at, started_at=run.started_at,
-                      finished_at=run.finished_at, permalink=permalink(run))
 
 
 CURSOR = r"^[0-9]{1,16}_[0-9]{1,18}$"   # microseconds since 1970 _ run id: every such string is a position
@@ -84,7 +56,7 @@ def list_runs(session: Session, principal: Principal, project_slug: str, *, envi
     for item in labels:
         key, sep, value = item.partition(":")
         if not sep:
-            raise InvalidRequest(f"label filter '{item}' must be key:value")
+            raise InvalidRequest(f"label filter '{item}' must be key:value", code=ErrorCode.LABEL_FILTER_INVALID)
         label_filter[key] = value
     rows, total = repository.page(
         session, project.id,
@@ -94,6 +66,10 @@ def list_runs(session: Session, principal: Principal, project_slug: str, *, envi
     more = len(rows) == per_page
     return RunPage(items=[summary(row, project, row.environment_name) for row in rows], total=total, page=page,
                    per_page=per_page, next_cursor=_cursor(rows[-1]) if rows and more else None)
+
+
+# The catalog's metrics computed from a cell's histogram rather than kept in a column of their own.
+DERIVED = tuple(name for name in metrics.CATALOG if derived(name))
 
 
 def cell_out(c: Cell, has_histogram: bool) -> CellOut:
@@ -107,7 +83,8 @@ def cell_out(c: Cell, has_histogram: bool) -> CellOut:
         latency_p99=c.latency_p99, latency_p999=c.latency_p999, has_histogram=has_histogram,
         cpu_pct=c.cpu_pct, cpu_s_per_1k=c.cpu_s_per_1k, rss_mb=c.rss_mb, heap_mb=c.heap_mb,
         achieved_rate=c.achieved_rate, score=c.score, score_error=c.score_error, score_unit=c.score_unit,
-        params=c.params or {}, replicates=c.replicates or [], extra=c.extra or {})
+        params=c.params or {}, replicates=c.replicates or [], extra=c.extra or {},
+        **{name: value_of(c, name) for name in DERIVED})
 
 
 def process_cell_out(c: Cell) -> ProcessCellOut:
@@ -134,7 +111,7 @@ def _measured(session: Session, run: Run) -> dict[str, Any]:
         if cached is not None:
             return cached
     env = session.get(Environment, run.environment_id) if run.environment_id else None
-    p = repository.parts(session, run.id)
+    p = repository.parts(session, run.id, with_histograms=bool(DERIVED))
     measured = dict(
         environment=env.name if env else None,
         environment_detail=EnvironmentOut.model_validate(env, from_attributes=True) if env else None,
@@ -181,7 +158,7 @@ def percentiles(session: Session, principal: Principal, slug: str,
     """Any percentile of any cell with a stored histogram (exact to HDR precision)."""
     for p in requested:
         if not 0.0 <= p <= 100.0:
-            raise InvalidRequest(f"percentile {p} is outside 0..100")
+            raise InvalidRequest(f"percentile {p} is outside 0..100", code=ErrorCode.PERCENTILE_OUT_OF_RANGE)
     points = sorted(set(requested)) if requested else list(SPECTRUM)
     run, _ = get_visible_run(session, principal, slug)
     return [CellPercentiles(cell_id=cid, points=[PercentilePoint(percentile=p, value_ms=percentile_ms(h, p))

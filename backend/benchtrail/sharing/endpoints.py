@@ -132,6 +132,8 @@ def create_snapshot(body: SnapshotCreate, session: Session = SessionDep,
 @router.get("/snapshots/{slug}", response_model=SnapshotOut)
 def get_snapshot(request: Request, slug: str, session: Session = SessionDep,
                  principal: Principal = Depends(get_principal)) -> Response:
+    """A frozen view: its data as it was when frozen, its view state and title. Never changed by later analysis or
+    settings; a private project's snapshot is 404 without a token of it."""
     snapshot, project = service.get_snapshot(session, principal, slug)
     return cached_json(request, snapshot, public=project.is_public)
 
@@ -140,6 +142,8 @@ def get_snapshot(request: Request, slug: str, session: Session = SessionDep,
             responses={200: {"content": {"text/markdown": {}}, "description": "The frozen tables"}})
 def snapshot_markdown(slug: str, session: Session = SessionDep,
                       principal: Principal = Depends(get_principal)) -> Response:
+    """The frozen view as a Markdown table (seed-shaped a / b / diff cells; compare: Δ%, interval and verdict per
+    cell; history: one row per run)."""
     snapshot, _ = service.get_snapshot(session, principal, slug)
     return Response(snapshot.markdown, media_type="text/markdown; charset=utf-8")
 

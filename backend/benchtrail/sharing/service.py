@@ -25,7 +25,7 @@ from benchtrail.trails import window
 HISTORY_PAGE = trails.Page(limit=window.MAX_LIMIT, max_points=5000)
 
 # The overheads frozen with a run: what its lead table and charts show.
-SNAPSHOT_METRICS = ("latency_p75", "latency_mean", "throughput", "cpu_pct", "heap_mb", "score")
+SNAPSHOT_METRICS = metric_catalog.names("chart")
 
 
 def run_data(session: Session, principal: Principal, slug: str) -> tuple[dict[str, Any], Project]:

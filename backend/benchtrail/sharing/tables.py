@@ -11,7 +11,7 @@ from benchtrail import metrics as catalog
 from benchtrail.multiplicity import not_over_cells
 from benchtrail.sharing.numbers import fmt, pct, signed
 
-TABLE_METRICS = ("cpu_pct", "heap_mb", "rss_mb", "latency_mean", "latency_p75", "throughput", "score")
+TABLE_METRICS = catalog.names("table")
 
 
 def cell_index(run: Mapping[str, Any]) -> dict[tuple[int, int, str, int], Mapping[str, Any]]:

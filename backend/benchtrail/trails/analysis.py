@@ -26,10 +26,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchtrail.alerts import service as alerts
+from benchtrail.ingest.values import value_of
 from benchtrail.analysis import ChangePoint, Settings
 from benchtrail.models import Cell, Project, Run, Variant
-from benchtrail.runs import lifecycle
-from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.runstate import lifecycle
+from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
 from benchtrail.trails import history, overhead, repository
 from benchtrail.trails.settings import AnalysisSettings, detector_settings, load
 
@@ -158,7 +159,7 @@ class _TrailReview:
         for (metric, kind), (s, min_abs) in settings.items():
             points = []
             for cell, run_row in rows:
-                value = getattr(cell, metric) if kind == "trail" else overheads.get((run_row[0], metric))
+                value = value_of(cell, metric) if kind == "trail" else overheads.get((run_row[0], metric))
                 if value is not None:
                     reps = tuple(cell.replicates or ()) if metric == "score" and kind == "trail" else ()
                     points.append(history.point(run_row, value, replicates=reps))

@@ -27,6 +27,8 @@ def list_trails(slug: str, scenario: str | None = None, variant: str | None = No
                 load_key: str | None = Query(default=None, alias="load"), mode: str | None = None,
                 environment: str | None = Query(default=None, description="Environment fingerprint"),
                 session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> TrailList:
+    """The project's trails, each identified by environment fingerprint, scenario, load, variant, mode (and
+    process); filter by `scenario`, `variant`, `load`, `mode`."""
     return TrailList(items=service.list_trails(session, principal, slug, scenario=scenario, variant=variant,
                                                load=load_key, mode=mode, environment=environment))
 
@@ -66,6 +68,10 @@ async def get_overhead_trail(trail_id: ID, request: Request, metric: str = Query
 @_trails.get("/runs/{slug}/overheads", response_model=RunOverheads, responses=NOT_MODIFIED)
 async def get_run_overheads(slug: str, request: Request, metric: str = Query(default="latency_p75", **AB_METRIC),
                             token: str | None = TokenDep) -> Response:
+    """Per cell: variant minus reference with a 95% interval, p-value, `p_adjusted` over every item of the answer
+    (Benjamini-Hochberg), Cliff's delta, verdict, minimum detectable effect, `method`, and the per-repetition
+    values behind them (`repetitions`: each side's value per repetition with its execution position). Answers
+    carry an `ETag`."""
     return await remembered_read(request, token, runs.head(slug),
                                  lambda session, principal: service.run_overheads(session, principal, slug, metric))
 
@@ -74,12 +80,17 @@ async def get_run_overheads(slug: str, request: Request, metric: str = Query(def
 def compare(a: str, b: str, a_variant: str | None = None, b_variant: str | None = None,
             metric: str | None = Query(default=None, **AB_METRIC),
             session: Session = SessionDep, principal: Principal = Depends(get_principal)) -> CompareOut:
+    """Two runs (or two variants across runs) cell by cell: run b minus run a with a 95% interval, p-value,
+    `p_adjusted` over every item of the answer (Benjamini-Hochberg), a plain-words verdict and the per-
+    repetition values behind them."""
     return service.compare_runs(session, principal, a, b, a_variant=a_variant, b_variant=b_variant, metric=metric)
 
 
 @_trails.get("/projects/{slug}/settings", response_model=SettingsOut)
 def get_settings(slug: str, session: Session = SessionDep,
                  principal: Principal = Depends(get_principal)) -> SettingsOut:
+    """The project's analysis settings: metrics analysed, thresholds per metric, confirm-before-alert for scheduled
+    runs."""
     project = projects.get_visible(session, principal, slug)
     return SettingsOut(analysis=load(project.settings).model_dump())
 

@@ -30,10 +30,10 @@ from benchtrail import metrics
 from benchtrail.analysis import AbResult, Replicates, compare
 from benchtrail.analysis.ab import Repetition, Timeline, stat_key
 from benchtrail.analysis.ab import _verdict as verdict_of  # the package's one definition of the words
+from benchtrail.ingest.values import value_of
 from benchtrail.models import Cell
 
-HISTOGRAM_METRICS = frozenset({"latency_mean", "latency_p50", "latency_p75", "latency_p90", "latency_p95",
-                               "latency_p99", "latency_p999"})
+HISTOGRAM_METRICS = frozenset(m.name for m in metrics.CATALOG.values() if m.from_histogram)
 # What every sample-based repetition counts (ingest's `REPETITION_STATS`), and the error rate derived from
 # two of them: compared over the repetitions, one value each.
 COUNTED_METRICS = frozenset({"count", "errors", "duration_s", "throughput", "error_rate"})
@@ -103,7 +103,7 @@ def _repetitions(cell: Cell, metric: str) -> tuple[Repetition, ...]:
 
 
 def evidence(cell: Cell, metric: str) -> CellEvidence | None:
-    value = _error_rate(cell.errors, cell.count) if metric == "error_rate" else getattr(cell, metric)
+    value = value_of(cell, metric)
     if value is None or not math.isfinite(value):
         return None
     cnt = (cell.params or {}).get("cnt")

@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session, aliased, load_only
 
 from benchtrail import revisions
+from benchtrail.ingest.values import derived
 from benchtrail.models import Cell, Environment, Load, Project, Run, Scenario, Trail, Variant
 from benchtrail.models.alert import Alert, Overhead, TrailAnalysis
 
@@ -102,10 +103,24 @@ def trail_alerts(session: Session, trail_id: int) -> Sequence[Any]:
     return session.execute(_TRAIL_ALERTS, {"trail_id": trail_id}).all()
 
 
+def _columns_of(metrics: Sequence[str]) -> list[str]:
+    """The cell columns the values of `metrics` are read from (`ingest.values.value_of`): a metric's own, or the
+    histogram a derived one is computed from, or the counts of the error rate."""
+    out: list[str] = []
+    for name in metrics:
+        out += ["histogram"] if derived(name) else ["errors", "count"] if name == "error_rate" else [name]
+    return out
+
+
+def _has_value(metric: str) -> Any:
+    return Cell.histogram.is_not(None) if derived(metric) else getattr(Cell, metric).is_not(None)
+
+
 def trail_cells(session: Session, trail_ids: Sequence[int], metrics: Sequence[str], *,
                 with_histogram: bool = False) -> Sequence[tuple[Cell, Any]]:
-    """(cell, run row) of every completed run on these trails; only the named metric columns."""
-    columns = [*_POINT_COLUMNS, *metrics, *(("histogram", "repetitions", "extra") if with_histogram else ())]
+    """(cell, run row) of every completed run on these trails; only the named metrics' columns."""
+    columns = [*_POINT_COLUMNS, *_columns_of(metrics),
+               *(("histogram", "repetitions", "extra") if with_histogram else ())]
     stmt = (select(Cell, *_RUN_COLUMNS).join(Run, Run.id == Cell.run_id)
             .options(load_only(*(getattr(Cell, c) for c in dict.fromkeys(columns))))
             .where(Cell.trail_id.in_(list(trail_ids)), Run.status == "completed"))
@@ -189,7 +204,7 @@ def window_cells(session: Session, trail_id: int, key: bytes, metrics: Sequence[
                  after: int) -> tuple[list[tuple[Cell, Any]], list[tuple[Cell, Any]]]:
     """Up to `before` points of the trail before `key` (nearest first) and up to `after` at or after
     it (nearest first), of completed runs: two range scans of ix_cells_trail_id_order_key."""
-    columns = [getattr(Cell, c) for c in dict.fromkeys([*_POINT_COLUMNS, "order_key", *metrics])]
+    columns = [getattr(Cell, c) for c in dict.fromkeys([*_POINT_COLUMNS, "order_key", *_columns_of(metrics)])]
     base = (select(Cell, *_RUN_COLUMNS).join(Run, Run.id == Cell.run_id).options(load_only(*columns))
             .where(Cell.trail_id == trail_id, Run.status == "completed"))
     lower = base.where(Cell.order_key < key).order_by(Cell.order_key.desc()).limit(before)
@@ -269,9 +284,9 @@ def _window_base(metric: str, kind: str, columns: Sequence[str]) -> Any:
     if kind == "trail":
         # A score's replicates feed its detection; other metrics have none to decode.
         point = [getattr(Cell, c).label(c) for c in dict.fromkeys(
-            ["score_unit", *(("replicates",) if metric == "score" else ()), metric, *columns])]
+            ["score_unit", *(("replicates",) if metric == "score" else ()), *_columns_of([metric, *columns])])]
         return (select(Cell.id.label("cell_id"), *point, *_RUN_COLUMNS, Cell.order_key).join(Run, Run.id == Cell.run_id)
-                .where(Cell.trail_id == _T, Run.status == "completed", getattr(Cell, metric).is_not(None)))
+                .where(Cell.trail_id == _T, Run.status == "completed", _has_value(metric)))
     return (select(Overhead.cell_id, Overhead.abs_diff, Overhead.rel_diff, Overhead.ci_low, Overhead.ci_high,
                    Overhead.verdict, *_RUN_COLUMNS, Cell.order_key)
             .join(Run, Run.id == Overhead.run_id).join(Cell, Cell.id == Overhead.cell_id)

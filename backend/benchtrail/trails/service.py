@@ -12,12 +12,13 @@ from sqlalchemy.orm import Session
 from benchtrail import metrics
 from benchtrail.alerts import service as alerts
 from benchtrail.auth.principal import Principal
-from benchtrail.errors import InvalidRequest, NotFound
+from benchtrail.ingest.values import value_of
+from benchtrail.errors import ErrorCode, InvalidRequest, NotFound
 from benchtrail.models import Annotation, Cell, Load, Project, Scenario, Trail, Variant
 from benchtrail.multiplicity import adjusted_p_values
 from benchtrail.projects import service as projects
 from benchtrail.revisions import HeadQuery
-from benchtrail.runs import service as runs
+from benchtrail.runstate.access import get_visible_run
 from benchtrail.trails import history, overhead, repository, window
 from benchtrail.trails.analysis import overhead_value, series_settings
 from benchtrail.trails.schemas import (AbOut, AdjustedOverCells, AlertBrief, AnnotationOut, CellKey, ChangePointOut,
@@ -32,7 +33,7 @@ def checked_metric(name: str, known: frozenset[str] = TRAIL_METRICS) -> str:
     try:
         return known_metric(name, known)
     except ValueError as exc:
-        raise InvalidRequest(str(exc)) from None
+        raise InvalidRequest(str(exc), code=ErrorCode.METRIC_UNKNOWN) from None
 
 
 def _trail_outs(session: Session, project: Project, trails: Sequence[Trail]) -> list[TrailOut]:
@@ -176,7 +177,7 @@ def _read_window(session: Session, project: Project, trail: Trail, metric: str, 
         return None
     rows, start = _merge_unkeyed(found, page.limit)
     if kind == "trail":
-        points = [history.point(run_row, getattr(cell, metric),
+        points = [history.point(run_row, value_of(cell, metric),
                                 replicates=tuple(cell.replicates or ()) if metric == "score" else ())
                   for cell, run_row in rows]
     else:
@@ -243,9 +244,9 @@ def trail_detail(session: Session, principal: Principal, trail_id: int, metric: 
 def _whole_trail(session: Session, project: Project, trail: Trail, metric: str, page: Page, side: _Side) -> _Window:
     """The trail read whole, in Python order (what `_read_window` cannot answer)."""
     rows = repository.trail_cells(session, [trail.id], [metric, *(("score_error",) if metric == "score" else ())])
-    built = sorted(((history.point(run_row, getattr(cell, metric),
+    built = sorted(((history.point(run_row, value_of(cell, metric),
                                    replicates=tuple(cell.replicates or ()) if metric == "score" else ()), cell)
-                    for cell, run_row in rows if getattr(cell, metric) is not None), key=lambda pc: pc[0].order_key)
+                    for cell, run_row in rows if value_of(cell, metric) is not None), key=lambda pc: pc[0].order_key)
     points = [p for p, _ in built]
     unit = built[-1][1].score_unit if built else None
     cfg = load(project.settings)
@@ -316,7 +317,7 @@ def _cell_keys(session: Session, run_id: int) -> tuple[dict[int, Variant], dict[
 
 def run_overheads(session: Session, principal: Principal, slug: str, metric: str) -> RunOverheads:
     metric = checked_metric(metric, AB_METRICS)
-    run, project = runs.get_visible_run(session, principal, slug)
+    run, project = get_visible_run(session, principal, slug)
     if metric in load(project.settings).metrics and run.analysis_status == "done":
         # Stored by the analysis: the overheads and the names keying their cells, two queries.
         results = [(o.cell_id, o.ref_cell_id, o.detail) for o in repository.overheads_of_run(session, run.id, metric)]
@@ -356,17 +357,14 @@ def _key(c: Cell, scenarios: dict[int, Scenario], loads: dict[int, Load]) -> Cel
                    mode=c.mode, process=c.process)
 
 
-DEFAULT_COMPARE_METRICS = ("latency_p75", "score", "throughput")
-
-
 def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: str, *, a_variant: str | None,
                  b_variant: str | None, metric: str | None) -> CompareOut:
     """Run b minus run a, cell by cell: same scenario, load and mode; the same variant name unless
     a_variant/b_variant pick one variant on each side."""
     if metric is not None:
         checked_metric(metric, AB_METRICS)
-    run_a, _ = runs.get_visible_run(session, principal, a_slug)
-    run_b, _ = runs.get_visible_run(session, principal, b_slug)
+    run_a, _ = get_visible_run(session, principal, a_slug)
+    run_b, _ = get_visible_run(session, principal, b_slug)
     parts_a, parts_b = _cell_keys(session, run_a.id), _cell_keys(session, run_b.id)
     for name, parts, slug in ((a_variant, parts_a, a_slug), (b_variant, parts_b, b_slug)):
         if name is not None and name not in {v.name for v in parts[0].values()}:
@@ -388,7 +386,7 @@ def compare_runs(session: Session, principal: Principal, a_slug: str, b_slug: st
         cb = cells_b.get(key)
         if cb is None:
             continue
-        for m in ((metric,) if metric else DEFAULT_COMPARE_METRICS):
+        for m in ((metric,) if metric else metrics.COMPARE_PREFERENCE):
             ea, eb = overhead.evidence(ca, m), overhead.evidence(cb, m)
             if ea is None or eb is None:
                 continue

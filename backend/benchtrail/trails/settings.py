@@ -19,15 +19,13 @@ from benchtrail.validation import SafeModel
 from benchtrail import metrics
 from benchtrail.analysis import Settings
 
-DEFAULT_METRICS = ("latency_p75", "latency_p99", "throughput", "score", "cpu_pct")
+DEFAULT_METRICS = metrics.names("default")
 # Changes under 1% are what the A/B verdict calls "no difference" (and below the print resolution of
 # reported results, e.g. JMH's 0.001 on 0.48 ops/ms); they are not alerted unless a project asks.
 DEFAULT_MIN_MAGNITUDE_PCT = 1.0
-# Columns of a cell that a trail can follow (error_rate is derived, not stored).
-TRAIL_METRICS = frozenset(m for m in metrics.CATALOG if m not in ("error_rate",))
-# Metrics an A/B comparison (a run's overheads, GET /compare) answers: those a trail follows and the
-# error rate, derived from each cell's and each repetition's errors and requests.
-AB_METRICS = TRAIL_METRICS | {"error_rate"}
+# The metrics trails follow, and those an A/B comparison answers (a run's overheads, GET /compare): the catalog's.
+TRAIL_METRICS = frozenset(metrics.names("trail"))
+AB_METRICS = frozenset(metrics.names("compare"))
 METRIC_DESCRIPTION = "A metric of the catalog that trails follow"
 AB_METRIC_DESCRIPTION = "A metric of the catalog that trails follow, or error_rate"
 

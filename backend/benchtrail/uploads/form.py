@@ -23,7 +23,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 
-from benchtrail.errors import InvalidBody, InvalidRequest
+from benchtrail.errors import ErrorCode, InvalidBody, InvalidRequest
 from benchtrail.openapi import json_part
 from benchtrail.uploads.files import RawSink, ReceivedFile, new_scratch_folder
 
@@ -55,9 +55,9 @@ class Form:
         values = self.fields.get(name)
         if not values:
             hint = " (it was sent as a file part)" if name in self.files else ""
-            raise InvalidRequest(f"{name}: the text field '{name}' ({what}) is required{hint}")
+            raise InvalidRequest(f"{name}: the text field '{name}' ({what}) is required{hint}", code=ErrorCode.FORM_FIELD_MISSING)
         if len(values) > 1:
-            raise InvalidRequest(f"{name}: the field '{name}' was sent {len(values)} times; send it once")
+            raise InvalidRequest(f"{name}: the field '{name}' was sent {len(values)} times; send it once", code=ErrorCode.FORM_FIELD_REPEATED)
         return values[0]
 
 
@@ -164,7 +164,7 @@ class _Receiver:
 
     def on_headers_finished(self) -> None:
         if len(self.parts) >= PARTS_LIMIT:
-            raise InvalidRequest(f"the form has more than {PARTS_LIMIT} parts")
+            raise InvalidRequest(f"the form has more than {PARTS_LIMIT} parts", code=ErrorCode.FORM_TOO_MANY_PARTS)
         _, options = parse_options_header(self.disposition)
         if b"name" not in options:
             raise InvalidBody("a part of the multipart body has no Content-Disposition name")
@@ -176,7 +176,7 @@ class _Receiver:
         part = self.current
         if part.sink is None:
             if len(part.text) + end - start > FIELD_LIMIT:
-                raise InvalidRequest(f"{part.name}: a text field may hold at most {FIELD_LIMIT} bytes")
+                raise InvalidRequest(f"{part.name}: a text field may hold at most {FIELD_LIMIT} bytes", code=ErrorCode.FORM_FIELD_TOO_LONG)
             part.text += data[start:end]
         else:
             part.blocks.append(data[start:end])
@@ -249,7 +249,7 @@ async def _body(request: Request) -> AsyncIterator[bytes]:
         async for chunk in request.stream():
             yield chunk
     except ClientDisconnect:
-        raise InvalidBody("the upload was cut off before its end; nothing of it was kept") from None
+        raise InvalidBody("the upload was cut off before its end; nothing of it was kept", code=ErrorCode.UPLOAD_CUT_OFF) from None
 
 
 async def _hand_over(parts: list[_Part], handed: int, writer: _Writer) -> int:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from benchtrail.models import Blob, Run, UnrecordedBlob
+from benchtrail.models import Blob, ResultsUpload, Run, UnrecordedBlob
 
 
 def run_by_idempotency_key(session: Session, project_id: int, key: str) -> Run | None:
@@ -67,3 +67,25 @@ def unrecorded_since(session: Session, sha256: str, since: datetime) -> bool:
     """Whether an upload of this file named it at or after `since`."""
     return session.scalar(select(UnrecordedBlob.sha256).where(
         UnrecordedBlob.sha256 == sha256, UnrecordedBlob.written_at >= since).limit(1)) is not None
+
+
+def results_upload_by_key(session: Session, run_id: int, key: str) -> ResultsUpload | None:
+    return session.scalar(select(ResultsUpload).where(ResultsUpload.run_id == run_id,
+                                                      ResultsUpload.idempotency_key == key))
+
+
+def results_upload(session: Session, run_id: int, upload_id: str, *, lock: bool) -> ResultsUpload | None:
+    stmt = select(ResultsUpload).where(ResultsUpload.run_id == run_id, ResultsUpload.id == upload_id)
+    return session.scalar(stmt.with_for_update() if lock else stmt)
+
+
+def abandoned_results_uploads(session: Session, idle_before: datetime, limit: int) -> Sequence[ResultsUpload]:
+    """Uncommitted upload sessions no commit can use any more: their run has other results or ended
+    (completed, cancelled), or nobody sent a chunk since `idle_before`. Locked, skipping busy ones."""
+    stmt = (select(ResultsUpload).join(Run, Run.id == ResultsUpload.run_id)
+            .where(ResultsUpload.committed_at.is_(None),
+                   (Run.results_key.is_not(None)) | Run.status.in_(("completed", "cancelled"))
+                   | (ResultsUpload.updated_at < idle_before))
+            .order_by(ResultsUpload.updated_at).limit(limit)
+            .with_for_update(of=ResultsUpload, skip_locked=True))
+    return session.scalars(stmt).all()

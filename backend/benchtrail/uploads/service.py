@@ -20,28 +20,20 @@ from sqlalchemy.orm import Session
 from benchtrail import jobs, storage
 from benchtrail.auth.principal import Principal
 from benchtrail.config import get_settings
-from benchtrail.db_boundary import unit_of_work
 from benchtrail import logging as applog
-from benchtrail.errors import AppError, InvalidRequest, InvalidResultFile, InvalidText, ServiceUnavailable
+from benchtrail.errors import AppError, ErrorCode, InvalidRequest, InvalidResultFile, InvalidText, ServiceUnavailable
 from benchtrail.ingest.model import ParseError
 from benchtrail.ingest.options import options_for
 from benchtrail.models import Blob, Project, Run, RunFile
 from benchtrail.projects import service as projects
-from benchtrail.runs import environments, lifecycle
-from benchtrail.runs.lifecycle import RunStatus
-from benchtrail.runs import meta as run_meta
+from benchtrail.runstate import environments, lifecycle
+from benchtrail.runstate.slugs import new_slug
+from benchtrail.runstate.lifecycle import RunStatus
+from benchtrail.runstate import meta as run_meta
 from benchtrail.uploads import repository
 from benchtrail.uploads.files import ReceivedFile
-from benchtrail.uploads.schemas import FileIn, UploadAccepted, UploadMetadata
+from benchtrail.uploads.schemas import AcceptedFile, FileIn, UploadAccepted, UploadMetadata
 from benchtrail.validation import unsafe_text_errors
-
-
-def new_slug() -> str:
-    """A run's slug: 11 URL-safe characters (64 random bits), never with a leading '-', which the CLI
-    (`benchtrail show RUN`, `exclude`, `admin reingest`) would read as an option."""
-    while (slug := secrets.token_urlsafe(8)).startswith("-"):
-        pass
-    return slug
 
 
 def parse_metadata(raw: str) -> UploadMetadata:
@@ -51,7 +43,7 @@ def parse_metadata(raw: str) -> UploadMetadata:
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise InvalidRequest(f"metadata: not valid JSON ({str(exc)[:200]})") from None
+        raise InvalidRequest(f"metadata: not valid JSON ({str(exc)[:200]})", code=ErrorCode.METADATA_NOT_JSON) from None
     try:
         meta = UploadMetadata.model_validate(data)
     except ValidationError as exc:
@@ -60,15 +52,17 @@ def parse_metadata(raw: str) -> UploadMetadata:
                              for e in unsafe or exc.errors())
         if unsafe:
             raise InvalidText(f"metadata: {problems}") from None
-        raise InvalidRequest(f"metadata: {problems}") from None
+        raise InvalidRequest(f"metadata: {problems}", code=ErrorCode.METADATA_INVALID) from None
     variants = list(dict.fromkeys(f.variant for f in meta.files))
     if meta.reference is not None and meta.reference not in variants:
-        raise InvalidRequest(f"reference '{meta.reference}' is not one of the variants: {', '.join(variants)}")
+        raise InvalidRequest(f"reference '{meta.reference}' is not one of the variants: {', '.join(variants)}",
+                             code=ErrorCode.REFERENCE_NOT_A_VARIANT)
     for i, c in enumerate(meta.criteria):
         if c.variant is not None and c.variant not in variants:
-            raise InvalidRequest(f"metadata.criteria[{i}].variant: no file of variant '{c.variant}'")
+            raise InvalidRequest(f"metadata.criteria[{i}].variant: no file of variant '{c.variant}'", code=ErrorCode.CRITERION_VARIANT_UNKNOWN)
         if c.overhead and len(variants) < 2:
-            raise InvalidRequest(f"metadata.criteria[{i}].overhead: an overhead needs a reference and another variant")
+            raise InvalidRequest(f"metadata.criteria[{i}].overhead: an overhead needs a reference and another variant",
+                                 code=ErrorCode.CRITERION_NEEDS_TWO_VARIANTS)
     return meta
 
 
@@ -87,11 +81,11 @@ def accept_upload(session: Session, principal: Principal, project_slug: str, met
     if idempotency_key:
         existing = repository.run_by_idempotency_key(session, project.id, idempotency_key)
         if existing is not None:
-            return accepted(existing, duplicate=True)
+            return accepted(existing, duplicate=True, files=kept.described())
 
     run = _create_run(session, project, meta, idempotency_key, tool=meta.tool or "")
     store_files(session, run, kept)
-    return accepted(run)
+    return accepted(run, files=kept.described())
 
 
 @dataclass(slots=True)
@@ -105,45 +99,42 @@ class KeptFile:
 class KeptFiles:
     """An upload's files, checked and written to the raw file store before the transaction that records
     them, so that no database connection waits on a slow disk or object store (an API process has a few:
-    `db.api_share`). Entered around that transaction:
+    `db.api_share`). The request drives it, each step's transaction its own (`uploads.endpoints.keep_and_record`):
+    `note` names each file in `unrecorded_blobs` (a row the recording transaction removes), `put` writes the
+    objects with no transaction open, the recording transaction calls `store_files`, and `settle` (when that
+    transaction failed, or recorded none of the files: a duplicate upload) removes again each object this
+    request created that no blob row refers to, under the content's lock, like `store_files`.
 
-        with KeptFiles(meta.files, received) as kept, unit_of_work() as session:
-            ...store_files(session, run, kept)
+    A refused file is refused when the object is made, before anything is written. A process killed in
+    between, or a database failing `settle`, leaves the row, and beat's sweeper removes the object
+    (`remove_unrecorded`)."""
 
-    A refused file is refused before anything is written. Each file is first named in `unrecorded_blobs`, a
-    row the recording transaction removes. When the transaction fails, or records none of the files (a
-    duplicate upload), each object this request created that no blob row refers to is removed again
-    (`release`, under the content's lock, like `store_files`). A process killed in between, or a database
-    failing that removal, leaves the row, and beat's sweeper removes the object (`remove_unrecorded`)."""
-
-    def __init__(self, specs: Sequence[FileIn], received: list[ReceivedFile]) -> None:
+    def __init__(self, specs: Sequence[FileIn], received: list[ReceivedFile], *, validate: bool = True) -> None:
         if len(specs) != len(received):
             raise InvalidRequest(f"metadata.files describes {len(specs)} file(s) but the request "
-                                 f"carries {len(received)}; give one entry per uploaded file, in order")
+                                 f"carries {len(received)}; give one entry per uploaded file, in order",
+                                 code=ErrorCode.FILE_COUNT_MISMATCH)
         self.specs, self.received = specs, received
-        self.files: list[KeptFile] = []
+        # validate=False: the caller checked the files (an import's history) and named their formats.
+        self.files = [KeptFile(rf, spec, _validate(rf, spec.format, spec) if validate else str(spec.format))
+                      for rf, spec in zip(received, specs)]
         self.attempt = secrets.token_hex(16)   # this request, in unrecorded_blobs
         self.noted = False      # the files are named in unrecorded_blobs
         self.recorded = False
 
-    def __enter__(self) -> KeptFiles:
-        self.files = [KeptFile(rf, spec, _validate(rf, spec.format, spec)) for rf, spec in zip(self.received, self.specs)]
-        try:
-            with unit_of_work() as session:
-                repository.note_unrecorded(session, self.attempt, [f.received.raw_sha256 for f in self.files])
-            self.noted = True
-            for f in self.files:
-                f.created = _put(f.received)
-        except BaseException:
-            self.release()
-            raise
-        return self
+    def note(self, session: Session) -> None:
+        repository.note_unrecorded(session, self.attempt, [f.received.raw_sha256 for f in self.files])
+        self.noted = True
 
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is not None or not self.recorded:
-            self.release()
+    def put(self) -> None:
+        for f in self.files:
+            f.created = _put(f.received)
 
-    def release(self) -> None:
+    def described(self) -> list[AcceptedFile]:
+        return [AcceptedFile(filename=f.received.filename, variant=f.spec.variant, format=f.format,
+                             detected=f.spec.format is None) for f in self.files]
+
+    def settle(self, session: Session) -> None:
         """Settle the files of an upload that recorded none of them: remove each object this request created
         that no blob row refers to, and drop this request's rows of the files settled so. A file neither
         recorded nor created here keeps its row: another upload may be storing it (beat's sweeper looks
@@ -152,48 +143,44 @@ class KeptFiles:
             return
         shas = sorted({f.received.raw_sha256 for f in self.files})
         created = {f.received.raw_sha256 for f in self.files if f.created}
-        try:
-            with unit_of_work() as session:
-                repository.lock_blobs(session, shas)
-                settled = []
-                for sha in shas:
-                    if repository.blob_by_sha256(session, sha) is not None:
-                        settled.append(sha)   # a run refers to it (a duplicate upload): nothing to remove
-                    elif sha in created:
-                        storage.get_store().delete(sha)
-                        settled.append(sha)
-                repository.forget_unrecorded(session, settled, attempt=self.attempt)
-        except Exception as exc:  # the request's own error matters; beat's sweeper removes the object later
-            applog.log.warning("raw file of a refused upload not removed yet", sha256=sorted(created),
-                               error=str(exc)[:300])
+        repository.lock_blobs(session, shas)
+        settled = []
+        for sha in shas:
+            if repository.blob_by_sha256(session, sha) is not None:
+                settled.append(sha)   # a run refers to it (a duplicate upload): nothing to remove
+            elif sha in created:
+                storage.get_store().delete(sha)
+                settled.append(sha)
+        repository.forget_unrecorded(session, settled, attempt=self.attempt)
 
 
 UNRECORDED_AFTER_S = 3600  # an upload records its files seconds after writing them
 
 
-def remove_unrecorded(now: datetime, limit: int = 200) -> list[str]:
-    """Beat's sweeper: remove the objects uploads wrote but never recorded (the upload failed and could not
-    remove them, or its process died in between) unless a blob row refers to them by now; returns their
-    sha256. Under the content's lock, like `store_files`, and only when no upload of the file is under way
-    (all its rows are old): an upload of the same bytes that records them meanwhile writes its object again
-    (`_blob`)."""
+def unrecorded_before(session: Session, now: datetime, limit: int = 200) -> list[str]:
+    """The sha256 of objects uploads wrote but never recorded, named longer than UNRECORDED_AFTER_S ago (the
+    upload failed and could not remove them, or its process died in between): beat's sweeper removes each
+    (`remove_unrecorded`), one transaction each."""
+    return list(repository.unrecorded_before(session, now - timedelta(seconds=UNRECORDED_AFTER_S), limit))
+
+
+def remove_unrecorded(session: Session, sha: str, now: datetime) -> bool:
+    """Remove the object `sha` unless a blob row refers to it by now; True when it was removed. Under the
+    content's lock, like `store_files`, and only when no upload of the file is under way (all its rows are
+    old): an upload of the same bytes that records them meanwhile writes its object again (`_blob`)."""
     before = now - timedelta(seconds=UNRECORDED_AFTER_S)
-    with unit_of_work() as session:
-        stale = repository.unrecorded_before(session, before, limit)
-    removed = []
-    for sha in stale:
-        with unit_of_work() as session:
-            repository.lock_blobs(session, [sha])
-            if repository.unrecorded_since(session, sha, before):
-                continue  # an upload of it started meanwhile
-            if repository.blob_by_sha256(session, sha) is None:   # else a run refers to it: only the rows go
-                try:
-                    storage.get_store().delete(sha)
-                except storage.StorageError as exc:
-                    applog.log.warning("unrecorded raw file not removed", sha256=sha, error=str(exc)[:300])
-                    continue
-                removed.append(sha)
-            repository.forget_unrecorded(session, [sha], before=before)
+    repository.lock_blobs(session, [sha])
+    if repository.unrecorded_since(session, sha, before):
+        return False  # an upload of it started meanwhile
+    removed = False
+    if repository.blob_by_sha256(session, sha) is None:   # else a run refers to it: only the rows go
+        try:
+            storage.get_store().delete(sha)
+        except storage.StorageError as exc:
+            applog.log.warning("unrecorded raw file not removed", sha256=sha, error=str(exc)[:300])
+            return False
+        removed = True
+    repository.forget_unrecorded(session, [sha], before=before)
     return removed
 
 
@@ -227,7 +214,9 @@ def _validate(rf: ReceivedFile, fmt: str | None, spec: object) -> str:
     from benchtrail.ingest.detect import check_file
 
     try:
-        return check_file(rf.data_path, format=fmt, options=options_for(spec))
+        profile = getattr(spec, "profile", None)
+        return check_file(rf.data_path, format=fmt, options=options_for(spec),
+                          profile=profile.model_dump() if profile is not None else None)
     except ParseError as exc:
         raise InvalidResultFile(rf.filename, exc.reason, line=exc.line, field=exc.field) from None
     except (AppError, MemoryError):
@@ -282,8 +271,8 @@ def _blob(session: Session, f: KeptFile) -> Blob:
     return blob
 
 
-def accepted(run: Run, duplicate: bool = False) -> UploadAccepted:
+def accepted(run: Run, duplicate: bool = False, files: list[AcceptedFile] | None = None) -> UploadAccepted:
     base = get_settings().public_url.rstrip("/")
     return UploadAccepted(run=run.slug, id=run.id, status=run.status, permalink=f"{base}/r/{run.slug}",
-                          status_url=f"{base}/api/v1/runs/{run.slug}", duplicate=duplicate)
+                          status_url=f"{base}/api/v1/runs/{run.slug}", duplicate=duplicate, files=files or [])
 

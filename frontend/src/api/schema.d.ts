@@ -11,7 +11,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health */
+        /**
+         * Health
+         * @description The database's and the broker's status and the data folder's free space (`disk_free_mb`). 503 with `Retry-
+         *     After`, naming the component that is down, while one is.
+         */
         get: operations["health_api_health_get"];
         put?: never;
         post?: never;
@@ -28,14 +32,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Alert */
+        /**
+         * Get Alert
+         * @description One alert: its trail, metric, direction, magnitude, confidence, the run that raised it, its triage state,
+         *     assignee, notes and the history of its changes (`events`).
+         */
         get: operations["get_alert_api_v1_alerts__alert_id__get"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Patch Alert */
+        /**
+         * Patch Alert
+         * @description Triage an alert (uploader token): `state` (new, acknowledged, investigating, confirmed, fixed, wontfix,
+         *     invalid; `withdrawn` is set only by the analysis, with `state_reason`), `assignee`, `notes`. Each change is
+         *     recorded in `events`.
+         */
         patch: operations["patch_alert_api_v1_alerts__alert_id__patch"];
         trace?: never;
     };
@@ -46,7 +59,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Compare */
+        /**
+         * Compare
+         * @description Two runs (or two variants across runs) cell by cell: run b minus run a with a 95% interval, p-value,
+         *     `p_adjusted` over every item of the answer (Benjamini-Hochberg), a plain-words verdict and the per-
+         *     repetition values behind them.
+         */
         get: operations["compare_api_v1_compare_get"];
         put?: never;
         post?: never;
@@ -84,10 +102,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Projects */
+        /**
+         * List Projects
+         * @description The projects this request may see: every public project, and the private ones of its token.
+         */
         get: operations["list_projects_api_v1_projects_get"];
         put?: never;
-        /** Create Project */
+        /**
+         * Create Project
+         * @description Create a project (site admin token). 409 when the slug is taken.
+         */
         post: operations["create_project_api_v1_projects_post"];
         delete?: never;
         options?: never;
@@ -123,7 +147,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Alerts */
+        /**
+         * List Alerts
+         * @description The project's alerts, grouped by the run that raised them; filter by `state` (`withdrawn` included),
+         *     `metric`, `direction` and `kind`.
+         */
         get: operations["list_alerts_api_v1_projects__slug__alerts_get"];
         put?: never;
         post?: never;
@@ -140,10 +168,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Annotations */
+        /**
+         * List Annotations
+         * @description The project's annotations: releases, JDK bumps, infrastructure changes on the version axis; `known_change`
+         *     ones are fixed boundaries for change-point detection.
+         */
         get: operations["list_annotations_api_v1_projects__slug__annotations_get"];
         put?: never;
-        /** Add Annotation */
+        /**
+         * Add Annotation
+         * @description Add an annotation (uploader token); it needs `agent_version` or `at`. A `known_change` annotation marks a
+         *     known change point: the detector takes it as a boundary and never alerts on it.
+         */
         post: operations["add_annotation_api_v1_projects__slug__annotations_post"];
         delete?: never;
         options?: never;
@@ -161,12 +197,40 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete Annotation */
+        /**
+         * Delete Annotation
+         * @description Delete an annotation (uploader token).
+         */
         delete: operations["delete_annotation_api_v1_projects__slug__annotations__annotation_id__delete"];
         options?: never;
         head?: never;
-        /** Edit Annotation */
+        /**
+         * Edit Annotation
+         * @description Edit an annotation's given fields (uploader token); it still needs `agent_version` or `at`.
+         */
         patch: operations["edit_annotation_api_v1_projects__slug__annotations__annotation_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import History
+         * @description A history from another tool as backdated runs, one per entry, oldest first: each is ingested as an upload
+         *     and its points join the trails in time order, so the change-point detector sees the past. The history is
+         *     checked whole before anything is stored; an entry imported before is not imported again.
+         */
+        post: operations["import_history_api_v1_projects__slug__imports_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/projects/{slug}/plans": {
@@ -176,7 +240,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Plans */
+        /**
+         * List Plans
+         * @description The project's plans, each at its newest version.
+         */
         get: operations["list_plans_api_v1_projects__slug__plans_get"];
         put?: never;
         /**
@@ -197,7 +264,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Plan Versions */
+        /**
+         * Plan Versions
+         * @description Every stored version of one plan, newest first, with the YAML text each was saved from (`source_yaml`);
+         *     request headers' values are shown as `***`.
+         */
         get: operations["plan_versions_api_v1_projects__slug__plans__name__get"];
         put?: never;
         post?: never;
@@ -216,7 +287,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start Run */
+        /**
+         * Start Run
+         * @description Start a run of a plan (uploader token): a `queued` run sent to its runner pool (`runner.<pool>`);
+         *     `agent_version` in the body overrides the plan's. The plan's targets are checked against the allow-lists
+         *     again.
+         */
         post: operations["start_run_api_v1_projects__slug__plans__name__runs_post"];
         delete?: never;
         options?: never;
@@ -237,7 +313,15 @@ export interface paths {
          */
         get: operations["list_runs_api_v1_projects__slug__runs_get"];
         put?: never;
-        /** Upload Run */
+        /**
+         * Upload Run
+         * @description Upload result files as one run (uploader token): multipart `metadata` (JSON, at most 1 MiB; `files[i]`
+         *     describes the i-th file) and `files`. The project and the token's role are checked before the body is read;
+         *     each file is written to the data disk once, hashed and counted against the size limit as it arrives, and its
+         *     head checked as the worker will parse it (a bad file is 400 naming file, line, field and reason, and nothing
+         *     is stored). Send an `Idempotency-Key`: the same key again answers the same run. 202 with the run, its
+         *     permalink and status URL; ingest and analysis follow in the worker.
+         */
         post: operations["upload_run_api_v1_projects__slug__runs_post"];
         delete?: never;
         options?: never;
@@ -252,10 +336,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Schedules */
+        /**
+         * List Schedules
+         * @description The project's schedules: cron expressions that start a plan's runs (run by beat).
+         */
         get: operations["list_schedules_api_v1_projects__slug__schedules_get"];
         put?: never;
-        /** Create Schedule */
+        /**
+         * Create Schedule
+         * @description Create a schedule (admin token): a cron expression, the plan to run and optionally the `agent_version` its
+         *     runs record.
+         */
         post: operations["create_schedule_api_v1_projects__slug__schedules_post"];
         delete?: never;
         options?: never;
@@ -276,7 +367,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update Schedule */
+        /**
+         * Update Schedule
+         * @description Change a schedule's given fields (admin token): cron, enabled, agent version.
+         */
         patch: operations["update_schedule_api_v1_projects__slug__schedules__schedule_id__patch"];
         trace?: never;
     };
@@ -287,7 +381,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Settings */
+        /**
+         * Get Settings
+         * @description The project's analysis settings: metrics analysed, thresholds per metric, confirm-before-alert for scheduled
+         *     runs.
+         */
         get: operations["get_settings_api_v1_projects__slug__settings_get"];
         put?: never;
         post?: never;
@@ -311,7 +409,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create Token */
+        /**
+         * Create Token
+         * @description Create a token on the project (project admin): `role` viewer, uploader or admin. The token is shown once;
+         *     only its hash is stored.
+         */
         post: operations["create_token_api_v1_projects__slug__tokens_post"];
         delete?: never;
         options?: never;
@@ -326,7 +428,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Trails */
+        /**
+         * List Trails
+         * @description The project's trails, each identified by environment fingerprint, scenario, load, variant, mode (and
+         *     process); filter by `scenario`, `variant`, `load`, `mode`.
+         */
         get: operations["list_trails_api_v1_projects__slug__trails_get"];
         put?: never;
         post?: never;
@@ -343,10 +449,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Webhooks */
+        /**
+         * List Webhooks
+         * @description The project's webhooks (admin token).
+         */
         get: operations["list_webhooks_api_v1_projects__slug__webhooks_get"];
         put?: never;
-        /** Create Webhook */
+        /**
+         * Create Webhook
+         * @description Add a webhook (admin token): Slack-compatible or generic JSON, signed with `X-Benchtrail-Signature:
+         *     sha256=HMAC-SHA256(secret, body)`. Its URL must be http(s) and match `BENCHTRAIL_WEBHOOK_ALLOWLIST`.
+         */
         post: operations["create_webhook_api_v1_projects__slug__webhooks_post"];
         delete?: never;
         options?: never;
@@ -374,6 +487,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{slug}/bmf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Run Bmf
+         * @description The run's cells as Bencher Metric Format (BMF) JSON, what `bencher run --adapter json` reads
+         *     (docs/how-to/formats.md, 'BMF out'): `{benchmark: {measure: {value, lower_value?, upper_value?}}}`.
+         */
+        get: operations["get_run_bmf_api_v1_runs__slug__bmf_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{slug}/cancel": {
         parameters: {
             query?: never;
@@ -383,7 +517,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel */
+        /**
+         * Cancel
+         * @description Cancel a queued or running run (uploader token): its runner stops the tools within seconds. 409 for a run in
+         *     another state; a load test already finished (being packaged or uploaded) is delivered all the same.
+         */
         post: operations["cancel_api_v1_runs__slug__cancel_post"];
         delete?: never;
         options?: never;
@@ -533,7 +671,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download Raw */
+        /**
+         * Download Raw
+         * @description A raw file exactly as it was received (a runner's outputs as the `.zst` it sent).
+         */
         get: operations["download_raw_api_v1_runs__slug__files__file_id__raw_get"];
         put?: never;
         post?: never;
@@ -552,7 +693,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Finish */
+        /**
+         * Finish
+         * @description A runner ends the run (or its share) it claimed: failed or cancelled, with a reason (runner token).
+         */
         post: operations["finish_api_v1_runs__slug__finish_post"];
         delete?: never;
         options?: never;
@@ -567,7 +711,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Run Overheads */
+        /**
+         * Get Run Overheads
+         * @description Per cell: variant minus reference with a 95% interval, p-value, `p_adjusted` over every item of the answer
+         *     (Benjamini-Hochberg), Cliff's delta, verdict, minimum detectable effect, `method`, and the per-repetition
+         *     values behind them (`repetitions`: each side's value per repetition with its execution position). Answers
+         *     carry an `ETag`.
+         */
         get: operations["get_run_overheads_api_v1_runs__slug__overheads_get"];
         put?: never;
         post?: never;
@@ -584,8 +734,73 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Percentiles */
+        /**
+         * Get Percentiles
+         * @description Any percentile (`p`, repeat, 0 to 100) of every cell, from its stored HDR histogram (nearest rank).
+         */
         get: operations["get_percentiles_api_v1_runs__slug__percentiles_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Profiles
+         * @description The run's CPU profiles, one per profiled repetition of a variant at a load level (empty: none).
+         */
+        get: operations["list_profiles_api_v1_runs__slug__profiles_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/profiles/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Profile Diff
+         * @description Where the added CPU goes: the differential flame graph (variant minus reference, per 1,000 requests), the
+         *     package prefixes and frames that add the most self and total CPU with intervals over the repetitions, and
+         *     (within one run) the check against the sampled process CPU.
+         */
+        get: operations["profile_diff_api_v1_runs__slug__profiles_diff_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{slug}/profiles/flame": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Flame Graph
+         * @description A variant's flame graph: CPU-ms per 1,000 requests, the mean over its profiled repetitions.
+         */
+        get: operations["flame_graph_api_v1_runs__slug__profiles_flame_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -603,7 +818,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Report Progress */
+        /**
+         * Report Progress
+         * @description A runner's progress report, every second (runner token): step, percent, achieved rate, errors, log tail.
+         *     It is also the run's heartbeat; the answer says whether a cancel was requested (`cancel_requested`) and, for a
+         *     run over several generators, the start barrier (`start_at`, `step_start_at`).
+         */
         post: operations["report_progress_api_v1_runs__slug__progress_post"];
         delete?: never;
         options?: never;
@@ -706,7 +926,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Series */
+        /**
+         * Get Series
+         * @description A run's series: per interval, per variant, scenario, load (and process), at clock times; filter by `metric`.
+         *     Answers carry an `ETag`.
+         */
         get: operations["get_series_api_v1_runs__slug__series_get"];
         put?: never;
         post?: never;
@@ -745,7 +969,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Snapshot */
+        /**
+         * Get Snapshot
+         * @description A frozen view: its data as it was when frozen, its view state and title. Never changed by later analysis or
+         *     settings; a private project's snapshot is 404 without a token of it.
+         */
         get: operations["get_snapshot_api_v1_snapshots__slug__get"];
         put?: never;
         post?: never;
@@ -802,7 +1030,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Snapshot Markdown */
+        /**
+         * Snapshot Markdown
+         * @description The frozen view as a Markdown table (seed-shaped a / b / diff cells; compare: Δ%, interval and verdict per
+         *     cell; history: one row per run).
+         */
         get: operations["snapshot_markdown_api_v1_snapshots__slug__markdown_get"];
         put?: never;
         post?: never;
@@ -901,8 +1133,33 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Deliveries */
+        /**
+         * List Deliveries
+         * @description The webhook's delivery log: each delivery's payload, status, attempts, response code and error (admin token).
+         */
         get: operations["list_deliveries_api_v1_webhooks__webhook_id__deliveries_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cli/benchtrail.py": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download Client
+         * @description The command-line client for CI jobs and people (`upload --wait`, `compare --fail-on-worse`, `show`,
+         *     `run`, ...) as one file of this server's version: `curl -fsSL -o benchtrail.py <server>/cli/benchtrail.py`,
+         *     then `python3 benchtrail.py --help`. No token needed.
+         */
+        get: operations["download_client_cli_benchtrail_py_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1022,6 +1279,26 @@ export interface components {
             verdict: string;
             /** Worse */
             worse: boolean | null;
+        };
+        /**
+         * AcceptedFile
+         * @description How one uploaded file was read.
+         */
+        AcceptedFile: {
+            /**
+             * Detected
+             * @description True: found by detection (docs/how-to/formats.md, 'Detection'); false: the upload named it (`format`), which always wins
+             */
+            detected: boolean;
+            /** Filename */
+            filename: string;
+            /**
+             * Format
+             * @description The format the file was read as
+             */
+            format: string;
+            /** Variant */
+            variant: string;
         };
         /** AlertBrief */
         AlertBrief: {
@@ -1349,6 +1626,17 @@ export interface components {
             /** Title */
             title?: string | null;
         };
+        /**
+         * BmfOut
+         * @description Bencher Metric Format: {benchmark: {measure: {value, lower_value?, upper_value?}}}.
+         */
+        BmfOut: {
+            [key: string]: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
+        };
         /** CellKey */
         CellKey: {
             /** Load Key */
@@ -1366,7 +1654,10 @@ export interface components {
             /** Scenario */
             scenario: string;
         };
-        /** CellOut */
+        /**
+         * CellOut
+         * @description One cell of a run: counts, latency statistics (ms), resources, a JMH score
+         */
         CellOut: {
             /** Achieved Rate */
             achieved_rate: number | null;
@@ -1567,6 +1858,49 @@ export interface components {
             metric: "achieved_rate" | "count" | "cpu_pct" | "cpu_s_per_1k" | "duration_s" | "error_rate" | "errors" | "heap_mb" | "latency_max" | "latency_mean" | "latency_min" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "rss_mb" | "score" | "score_error" | "throughput";
         };
         /**
+         * ConsistencyOut
+         * @description The profiles' added CPU per request against the sampled process CPU of the same cells.
+         */
+        ConsistencyOut: {
+            /**
+             * Agree
+             * @description False: the two differences' intervals do not overlap (they disagree by more than their noise allows); None without sampled CPU
+             */
+            agree: boolean | null;
+            /**
+             * Coverage Pct
+             * @description The variant's profile CPU over its sampled CPU, x 100: how much of the process's CPU the profiler saw (JFR samples Java code only)
+             */
+            coverage_pct: number | null;
+            /**
+             * Gap Pct
+             * @description (profile delta - sampled delta) / |sampled delta| x 100
+             */
+            gap_pct: number | null;
+            /** @description The profiles' CPU-ms per 1,000 requests, variant minus reference */
+            profile: components["schemas"]["AbOut"];
+            /** @description The sampled CPU (cpu_s_per_1k x 1000: CPU-ms per 1,000 requests), variant minus reference; None when the plan sampled no resources */
+            sampled: components["schemas"]["AbOut"] | null;
+        };
+        /** CpuRowOut */
+        CpuRowOut: {
+            /** Agent */
+            agent: boolean;
+            /** @description Packages: the CPU-ms per 1,000 requests attributed to the package, variant minus reference: each stack counted once, to the innermost agent code on it (the agent answers for what it calls), else to the running frame's package (native and kernel code to its nearest caller with a package); the packages' attributed CPU adds up to the whole profile */
+            attributed?: components["schemas"]["AbOut"] | null;
+            /**
+             * Group
+             * @description The package prefix
+             */
+            group: string;
+            /** Name */
+            name: string;
+            /** @description Self CPU-ms per 1,000 requests: variant minus reference, over repetitions */
+            self: components["schemas"]["AbOut"];
+            /** @description Total CPU-ms per 1,000 requests: variant minus reference, over repetitions */
+            total: components["schemas"]["AbOut"];
+        };
+        /**
          * CriterionIn
          * @description A pass/fail criterion, as a plan's `criteria` entry (docs/plans/plan-v1.schema.json).
          */
@@ -1575,7 +1909,7 @@ export interface components {
              * Metric
              * @enum {string}
              */
-            metric: "latency_mean" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "latency_max" | "error_rate" | "throughput" | "achieved_rate" | "cpu_pct" | "rss_mb" | "heap_mb" | "cpu_s_per_1k";
+            metric: "error_rate" | "throughput" | "latency_mean" | "latency_max" | "latency_p50" | "latency_p75" | "latency_p90" | "latency_p95" | "latency_p99" | "latency_p999" | "cpu_pct" | "cpu_s_per_1k" | "rss_mb" | "heap_mb" | "achieved_rate";
             /**
              * Op
              * @enum {string}
@@ -1719,6 +2053,12 @@ export interface components {
          */
         ErrorBody: {
             /**
+             * ErrorCode
+             * @description The one rule that refused the request (act on this, not on the text)
+             * @example not_found
+             */
+            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "profile_against_itself" | "profile_not_normalised" | "rate_limited" | "unavailable" | "internal");
+            /**
              * Detail
              * @description What is wrong, naming the field, file or line
              * @example project 'easeagent' not found
@@ -1733,6 +2073,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * ErrorCode
+         * @description Why a request is refused: one code per rule. Each member's meaning is in CODE_MEANINGS.
+         * @enum {string}
+         */
+        ErrorCode: "invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "profile_against_itself" | "profile_not_normalised" | "rate_limited" | "unavailable" | "internal";
         /** ExclusionIn */
         ExclusionIn: {
             /**
@@ -1785,6 +2131,11 @@ export interface components {
              */
             load: components["schemas"]["LoadIn"] | null;
             /**
+             * @description A CPU profile (format pprof, jfr or benchtrail-profile): the step it profiled. A jfr recording is kept for download; its stacks come from the benchtrail-profile file that names it in `raw_file`
+             * @default null
+             */
+            profile: components["schemas"]["ProfileFileIn"] | null;
+            /**
              * Scenario
              * @description Scenario name for single-scenario summaries
              * @default null
@@ -1802,6 +2153,18 @@ export interface components {
              * @default null
              */
             started_ms: number | null;
+            /**
+             * Timestamp Format
+             * @description A JMeter CSV's timeStamp pattern (jmeter.save.saveservice.timestamp_format, Java SimpleDateFormat, e.g. 'yyyy/MM/dd HH:mm:ss') when it is not epoch ms; default: inferred from the values
+             * @default null
+             */
+            timestamp_format: string | null;
+            /**
+             * Timestamp Zone
+             * @description The time zone a formatted JMeter timeStamp was written in (the JVM's default zone: an IANA name such as Europe/Paris, or an offset such as +02:00); default: the zone in the values, else UTC
+             * @default null
+             */
+            timestamp_zone: string | null;
             /** Variant */
             variant: string;
             /**
@@ -1817,6 +2180,76 @@ export interface components {
             reason: string;
             /** Status */
             status: string & unknown;
+        };
+        /** FlameNodeOut */
+        FlameNodeOut: {
+            /**
+             * Agent
+             * @description Agent code (a known agent's package, or a name of the plan's agent_packages)
+             */
+            agent: boolean;
+            /**
+             * Delta Self
+             * @description Differential: self minus the reference's
+             */
+            delta_self?: number | null;
+            /**
+             * Delta Total
+             * @description Differential: total minus the reference's
+             */
+            delta_total?: number | null;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /**
+             * Package
+             * @description The package prefix the frame is grouped under
+             */
+            package: string;
+            /**
+             * Parent
+             * @description None for the root ('all')
+             */
+            parent: number | null;
+            /**
+             * Reference Total
+             * @description Differential: the reference's total
+             */
+            reference_total?: number | null;
+            /**
+             * Self
+             * @description CPU-ms per 1,000 requests in this frame itself
+             */
+            self: number;
+            /**
+             * Total
+             * @description CPU-ms per 1,000 requests in this frame and its callees (mean over repetitions)
+             */
+            total: number;
+        };
+        /**
+         * FlameOut
+         * @description A flame graph: nodes in breadth-first order (a parent before its children), widths in CPU-ms per 1,000
+         *     requests. Nodes under 0.2% of the root are left out; their CPU is `hidden`.
+         */
+        FlameOut: {
+            /** Hidden */
+            hidden: number;
+            /** Load */
+            load: string;
+            /** Nodes */
+            nodes: components["schemas"]["FlameNodeOut"][];
+            /** Repetitions */
+            repetitions: number;
+            /** Run */
+            run: string;
+            /** Scenario */
+            scenario: string;
+            /** Total */
+            total: number;
+            /** Variant */
+            variant: string;
         };
         /** Health */
         Health: {
@@ -1846,6 +2279,12 @@ export interface components {
          * @description error = ServiceUnavailable, detail = "component down: <names>".
          */
         HealthDegraded: {
+            /**
+             * ErrorCode
+             * @description The one rule that refused the request (act on this, not on the text)
+             * @example not_found
+             */
+            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "profile_against_itself" | "profile_not_normalised" | "rate_limited" | "unavailable" | "internal");
             /**
              * Db
              * @description "ok", or "down: <error class>"
@@ -1905,6 +2344,109 @@ export interface components {
              * @description The trail's id
              */
             trail: number;
+        };
+        /** ImportAccepted */
+        ImportAccepted: {
+            /**
+             * Already
+             * @description Entries imported before, left as they were
+             */
+            already: number;
+            /**
+             * Format
+             * @description The format the history was read as
+             */
+            format: string;
+            /**
+             * Imported
+             * @description Runs made by this import
+             */
+            imported: number;
+            /**
+             * Runs
+             * @description One run per entry, oldest first
+             */
+            runs: components["schemas"]["ImportedRun"][];
+        };
+        /**
+         * ImportMetadata
+         * @description How to import a history: one run per entry, backdated to the entry's time.
+         */
+        ImportMetadata: {
+            /**
+             * Branch
+             * @description Default: a Bencher report's branch
+             * @default null
+             */
+            branch: string | null;
+            /**
+             * @description Where the runs ran; default: a Bencher report's testbed, else the project's default environment
+             * @default null
+             */
+            environment: components["schemas"]["EnvironmentIn"] | null;
+            /**
+             * Format
+             * @description github-action-benchmark data.js / JSON, or Bencher reports; default: detected
+             * @default null
+             */
+            format: ("gab-history" | "bencher-reports") | null;
+            /**
+             * Labels
+             * @description Added to every run's labels
+             */
+            labels?: {
+                [key: string]: string;
+            };
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string | null;
+            /**
+             * Variant
+             * @description The variant of every run
+             * @default baseline
+             */
+            variant: string;
+        };
+        /** ImportedRun */
+        ImportedRun: {
+            /**
+             * Benchmarks
+             * @description Benchmarks (github-action-benchmark) or result iterations (Bencher) of the entry
+             */
+            benchmarks: number;
+            /** Commit */
+            commit: string | null;
+            /**
+             * Duplicate
+             * @description Imported before (same file bytes and entry): the existing run
+             * @default false
+             */
+            duplicate: boolean;
+            /**
+             * Entry
+             * @description The entry of the history the run is (in time order, from 0)
+             */
+            entry: number;
+            /** Id */
+            id: number;
+            /** Permalink */
+            permalink: string;
+            /**
+             * Run
+             * @description Run slug
+             */
+            run: string;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+            /** Status */
+            status: string;
+            /** Status Url */
+            status_url: string;
         };
         /** LoadIn */
         LoadIn: {
@@ -2116,6 +2658,198 @@ export interface components {
             /** Variant Id */
             variant_id: number;
         };
+        /**
+         * ProfileDiffOut
+         * @description Variant minus reference (of this run, or of run `base`), per 1,000 requests.
+         */
+        ProfileDiffOut: {
+            /**
+             * Base
+             * @description The run of the reference profiles
+             */
+            base: string;
+            /** @description Within one run: against the sampled process CPU */
+            consistency: components["schemas"]["ConsistencyOut"] | null;
+            /** @description The differential flame graph: the variant's shape, each node with the reference's total and the difference */
+            flame: components["schemas"]["FlameOut"];
+            /**
+             * Frames
+             * @description The frames adding the most self or total CPU, most added self CPU first
+             */
+            frames: components["schemas"]["CpuRowOut"][];
+            /** Load */
+            load: string;
+            /**
+             * Packages
+             * @description Package prefixes, most added attributed CPU first
+             */
+            packages: components["schemas"]["CpuRowOut"][];
+            /** Reference */
+            reference: string;
+            /** Run */
+            run: string;
+            /** Scenario */
+            scenario: string;
+            /** Variant */
+            variant: string;
+            /** @description The whole profile: added CPU-ms per 1,000 requests */
+            whole: components["schemas"]["AbOut"];
+        };
+        /**
+         * ProfileFileIn
+         * @description A CPU profile of the file's variant in one measured step (docs/explanation/profiles.md).
+         */
+        ProfileFileIn: {
+            /**
+             * Agent Packages
+             * @description Names of the agent's own code besides the known agents' packages
+             */
+            agent_packages?: string[];
+            /**
+             * Period Ms
+             * @description collapsed: the sampling period (each sample weighs this many CPU ms)
+             * @default null
+             */
+            period_ms: number | null;
+            /**
+             * Raw File
+             * @description benchtrail-profile: the position (in `files`) of the raw recording its stacks were read from, kept for download
+             * @default null
+             */
+            raw_file: number | null;
+            /**
+             * Repetition
+             * @description The repetition the step measured
+             * @default 1
+             */
+            repetition: number;
+            /**
+             * Requests
+             * @description The step's request count, when no sample file of the step (same variant, load and `started_ms`) tells it
+             * @default null
+             */
+            requests: number | null;
+            /**
+             * Runtime
+             * @enum {string}
+             */
+            runtime: "jvm" | "go" | "python";
+            /**
+             * Step
+             * @description The step's place in the run: files of one step's profile (pieces of a Go profile) share it; default: the file's position
+             * @default null
+             */
+            step: number | null;
+            /**
+             * Window Ms
+             * @description The load's window in the step (epoch ms, first request to last response): samples with a time outside it are left out
+             * @default null
+             */
+            window_ms: [
+                number,
+                number
+            ] | null;
+        };
+        /** ProfileList */
+        ProfileList: {
+            /** Items */
+            items: components["schemas"]["ProfileOut"][];
+            /**
+             * Profiler Cost
+             * @description Measured only when the plan profiled some repetitions and not others (profile.repetitions: odd)
+             * @default []
+             */
+            profiler_cost: components["schemas"]["ProfilerCostOut"][];
+        };
+        /**
+         * ProfileOut
+         * @description One repetition's CPU profile of a variant at a load level.
+         */
+        ProfileOut: {
+            /**
+             * Cpu Ms
+             * @description CPU milliseconds the samples account for
+             */
+            cpu_ms: number;
+            /**
+             * Cpu Ms Per 1K
+             * @description cpu_ms per 1,000 requests
+             */
+            cpu_ms_per_1k: number | null;
+            /** Id */
+            id: number;
+            /**
+             * Load
+             * @description The load level's key
+             */
+            load: string;
+            /**
+             * Outside Window
+             * @description Samples left out: before the load's first request or after its last response
+             */
+            outside_window: number;
+            /**
+             * Period Ms
+             * @description The sampling period
+             */
+            period_ms: number | null;
+            /**
+             * Raw Files
+             * @description The raw profile(s) as uploaded
+             */
+            raw_files: components["schemas"]["RawFileOut"][];
+            /** Repetition */
+            repetition: number;
+            /**
+             * Requests
+             * @description The step's requests (of this variant at this load level)
+             */
+            requests: number | null;
+            /**
+             * Runtime
+             * @description jvm | go | python
+             */
+            runtime: string;
+            /** Samples */
+            samples: number;
+            /**
+             * Scenario
+             * @description '*': the step loaded every scenario at once
+             */
+            scenario: string;
+            /**
+             * Source
+             * @description jfr | pprof | py-spy
+             */
+            source: string;
+            /**
+             * Step
+             * @description The step's place in the run's execution order
+             */
+            step: number;
+            /**
+             * Truncated
+             * @description Samples whose stack JFR cut at its depth (under '[truncated stack]')
+             */
+            truncated: number;
+            /** Variant */
+            variant: string;
+        };
+        /**
+         * ProfilerCostOut
+         * @description The profiler's own cost in a run that left some repetitions unprofiled (plan `profile.repetitions: odd`):
+         *     one cell's throughput, profiled repetitions against unprofiled ones of the same variant.
+         */
+        ProfilerCostOut: {
+            /** Load */
+            load: string;
+            /** Scenario */
+            scenario: string;
+            /** @description req/s: profiled (variant side) minus unprofiled (reference side) repetitions; rel_diff is the profiler's cost in throughput */
+            throughput: components["schemas"]["AbOut"];
+            /** Variant */
+            variant: string;
+        };
         /** ProgressAck */
         ProgressAck: {
             /** Cancel Requested */
@@ -2211,6 +2945,17 @@ export interface components {
             /** Slug */
             slug: string;
         };
+        /** RawFileOut */
+        RawFileOut: {
+            /** Download Url */
+            download_url: string;
+            /** Filename */
+            filename: string;
+            /** Format */
+            format: string;
+            /** Id */
+            id: number;
+        };
         /**
          * RepetitionValues
          * @description The statistic of every repetition behind a result, in the run's execution order.
@@ -2242,6 +2987,12 @@ export interface components {
          * @description A refused result file (error = InvalidResultFile) or a malformed request (BadRequest, HTTPError).
          */
         ResultFileError: {
+            /**
+             * ErrorCode
+             * @description The one rule that refused the request (act on this, not on the text)
+             * @example not_found
+             */
+            code: string & ("invalid_body" | "invalid_text" | "invalid_result_file" | "value_refused_by_database" | "http_error" | "token_missing" | "token_malformed" | "token_invalid" | "runner_token_required" | "role_required" | "site_admin_required" | "runner_token_only_runs" | "not_a_runner_token" | "pool_not_allowed" | "not_claimed_by_token" | "not_found" | "method_not_allowed" | "project_exists" | "illegal_transition" | "run_not_queued" | "run_not_running" | "run_not_cancellable" | "run_not_completed" | "share_not_queued" | "share_not_running" | "same_runner" | "results_not_accepted" | "results_already_received" | "chunk_offset_ahead" | "upload_incomplete" | "upload_damaged" | "concurrent_write" | "payload_too_large" | "validation" | "metadata_not_json" | "metadata_invalid" | "file_count_mismatch" | "reference_not_a_variant" | "criterion_variant_unknown" | "criterion_needs_two_variants" | "form_field_missing" | "form_field_repeated" | "form_too_many_parts" | "form_field_too_long" | "upload_cut_off" | "chunk_past_end" | "plan_invalid" | "plan_secret_placeholder" | "cron_invalid" | "metric_unknown" | "token_role_unknown" | "runner_token_site_wide" | "pools_only_for_runners" | "pools_empty" | "alert_state_unknown" | "alert_state_set_by_analysis" | "annotation_not_placed" | "webhook_url_invalid" | "webhook_not_allowed" | "label_filter_invalid" | "percentile_out_of_range" | "share_not_split" | "share_required" | "profile_against_itself" | "profile_not_normalised" | "rate_limited" | "unavailable" | "internal");
             /**
              * Detail
              * @description What is wrong, naming the field, file or line
@@ -3096,6 +3847,11 @@ export interface components {
              * @default false
              */
             duplicate: boolean;
+            /**
+             * Files
+             * @description Each file, in upload order, and the format it was read as
+             */
+            files?: components["schemas"]["AcceptedFile"][];
             /** Id */
             id: number;
             /** Permalink */
@@ -4177,6 +4933,7 @@ export interface operations {
             header?: never;
             path: {
                 slug: string;
+                /** @description Row id (1..2^31-1) */
                 annotation_id: number;
             };
             cookie?: never;
@@ -4256,6 +5013,7 @@ export interface operations {
             header?: never;
             path: {
                 slug: string;
+                /** @description Row id (1..2^31-1) */
                 annotation_id: number;
             };
             cookie?: never;
@@ -4303,6 +5061,113 @@ export interface operations {
                 };
             };
             /** @description The request body exceeds BENCHTRAIL_MAX_UPLOAD_MB (checked before it is read) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    import_history_api_v1_projects__slug__imports_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description One history file: github-action-benchmark data.js (or its JSON), or Bencher reports (JSON array) */
+                    files: string[];
+                    /** @description How to import the history (JSON, at most 1048576 bytes) */
+                    metadata: components["schemas"]["ImportMetadata"];
+                };
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportAccepted"];
+                };
+            };
+            /** @description A result file is refused (error InvalidResultFile, with file, line, field and reason), the multipart body is malformed, or a string cannot be stored (the field is named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultFileError"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token lacks the role this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upload too large (checked before it is read) or a decompression bomb */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5865,6 +6730,93 @@ export interface operations {
             };
         };
     };
+    get_run_bmf_api_v1_runs__slug__bmf_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BmfOut"];
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     cancel_api_v1_runs__slug__cancel_post: {
         parameters: {
             query?: never;
@@ -6951,6 +7903,263 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PercentilesOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_profiles_api_v1_runs__slug__profiles_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileList"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    profile_diff_api_v1_runs__slug__profiles_diff_get: {
+        parameters: {
+            query?: {
+                /** @description Default: the first profiled variant that is not the reference */
+                variant?: string | null;
+                /** @description Default: the run's reference variant; with `base`, the same variant */
+                reference?: string | null;
+                /** @description Another run whose `reference` profiles are the reference (agent version N against N+1); 'previous': the project's latest run before this one (same environment) with a profile of the variant at the load level (an alert's change point against the level before it) */
+                base?: string | null;
+                /** @description The load level's key; default: the first profiled */
+                load?: string | null;
+                /** @description Default: '*' (every scenario at once) when profiled */
+                scenario?: string | null;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileDiffOut"];
+                };
+            };
+            /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, invalid or revoked bearer token where one is needed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or private and not visible to this token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A value outside the constraints declared here, or one the server refuses for a reason named in the detail */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    flame_graph_api_v1_runs__slug__profiles_flame_get: {
+        parameters: {
+            query: {
+                variant: string;
+                /** @description The load level's key; default: the first profiled */
+                load?: string | null;
+                /** @description Default: '*' (every scenario at once) when profiled */
+                scenario?: string | null;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlameOut"];
                 };
             };
             /** @description Bad request: a malformed body, or a string the server cannot store (NUL, unpaired surrogate, control character); the detail names the field */
@@ -8694,6 +9903,57 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database or the broker is unreachable, or the disk refused a file (full); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    download_client_cli_benchtrail_py_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client: one Python file (Python >= 3.9, standard library only), with an ETag; revalidated on every use (Cache-Control no-cache) */
+            200: {
+                headers: {
+                    /** @description The server's version, which the client's `--version` prints too */
+                    "X-Benchtrail-Version"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/x-python": string;
+                };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Rate limit exceeded; retry after Retry-After seconds */
             429: {

@@ -111,6 +111,7 @@ export function DataTable<R extends Row = Row>({
   fit = false,
   render,
   empty = 'No cells match the current selection.',
+  firstPage = false,
 }: {
   model: TableModel<R>;
   /** A visible caption; the table's accessible name stays the model's title. */
@@ -123,9 +124,11 @@ export function DataTable<R extends Row = Row>({
   render?: Partial<Record<string, (row: R) => ReactNode>>;
   /** What the body says when there are no rows. */
   empty?: ReactNode;
+  /** Open on the first page (a ranking, largest first) instead of the last (a history, newest last). */
+  firstPage?: boolean;
 }): ReactElement {
   const pages = pageSize ? Math.max(1, Math.ceil(model.rows.length / pageSize)) : 1;
-  const [page, setPage] = useState(pages - 1);
+  const [page, setPage] = useState(firstPage ? 0 : pages - 1);
   const current = Math.min(page, pages - 1);
   const rows = pageSize ? model.rows.slice(current * pageSize, (current + 1) * pageSize) : model.rows;
   const hasGroups = model.columns.some((c) => c.group);

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -27,6 +28,8 @@ func main() {
 		"(the PTS seeds' consumer -> provider pair)")
 	trace := flag.String("trace", "", "instrument every request and export spans (OTLP/HTTP JSON) to this base URL")
 	service := flag.String("service", "demo-target", "service.name of the exported spans")
+	profiling := flag.Bool("pprof", false, "serve Go's CPU and heap profiles at /debug/pprof/ (net/http/pprof), "+
+		"for a plan's `profile: {runtime: go}`")
 	router := flag.String("router", "", "router mode: ordered-v1, ordered-v2 or radixtree over 10,000 routes per table "+
 		"(the Easegress router benchmark; see router.go)")
 	flag.Parse()
@@ -111,6 +114,12 @@ func main() {
 		io.WriteString(w, `<!doctype html><title>target</title><h1 id="h">target</h1>`+
 			`<button id="b" onclick="document.getElementById('h').textContent='clicked'">click</button>`)
 	})
+
+	if *profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	}
 
 	var handler http.Handler = mux
 	if *router != "" {

@@ -1,12 +1,21 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Page } from '@playwright/test';
-import { SCREENSHOTS } from './api';
+import type { Locator, Page } from '@playwright/test';
+import { REPO, SCREENSHOTS } from './api';
+
+/** The manual's screenshots (committed): every run of these tests draws them again from its demo data. */
+export const MANUAL_IMAGES = resolve(REPO, 'docs/images');
 
 mkdirSync(SCREENSHOTS, { recursive: true });
+mkdirSync(MANUAL_IMAGES, { recursive: true });
 
 export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** An image of the manual (docs/images/<name>.png): the viewport, or one region of the page. */
+export async function manualShot(target: Page | Locator, name: string): Promise<void> {
+  await target.screenshot({ path: resolve(MANUAL_IMAGES, `${name}.png`) });
 }
 
 /** Sets the write token through the header control, as a user would. */

@@ -19,10 +19,11 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startDemoTarget(): Promise<{ url: string; stop: () => Promise<void> }> {
+/** `args`: more of the target's flags, e.g. `-pprof` (its CPU profile) or `-trace <sink>` (its tracer). */
+export async function startDemoTarget(args: readonly string[] = []): Promise<{ url: string; stop: () => Promise<void> }> {
   if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run infra/tools/install.sh`);
   const port = await freePort();
-  const child = spawn(BINARY, ['-addr', `127.0.0.1:${port}`], { stdio: 'ignore' });
+  const child = spawn(BINARY, ['-addr', `127.0.0.1:${port}`, ...args], { stdio: 'ignore', env: { ...process.env, GOMAXPROCS: '1' } });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 15_000;
   for (;;) {

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from benchtrail.analysis.scoring import covering, f_measure, precision_recall_f
+from tests.support.corpus import SHARED
 
-FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "cpd"
+FIXTURES = SHARED / "fixtures" / "cpd"
 
 
 def test_f1_hand_checked() -> None:

@@ -30,7 +30,7 @@ def operations(doc: dict):  # type: ignore[no-untyped-def]
 def test_no_validation_error_array_is_declared(doc):
     schemas = doc["components"]["schemas"]
     assert "HTTPValidationError" not in schemas and "ValidationError" not in schemas
-    assert schemas["ErrorBody"]["required"] == ["error", "detail"]
+    assert schemas["ErrorBody"]["required"] == ["error", "code", "detail"]
 
 
 def test_every_error_response_is_an_error_body(doc):
@@ -39,9 +39,9 @@ def test_every_error_response_is_an_error_body(doc):
             if int(code) >= 400:
                 ref = response["content"]["application/json"]["schema"]["$ref"]
                 assert ref.rsplit("/", 1)[1] in ("ErrorBody", "ResultFileError", "HealthDegraded"), (method, path, code)
-                # An error body, maybe with more fields: `error` and `detail` always there.
+                # An error body, maybe with more fields: `error`, `code` and `detail` always there.
                 schema = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
-                assert {"error", "detail"} <= set(schema["required"]), (method, path, code)
+                assert {"error", "code", "detail"} <= set(schema["required"]), (method, path, code)
 
 
 def test_every_operation_declares_rate_limits_and_outages_with_retry_after(doc):
@@ -102,7 +102,14 @@ def test_the_metadata_part_of_an_upload_is_declared_as_the_json_the_server_reads
         assert doc["components"]["schemas"][model]["properties"]["files"]["items"]["$ref"].endswith("/FileIn")
     file_in = doc["components"]["schemas"]["FileIn"]
     assert file_in["additionalProperties"] is False
-    assert {"variant", "format", "scenario", "load", "warmup_s", "series_only", "started_ms"} == set(file_in["properties"])
+    assert {"variant", "format", "scenario", "load", "warmup_s", "series_only", "started_ms", "timestamp_format",
+            "timestamp_zone", "profile"} == set(file_in["properties"])
+    assert doc["components"]["schemas"]["ProfileFileIn"]["additionalProperties"] is False
+    # A history import is declared the same way, and both answers say which format each file was read as.
+    form = doc["paths"]["/api/v1/projects/{slug}/imports"]["post"]["requestBody"]["content"]["multipart/form-data"]
+    assert form["schema"]["properties"]["metadata"]["$ref"] == "#/components/schemas/ImportMetadata"
+    assert "format" in doc["components"]["schemas"]["ImportAccepted"]["properties"]
+    assert doc["components"]["schemas"]["AcceptedFile"]["required"] == ["filename", "variant", "format", "detected"]
 
 
 def test_webhook_url_pattern_takes_what_the_server_can_call(doc):

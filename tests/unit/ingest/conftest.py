@@ -1,24 +1,10 @@
-"""Paths to the shared real-tool fixtures and to our own small ones, plus a JTL writer.
-
-The real corpus lives beside the repository (`<repo>/../shared/fixtures/real`), locally and in CI.
-"""
+"""Fixtures of the ingest tests: a writer of small files in a fresh folder."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[3]
-REAL = REPO.parent / "shared" / "fixtures" / "real"
-LOCAL = REPO / "tests" / "fixtures"
-
-
-def real(relative: str) -> Path:
-    path = REAL / relative
-    if not path.exists():
-        pytest.fail(f"shared fixture corpus not found at {REAL}: clone the repo with shared/ beside it")
-    return path
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.detect import parse_file
 
-from .oracle import nearest_rank
+from tests.support.oracle import nearest_rank
 
 HEADER = ("timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,"
           "failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect")

@@ -11,7 +11,8 @@ from benchtrail.ingest.detect import FORMATS, detect_format, parse_file
 from benchtrail.ingest.model import LoadSpec, ParseError
 from benchtrail.ingest.parsers.benchtrail_json import SCHEMA_PATH
 
-from .conftest import LOCAL, REPO
+from infra.localstack import REPO
+from tests.support.corpus import LOCAL
 
 
 def test_doc_schema_is_the_schema_the_parser_uses() -> None:

@@ -11,7 +11,7 @@ from benchtrail.ingest.cells import build_cells, by_load_key, choose_interval_s
 from benchtrail.ingest.model import SAMPLE_SCHEMA, LoadSpec, ParsedFile, ReportedCell
 from tests.support.series import throughput
 
-from .oracle import nearest_rank
+from tests.support.oracle import nearest_rank
 
 
 def _parsed(start_ms, latency_us, success=None, scenario=None, tx=None, load="threads:5"):

@@ -1,138 +1,162 @@
-"""Every file of the shared real-tool corpus either parses (detected as the expected format, with
-cells we can build) or is rejected with a precise reason. A new corpus file fails this test until
-it is classified here."""
+"""Every genuine result file we hold is read through the worker's own ingest path (`ingest_file`, what the
+`results.ingest` task calls per file) and compared with what an independent reader of the raw file says
+(`tests/support/corpus_oracle.py`): counts and errors exact, latency mean/min/max exact, nearest-rank p50/p99
+within the HDR histogram's 0.1%, a tool's printed totals as printed, micro-benchmark scores as written.
+
+The corpus: every file under `shared/fixtures/real/<format-dir>/` (public files kept by the founders; a
+file added there is picked up by this test with no change here) and under `tests/corpus/<format-dir>/`
+(files real tools wrote on our machine: tests/corpus/SOURCES.md). `figure()` is the corpus figure the
+manual states (docs/how-to/formats.md); `test_the_manual_states_the_corpus_figure` keeps them equal.
+"""
 
 from __future__ import annotations
 
 import math
+import re
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
-from benchtrail.ingest.cells import build_cells
-from benchtrail.ingest.detect import detect_format, parse_file
+from benchtrail.ingest.detect import detect_format, ingest_file
 from benchtrail.ingest.model import ParseError
+from tests.support import corpus_oracle as oracle
 
-from .conftest import REAL
+from infra.localstack import REPO
+from tests.support.corpus import REAL
 
-OK = "ok"
-REJECT = "reject"
-_LOCUST_AUX = "holds no measurements"
-_GATLING_BINARY = "binary Gatling logs (simulation.log of Gatling >= 3.13) are not supported"
-
-EXPECTED: dict[str, tuple[str, str]] = {
-    "gatling-simulation-log/gatling_known_stats_simulation_binary.log": (REJECT, _GATLING_BINARY),
-    "gatling-simulation-log/taurus_gatling-331-000_simulation.log": (OK, "gatling-log"),
-    "gatling-simulation-log/taurus_gatling-351-000_simulation.log": (OK, "gatling-log"),
-    "gatling-simulation-log/taurus_gatling-6-314_simulation.log": (REJECT, _GATLING_BINARY),
-    "gatling-simulation-log/taurus_gatling-8-314_simulation.log": (REJECT, _GATLING_BINARY),
-    "hey-text/akhastaf_webserver_hey_5b486fa.log": (OK, "hey-text"),
-    "hey-text/akhastaf_webserver_hey_errors_4bbd90b.log": (OK, "hey-text"),
-    "hey-text/bitlet_benchmark_stats_5runs_markdown.md": (OK, "hey-text"),
-    "hey-text/hnakamur_ats-nginx-bad-request_hey_0accfc5.log": (OK, "hey-text"),
-    "hey-text/hnakamur_ats-nginx-bad-request_hey_eedd742.log": (OK, "hey-text"),
-    **{f"jmeter-csv/{n}": (OK, "jmeter-csv") for n in (
-        "Gwayaboy_mslearn-tailspin-spacegame-web-deploy_results.jtl",
-        "ehrbase_ehrbase-load-test_result.jtl",
-        "ernestosbarbosa_performance-ci-jmeter-tdc2020_result.jtl",
-        "jenkinsci_performance-plugin_JENKINS-16627_headerless.jtl",
-        "jenkinsci_performance-plugin_filewithtransactions.csv",
-        "jenkinsci_performance-plugin_multiLineCSV.jtl",
-        "jenkinsci_performance-plugin_single_result_res.csv",
-        "taurus_doublequoting.jtl", "taurus_kpi-pair1.jtl", "taurus_quote-guessing-crash.jtl",
-        "taurus_simple.kpi.jtl", "taurus_slow-stdev.jtl", "taurus_tabs.jtl", "taurus_tranctl.jtl",
-        "taurus_unicode.jtl")},
-    **{f"jmeter-xml/{n}": (OK, "jmeter-xml") for n in (
-        "jenkinsci_performance-plugin_JMeterResultsMultiLevel.jtl",
-        "jenkinsci_performance-plugin_JMeterResultsMultiThread.jtl",
-        "jenkinsci_performance-plugin_constraint-test.jtl.xml",
-        "jenkinsci_performance-plugin_single_result_nested_res.jtl",
-        "taurus_error-mix.jtl", "taurus_resource_tc.jtl", "taurus_trace.jtl")},
-    **{f"jmh-json/{n}": (OK, "jmh-json") for n in (
-        "DennisRippinger_jmh-dmn_jmh-1.19_thrpt_10forks.json",
-        "Nicole00_NebulaClientBenchMark_jmh-1.23_avgt_threads.json",
-        "avarghes_SQProducerConsumer_jmh-1.21_avgt_NaN-error.json",
-        "casbin_jcasbin_jmh-1.37_thrpt-ss_params.json",
-        "chrisgleissner_java-benchmarks_jmh-1.36_thrpt_groups.json",
-        "gpanther_benchmark-arraycopy_jmh-1.11.3_avgt.json",
-        "hariharanv01_serialization-benchmark_jmh-1.21_thrpt_reformatted.json",
-        "jabrena_101-jmh_jmh-1.23_avgt_12threads_2forks.json",
-        "kamilkloch_fs2-benchmark_jmh-1.37_thrpt_5forks.json",
-        "kcrypt_scala-blake3_jmh-1.32_avgt_gcprof_intel.json",
-        "twineworks_collections-benchmarks_jmh-1.19_avgt.json")},
-    **{f"jmh-text/aws-xray-java-agent_{v}_{k}-instrumentation.txt": (OK, "jmh-text")
-       for v in ("2.7.x", "2.8.x", "2.9.x", "2.18.x", "2.21.x", "2.21.0")
-       for k in ("auto", "no", "sdk")},
-    **{f"jmh-text/superseded/aws-xray-java-agent_2.7.x_{k}-instrumentation_dda7b6a.txt":
-       (OK, "jmh-text") for k in ("auto", "no", "sdk")},
-    "k6-csv-output/taurus_k6_kpi.csv": (OK, "k6-csv"),
-    **{f"k6-handlesummary-json/{n}": (OK, "k6-handlesummary") for n in (
-        "MaribelDS_k6Rendimiento_handleSummary_indented.json",
-        "Md-Nur-Amin_ParaBank_k6_handleSummary.json",
-        "grafana_k6-example-circleci-orb_handleSummary.json",
-        "gustiramadhan_Performance-test-using-k6_handleSummary.json")},
-    "k6-json-output/KirillY_k6-load-template_k6-results.ndjson": (OK, "k6-json"),
-    "k6-summary-export/MM12583_K6_Script_Automated_Test_summary-export_browser.json":
-        (OK, "k6-summary-export"),
-    "k6-summary-export/guths_k6-centrifugo-protobuf-poc_summary-export_ws.json":
-        (OK, "k6-summary-export"),
-    **{f"locust-csv/{p}_{kind}.csv": (OK, fmt) for p in (
-        "AbhishekkumarReddy_odoo-locust_results", "isNeil_neuro_locust",
-        "veroliut_loadTestRetailDemoStore_results", "zhajiangmian2342_20200823_locust")
-       for kind, fmt in (("stats", "locust-stats"), ("stats_history", "locust-history"))},
-    **{f"locust-csv/{p}_failures.csv": (REJECT, _LOCUST_AUX) for p in (
-        "AbhishekkumarReddy_odoo-locust_results", "isNeil_neuro_locust",
-        "veroliut_loadTestRetailDemoStore_results", "zhajiangmian2342_20200823_locust")},
-    **{f"locust-csv/{p}_exceptions.csv": (REJECT, _LOCUST_AUX) for p in (
-        "AbhishekkumarReddy_odoo-locust_results", "isNeil_neuro_locust",
-        "veroliut_loadTestRetailDemoStore_results")},
-    **{f"wrk-text/{n}": (OK, "wrk-text") for n in (
-        "Zadneprovski_HttpServer_wrk_socket-errors.log",
-        "desyang-hub_web-server-cpp_wrk_latency.txt",
-        "jenkinsci_performance-plugin_WrkResultsQuick.wrk",
-        "jenkinsci_performance-plugin_WrkResultsWithErrors.wrk",
-        "jenkinsci_performance-plugin_WrkResultsWithLatencyFlag.wrk",
-        "modified/jenkinsci_performance-plugin_WrkResultsLong.wrk")},
-}
+OURS = REPO / "tests" / "corpus"
+MANUAL = REPO / "docs" / "how-to" / "formats.md"
+HDR = 1e-3   # 3 significant digits
 
 
-def _corpus() -> list[str]:
-    if not REAL.exists():
+def _files(root: Path) -> list[tuple[str, Path]]:
+    if not root.exists():
         return []
-    return sorted(str(p.relative_to(REAL)) for p in REAL.rglob("*")
-                  if p.is_file() and p.name != "SOURCES.md")
+    out = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name in oracle.FORMAT_OF_DIR):
+        out += [(folder.name, p) for p in sorted(folder.rglob("*")) if oracle.is_corpus_file(p)]
+    return out
 
 
-def test_every_corpus_file_is_classified() -> None:
-    files = _corpus()
-    if not files:
-        pytest.fail(f"shared fixture corpus not found at {REAL}: clone the repo with shared/ beside it")
-    assert sorted(set(files) - set(EXPECTED)) == [], "unclassified corpus files"
-    assert sorted(set(EXPECTED) - set(files)) == [], "classified files missing from the corpus"
+def corpus() -> list[tuple[str, str, Path]]:
+    """(id, format folder, path) of every corpus file."""
+    return ([(f"real/{p.relative_to(REAL)}", d, p) for d, p in _files(REAL)]
+            + [(f"ours/{p.relative_to(OURS)}", d, p) for d, p in _files(OURS)])
 
 
-@pytest.mark.parametrize("relative", sorted(EXPECTED))
-def test_corpus_file(relative: str) -> None:
-    path = REAL / relative
-    if not path.exists():
-        pytest.fail(f"shared fixture corpus not found at {REAL}: clone the repo with shared/ beside it")
-    outcome, detail = EXPECTED[relative]
-    if outcome == REJECT:
+CORPUS = corpus()
+
+
+def test_the_corpus_is_there() -> None:
+    if not REAL.exists():
+        pytest.fail(f"shared fixture corpus not found at {REAL}: set BENCHTRAIL_SHARED_DIR or clone shared/ beside "
+                    "the repository")
+    assert len(CORPUS) >= 150, len(CORPUS)
+    unknown = sorted(p.name for p in REAL.iterdir() if p.is_dir() and p.name not in oracle.FORMAT_OF_DIR)
+    assert unknown == [], f"folders of shared/fixtures/real with no oracle: {unknown}"
+
+
+@pytest.mark.parametrize("folder,path", [pytest.param(d, p, id=i) for i, d, p in CORPUS])
+def test_corpus_file(folder: str, path: Path) -> None:
+    check(folder, path)
+
+
+def check(folder: str, path: Path) -> str:
+    """Compare one file; returns 'read' or 'refused'."""
+    exp = oracle.expected(folder, path)
+    assert (exp.refused is None) == (oracle.refusal(folder, path) is None)
+    if exp.refused is not None:
         with pytest.raises(ParseError) as exc:
-            parse_file(path)
-        assert detail in str(exc.value)
-        return
-    assert detect_format(path) == detail
-    parsed = parse_file(path)
-    assert parsed.format == detail
-    result = build_cells(parsed)
-    n_samples = 0 if parsed.samples is None else parsed.samples.height
-    assert n_samples or parsed.reported or parsed.series
-    if n_samples:
-        # every non-transaction sample lands in exactly one "all scenarios" cell
-        all_cells = [c for c in result.cells if c.scenario is None]
-        expected = int((~parsed.samples["is_transaction"]).sum())  # type: ignore[index]
-        assert sum(c.stats["count"] for c in all_cells) == expected
-    for cell in parsed.reported:
-        for value in cell.stats.values():
-            assert isinstance(value, float)
-            assert not math.isinf(value)
+            ingest_file(path)
+        assert exp.refused in str(exc.value)
+        return "refused"
+    assert detect_format(path) == exp.format
+    if exp.entries is not None:      # a history: one run per entry, each read through the same path
+        from benchtrail.ingest.model import ParseOptions
+        for entry in range(exp.entries):
+            parsed, _ = ingest_file(path, options=ParseOptions(entry=entry))
+            assert parsed.reported
+        with pytest.raises(ParseError, match="import it"):
+            ingest_file(path)
+        return "read"
+    parsed, result = ingest_file(path)
+    assert parsed.format == exp.format
+    if exp.scenarios or exp.whole:
+        _samples(exp, result)
+    if exp.reported:
+        _reported(exp, parsed.reported)
+    if exp.scores:
+        _scores(exp, parsed.reported)
+    if exp.series_points is not None:
+        [tp] = [s for s in result.series if s.metric == "throughput" and s.scenario is None]
+        assert len(tp.t_ms) == exp.series_points
+    return "read"
+
+
+def _merged(cells: list) -> dict[str, float]:
+    """Cells of one scenario over its load levels, as one: counts add, min/max/mean exact."""
+    n = sum(c.stats["count"] for c in cells)
+    return {"count": n, "errors": sum(c.stats["errors"] for c in cells),
+            "latency_min": min(c.stats["latency_min"] for c in cells),
+            "latency_max": max(c.stats["latency_max"] for c in cells),
+            "latency_mean": sum(c.stats["latency_mean"] * c.stats["count"] for c in cells) / n,
+            **({k: cells[0].stats[k] for k in ("latency_p50", "latency_p99")} if len(cells) == 1 else {})}
+
+
+def _close(got: dict[str, float], exp: dict[str, float], where: str) -> None:
+    assert got["count"] == exp["count"], where
+    assert got["errors"] == exp["errors"], where
+    for key in ("latency_min", "latency_max"):
+        assert got[key] == pytest.approx(exp[key], abs=1e-9), (where, key)
+    assert got["latency_mean"] == pytest.approx(exp["latency_mean"], rel=1e-9), where
+    for key in ("latency_p50", "latency_p99"):
+        if key in got:
+            assert abs(got[key] - exp[key]) <= exp[key] * HDR + 1e-3, (where, key, got[key], exp[key])
+
+
+def _samples(exp: oracle.Expected, result) -> None:
+    by: dict[str | None, list] = defaultdict(list)
+    for c in result.cells:
+        by[c.scenario].append(c)
+    assert sum(c.stats["count"] for c in by[None]) == exp.total
+    if exp.whole:
+        _close(_merged(by[None]), exp.whole, "all scenarios")
+    if exp.check_names:
+        assert set(by) - {None} == set(exp.scenarios)
+        for scenario, stats in exp.scenarios.items():
+            _close(_merged(by[scenario]), stats, scenario)
+
+
+def _reported(exp: oracle.Expected, cells: list) -> None:
+    whole = [c for c in cells if c.scenario is None] or cells
+    assert len(whole) == 1, [c.scenario for c in cells]
+    for key, value in exp.reported.items():
+        assert whole[0].stats.get(key) == pytest.approx(value, rel=1e-9), key
+
+
+def _scores(exp: oracle.Expected, cells: list) -> None:
+    got: dict[str, list[float]] = defaultdict(list)
+    if set(exp.scores) == {"*"}:
+        got["*"] = sorted(c.stats["score"] for c in cells)
+    elif exp.format in ("hey-text", "wrk-text"):     # several runs per file: each run's printed totals
+        got = {k: sorted(c.stats[k] for c in cells) for k in exp.scores}
+    else:
+        for c in cells:
+            got[c.mode].append(c.stats["score"])
+        got = {k: sorted(v) for k, v in got.items()}
+    assert set(got) == set(exp.scores)
+    for mode, values in exp.scores.items():
+        assert len(got[mode]) == len(values), mode
+        for g, e in zip(got[mode], values):
+            assert (math.isnan(g) and math.isnan(e)) or g == pytest.approx(e, rel=1e-9, abs=1e-12), (mode, g, e)
+
+
+def test_the_manual_states_the_corpus_figure() -> None:
+    files = len(CORPUS)
+    refused = sum(1 for _, d, p in CORPUS if oracle.refusal(d, p) is not None)
+    text = MANUAL.read_text(encoding="utf-8")
+    m = re.search(r"(\d+) files, (\d+) read exactly, (\d+) refused with a reason", text)
+    assert m, "docs/how-to/formats.md states the corpus figure"
+    assert tuple(int(x) for x in m.groups()) == (files, files - refused, refused), \
+        f"the manual says {m.group(0)!r}; the corpus is {files} files, {files - refused} read, {refused} refused"

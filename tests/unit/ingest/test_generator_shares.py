@@ -13,7 +13,7 @@ from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.model import SAMPLE_SCHEMA, LoadSpec, ParsedFile
 from benchtrail.ingest.service import RunWriter, combine, merge_shares
 
-from .oracle import nearest_rank
+from tests.support.oracle import nearest_rank
 
 LOAD = "concurrency:8"
 T0 = 1_700_000_000_000

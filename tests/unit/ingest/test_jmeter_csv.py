@@ -8,8 +8,8 @@ from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.detect import detect_format, parse_file
 from benchtrail.ingest.model import LoadSpec, ParseError, ParseOptions
 
-from .conftest import real
-from .oracle import assert_matches, by_label, is_tx, read_jtl, summarise
+from tests.support.corpus import real
+from tests.support.oracle import assert_matches, by_label, is_tx, read_jtl, summarise
 
 HEADER17 = ("timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,"
             "failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect")
@@ -36,7 +36,7 @@ def test_cells_match_independent_computation(name: str) -> None:
     cells = {(c.scenario, c.load.key): c for c in result.cells}
     groups = parse_file(path).meta["thread_groups"]
     group_key = {g: k for k, gs in groups.items() for g in gs.split(" + ")}  # type: ignore[union-attr]
-    from .oracle import thread_group
+    from tests.support.oracle import thread_group
     per_key: dict[str, list] = {}
     for r in rows:
         per_key.setdefault(group_key[thread_group(r["threadName"])], []).append(r)
@@ -173,11 +173,34 @@ def test_error_line_counts_physical_lines_of_multiline_fields(write) -> None:
     assert exc.value.line == 5
 
 
-def test_formatted_timestamp_is_refused_with_the_fix(write) -> None:
-    text = HEADER17 + "\n" + _row(1, 5).replace("1,5,", "2024/01/01 10:00:00.000,5,", 1) + "\n"
-    with pytest.raises(ParseError, match="timestamp_format=ms") as exc:
-        parse_file(write("fmt.jtl", text), format="jmeter-csv")
+def test_formatted_timestamps_are_inferred_given_and_refused_when_ambiguous(write) -> None:
+    from datetime import datetime, timezone
+    from zoneinfo import ZoneInfo
+
+    from benchtrail.ingest.model import ParseOptions
+
+    rows = [_row(1, 5).replace("1,5,", "2024/01/02 10:00:00,5,", 1), _row(1, 7).replace("1,7,", "2024/01/02 10:00:03,7,", 1)]
+    path = write("fmt.jtl", HEADER17 + "\n" + "\n".join(rows) + "\n")
+    parsed = parse_file(path, format="jmeter-csv")
+    expected = datetime(2024, 1, 2, 10, 0, 0, tzinfo=timezone.utc).timestamp() * 1000
+    assert parsed.samples["start_ms"].to_list() == [expected, expected + 3000]
+    assert parsed.meta["timestamp_format"] == "yyyy/MM/dd HH:mm:ss" and parsed.meta["timestamp_precision_ms"] == 1000
+    assert any("whole seconds" in w for w in parsed.warnings)
+    # Given on upload, with the zone the JVM wrote in: an hour earlier in UTC in Paris' winter.
+    paris = parse_file(path, format="jmeter-csv", options=ParseOptions(timestamp_format="yyyy/MM/dd HH:mm:ss",
+                                                                       timestamp_zone="Europe/Paris"))
+    local = datetime(2024, 1, 2, 10, 0, 0, tzinfo=ZoneInfo("Europe/Paris")).timestamp() * 1000
+    assert paris.samples["start_ms"].to_list()[0] == local == expected - 3_600_000
+    # 01/02/2024 may be the 1st of February or the 2nd of January: refused until the pattern is given.
+    amb = write("amb.jtl", HEADER17 + "\n" + _row(1, 5).replace("1,5,", "01/02/2024 10:00:00,5,", 1) + "\n")
+    with pytest.raises(ParseError, match="day-first or month-first") as exc:
+        parse_file(amb, format="jmeter-csv")
     assert exc.value.field == "timeStamp"
+    # A value off the pattern later in the file names its line and field.
+    bad = write("bad.jtl", HEADER17 + "\n" + rows[0] + "\n" + rows[1].replace("2024/01/02 10:00:03", "yesterday") + "\n")
+    with pytest.raises(ParseError) as exc:
+        parse_file(bad, format="jmeter-csv")
+    assert (exc.value.line, exc.value.field) == (3, "timeStamp") and "yyyy/MM/dd HH:mm:ss" in exc.value.reason
 
 
 def test_wrong_delimiter(write) -> None:

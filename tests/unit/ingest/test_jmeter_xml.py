@@ -10,8 +10,8 @@ from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.detect import parse_file
 from benchtrail.ingest.model import ParseError
 
-from .conftest import real
-from .oracle import TX_PREFIX
+from tests.support.corpus import real
+from tests.support.oracle import TX_PREFIX
 
 
 @pytest.mark.parametrize("name", [

@@ -13,7 +13,7 @@ import pytest
 from benchtrail.ingest.detect import parse_file
 from benchtrail.ingest.model import ParseError
 
-from .conftest import real
+from tests.support.corpus import real
 
 VERSIONS = ("2.7.x", "2.8.x", "2.9.x", "2.18.x", "2.21.x", "2.21.0")
 VARIANTS = ("auto", "no", "sdk")

@@ -14,8 +14,8 @@ from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.detect import parse_file
 from benchtrail.ingest.model import LoadSpec, ParseError, ParseOptions
 
-from .conftest import LOCAL, real
-from .oracle import nearest_rank
+from tests.support.corpus import LOCAL, real
+from tests.support.oracle import nearest_rank
 
 
 def _csv(path, encoding="utf-8"):
@@ -148,11 +148,12 @@ def test_gatling_text_log() -> None:
     assert old.meta["gatling_version"] == "3.3.1" and old.samples.height == 100  # type: ignore[union-attr]
 
 
-def test_gatling_binary_rejected_with_advice() -> None:
+def test_gatling_binary_log_cut_off_names_the_byte(write) -> None:
+    data = real("gatling-simulation-log/taurus_gatling-6-314_simulation.log").read_bytes()
+    assert parse_file(real("gatling-simulation-log/taurus_gatling-6-314_simulation.log")).meta["gatling_version"] == "3.14.3"
     with pytest.raises(ParseError) as exc:
-        parse_file(real("gatling-simulation-log/taurus_gatling-6-314_simulation.log"))
-    assert "js/stats.json" in str(exc.value) and "text format" in str(exc.value)
-    assert "3.14.3" in str(exc.value)
+        parse_file(write("simulation.log", data[:-3]))
+    assert "cut off" in exc.value.reason and f"at byte {len(data) - 4}" in exc.value.reason
 
 
 def test_gatling_stats_json() -> None:

@@ -13,7 +13,7 @@ from benchtrail.ingest.cells import build_cells
 from benchtrail.ingest.model import SAMPLE_SCHEMA, LoadSpec, ParsedFile
 from benchtrail.ingest.service import _values_of, combine
 
-from .oracle import nearest_rank
+from tests.support.oracle import nearest_rank
 
 LOAD = "threads:5"
 

@@ -9,7 +9,7 @@ from benchtrail.plans.model import load_plan, steps
 from benchtrail_runner.process import ToolError
 from benchtrail_runner.tools import run_step
 
-from .conftest import Target, require_tool
+from tests.support.runner import Target, require_tool
 
 
 def _alive(pid: int) -> bool:

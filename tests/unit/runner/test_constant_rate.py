@@ -10,7 +10,7 @@ import pytest
 from benchtrail.plans.model import load_plan, steps
 from benchtrail_runner.tools import run_step
 
-from .conftest import Target, ingest_checks, require_tool
+from tests.support.runner import Target, ingest_checks, require_tool
 
 RATE = 1000.0
 DURATION_S = 5.0

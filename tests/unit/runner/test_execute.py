@@ -6,7 +6,7 @@ from pathlib import Path
 from benchtrail_runner.execute import execute_plan
 from benchtrail.plans.model import load_plan
 
-from .conftest import Target, require_tool
+from tests.support.runner import Target, require_tool
 
 
 def test_interleaved_plan_with_warmup(target: Target, tmp_path: Path) -> None:

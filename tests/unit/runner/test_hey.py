@@ -9,7 +9,7 @@ from benchtrail.plans.model import load_plan, steps
 from benchtrail_runner.process import ToolError
 from benchtrail_runner.tools import run_step
 
-from .conftest import Target, free_port, ingest_checks, require_tool
+from tests.support.runner import Target, free_port, ingest_checks, require_tool
 
 
 def hey_plan(url: str, load: str, scenarios: str = "  - {name: ok, path: /ok}") -> str:

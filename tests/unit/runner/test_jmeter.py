@@ -8,7 +8,7 @@ from benchtrail_runner.jmx import JTL_PROPERTIES, build_jmx
 from benchtrail.plans.model import load_plan
 from benchtrail_runner.process import Launch, run_together
 
-from .conftest import Target, require_tool
+from tests.support.runner import Target, require_tool
 
 
 def test_generated_jmx_two_thread_groups(target: Target, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from benchtrail_runner.sampling import (Reading, ResourceSampler, SamplingError,
 
 from infra.localstack import wait_until
 
-from .conftest import Target, proc_cpu_s
+from tests.support.runner import Target, proc_cpu_s
 
 PLAN = """
 version: 1
@@ -59,7 +59,7 @@ def test_command_matching_several_processes_is_refused() -> None:
     import os
     import subprocess
 
-    from .conftest import free_port, require_tool, wait_http
+    from tests.support.runner import free_port, require_tool, wait_http
 
     marker = f"-slow {os.getpid()}us"   # a command-line text only these two processes have
     procs, ports = [], [free_port(), free_port()]

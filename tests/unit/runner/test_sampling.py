@@ -7,7 +7,7 @@ from benchtrail.plans.model import load_plan, steps
 from benchtrail_runner.sampling import PrometheusSource, ResourceSampler, pid_listening_on, sampling
 from benchtrail_runner.tools import run_step
 
-from .conftest import Target, proc_cpu_s, proc_rss_mb, require_tool
+from tests.support.runner import Target, proc_cpu_s, proc_rss_mb, require_tool
 
 
 def test_process_sampling_matches_proc(target: Target, tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """benchtrail-supervise on real child processes: failed exits are restarted, a clean exit or a signal to
-the process group ends it."""
+the process group ends it, and so does a SIGTERM to the supervisor alone (`docker stop`)."""
 
 from __future__ import annotations
 
@@ -30,4 +30,17 @@ def test_a_signal_to_the_group_stops_child_and_supervisor_without_restart(tmp_pa
     os.killpg(proc.pid, signal.SIGTERM)
     assert proc.wait(30) == 128 + signal.SIGTERM  # the child's own end (by SIGTERM), passed on
     assert starts.read_text() == "x\n"
+    assert "restarting" not in (proc.stdout.read() if proc.stdout else "")
+
+
+def test_a_sigterm_to_the_supervisor_alone_reaches_the_child(tmp_path: Path) -> None:
+    """In a container the supervisor is the first process, the one `docker stop` signals: the child must hear it."""
+    starts, stopped = tmp_path / "starts", tmp_path / "stopped"
+    child = f"echo x >> {starts}; trap 'echo term > {stopped}; exit 0' TERM; while :; do sleep 0.1; done"
+    proc = subprocess.Popen([str(VENV_BIN / "benchtrail-supervise"), "sh", "-c", child], stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    wait_until(lambda: starts.exists(), 30, "the child to start")
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0   # the child's own clean exit, after its TERM handler ran
+    assert stopped.read_text() == "term\n" and starts.read_text() == "x\n"
     assert "restarting" not in (proc.stdout.read() if proc.stdout else "")

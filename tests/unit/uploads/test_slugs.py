@@ -2,7 +2,7 @@
 
 import re
 
-from benchtrail.uploads.service import new_slug
+from benchtrail.runstate.slugs import new_slug
 
 
 def test_run_slugs_never_start_with_a_dash():

@@ -13,8 +13,8 @@ from sqlalchemy import select
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
 from benchtrail.models import Run
-from benchtrail.runs import lifecycle
-from benchtrail.runs.lifecycle import AnalysisStatus
+from benchtrail.runstate import lifecycle
+from benchtrail.runstate.lifecycle import AnalysisStatus
 from benchtrail.trails.analysis import analyse_run
 from benchtrail_worker.policy import TRANSIENT, task
 

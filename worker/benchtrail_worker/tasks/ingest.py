@@ -15,8 +15,8 @@ from benchtrail.errors import outage_kind
 from benchtrail.ingest.service import IngestFailed, ingest_run
 from benchtrail.logging import log
 from benchtrail.models import Run
-from benchtrail.runs import lifecycle
-from benchtrail.runs.lifecycle import RunStatus
+from benchtrail.runstate import lifecycle
+from benchtrail.runstate.lifecycle import RunStatus
 from benchtrail.storage import StorageError
 from benchtrail_worker.policy import TRANSIENT, task
 

@@ -11,7 +11,7 @@
   with duplicates. Both tasks are idempotent (they lock the run and skip one already done), so a
   duplicate job does nothing and the cells are written exactly once.
 - A resumable results upload that can never be committed (its run has other results or ended, or no
-  chunk came for a week) loses its chunks and its row (runs/results_uploads.py).
+  chunk came for a week) loses its chunks and its row (uploads/results.py).
 - A raw file an upload wrote to the store but never recorded (the upload failed and could not remove it,
   or its process died in between) is removed after an hour unless a run refers to it by then
   (uploads/service.py `remove_unrecorded`).
@@ -31,9 +31,10 @@ from benchtrail.config import get_settings
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
 from benchtrail.models import Run
-from benchtrail.runs import lifecycle, results_uploads, shares
-from benchtrail.runs import meta as run_meta
-from benchtrail.runs.lifecycle import AnalysisStatus, RunStatus
+from benchtrail.runstate import lifecycle, shares
+from benchtrail.uploads import results as results_uploads
+from benchtrail.runstate import meta as run_meta
+from benchtrail.runstate.lifecycle import AnalysisStatus, RunStatus
 from benchtrail.uploads import service as uploads
 from benchtrail_worker.policy import task
 
@@ -75,7 +76,7 @@ def sweep(self: Any) -> int:
                             Run.analysis_status == AnalysisStatus.PENDING, before=lost)
     with unit_of_work() as session:
         dropped = results_uploads.drop_abandoned(session, now)
-    unrecorded = uploads.remove_unrecorded(now)
+    unrecorded = remove_unrecorded(now)
     with unit_of_work() as session:
         revisions.fold(session)
     if dropped:
@@ -89,6 +90,19 @@ def sweep(self: Any) -> int:
     if analyses:
         log.warning("re-queued analyses nobody was working on", run_ids=analyses)
     return len(failed) + len(ingests) + len(analyses)
+
+
+def remove_unrecorded(now: datetime) -> list[str]:
+    """Remove the objects uploads wrote but never recorded an hour ago or more (uploads/service.py); their sha256.
+    One transaction each: the content's lock is held only while its object goes."""
+    with unit_of_work() as session:
+        stale = uploads.unrecorded_before(session, now)
+    removed = []
+    for sha in stale:
+        with unit_of_work() as session:
+            if uploads.remove_unrecorded(session, sha, now):
+                removed.append(sha)
+    return removed
 
 
 def _requeue(session: Any, task_name: str, now: datetime, *conditions: Any, before: datetime) -> list[int]:

@@ -113,7 +113,8 @@ def check(args: argparse.Namespace) -> None:
     print(f"ok: API {settings.api_url}, broker, pools {', '.join(settings.pools)}")
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (also the manual's reference of `benchtrail-runner`)."""
     parser = argparse.ArgumentParser(prog="benchtrail-runner", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, fn in (("start", start), ("check", check)):
@@ -126,9 +127,13 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--tools-dir", help="folder with bin/<tool> (BENCHTRAIL_TOOLS_DIR)")
     start_p = sub.choices["start"]
     start_p.add_argument("--concurrency", type=int, default=1, help="plans run at once (default 1)")
-    start_p.add_argument("--loglevel", default="INFO")
+    start_p.add_argument("--loglevel", default="INFO", help="Celery's log level (default INFO)")
     sub.choices["check"].add_argument("--tools", help="comma-separated tools that must be installed")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
     args.fn(args)
 
 

@@ -1,4 +1,5 @@
-"""A small HTTP client for the Benchtrail API, used by runners and by the CLI (`benchtrail.cli`)."""
+"""A small HTTP client for the Benchtrail API, used by runners (and tests). CI jobs and people use the one-file
+client the server serves (`benchtrail.cli.client`), which needs no package at all."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
 """A runner's settings: what a load host needs and nothing else (env prefix BENCHTRAIL_).
 
-    BENCHTRAIL_API_URL          the API, e.g. https://benchtrail.example.com
-    BENCHTRAIL_BROKER_URL       the Redis broker with its password, redis://:PASSWORD@HOST:6379/0
-                                (BENCHTRAIL_REDIS_URL, the server's name for it, is read too)
-    BENCHTRAIL_RUNNER_TOKEN     a runner token (benchtrail admin create-token --role runner)
-    BENCHTRAIL_RUNNER_POOLS     comma-separated pools this runner serves (queue runner.<pool>), default "default"
-    BENCHTRAIL_RUNNER_NAME      shown on the runs it claims, default the host name
-    BENCHTRAIL_TOOLS_DIR        where the load tools are (bin/hey, bin/k6, bin/jmeter ...)
-    BENCHTRAIL_TARGET_ALLOWLIST host[:port] patterns plans may load (checked again on this host)
-    BENCHTRAIL_LOG_JSON         JSON log lines (default true)
-"""
+`VARIABLES` names each with its default and meaning; the manual's configuration reference is generated
+from it (docs: reference/configuration)."""
 
 from __future__ import annotations
 
@@ -22,6 +14,42 @@ from functools import lru_cache
 from pathlib import Path
 
 DEFAULT_ALLOWLIST = "127.0.0.1:*,localhost:*,[::1]:*"
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    default: str
+    description: str
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("BENCHTRAIL_API_URL", "http://127.0.0.1:8400", "Where the runner reaches the API, e.g. `https://bench.example.com`."),
+    Variable("BENCHTRAIL_BROKER_URL", "BENCHTRAIL_REDIS_URL, else redis://127.0.0.1:56379/0",
+             "The Redis broker with its password, `redis://:PASSWORD@HOST:6379/0` (`BENCHTRAIL_REDIS_URL`, "
+             "the server's name for it, is read too). Never taken as a flag: a command line is visible to "
+             "every user of the host."),
+    Variable("BENCHTRAIL_RUNNER_TOKEN", "(none)", "A runner token (`benchtrail admin create-token --role runner`); "
+             "never taken as a flag."),
+    Variable("BENCHTRAIL_RUNNER_POOLS", "default", "Comma-separated pools this runner serves: it takes runs from the "
+             "queues `runner.<pool>`."),
+    Variable("BENCHTRAIL_RUNNER_NAME", "the host name", "Shown on the runs it claims."),
+    Variable("BENCHTRAIL_TOOLS_DIR", "(none: tools from PATH)", "Where the load tools are (`bin/hey`, `bin/k6`, "
+             "`bin/jmeter` …, what `infra/tools/install.sh` writes; its default is the checkout's `.tools`); "
+             "a tool not there is looked up on PATH."),
+    Variable("BENCHTRAIL_TARGET_ALLOWLIST", DEFAULT_ALLOWLIST, "host:port patterns plans may load, checked again on "
+             "this host."),
+    Variable("BENCHTRAIL_LOG_JSON", "true", "JSON log lines (one object per line)."),
+    Variable("BENCHTRAIL_RUNNER_UPLOAD_RETRY_S", "3600", "How long (seconds) a runner retries its results upload "
+             "before it fails the run and keeps the package for a re-send."),
+    Variable("BENCHTRAIL_RUNNER_WORK_DIR", "(the system's temporary folder)", "Where a runner makes each run's work "
+             "directory (kept when its results could not be delivered)."),
+    Variable("BENCHTRAIL_RUNNER_UPLOAD_CHUNK_BYTES", str(8 << 20), "Chunk size (bytes) of a runner's resumable "
+             "results upload (the server takes chunks of up to 64 MB)."),
+    Variable("BENCHTRAIL_ASYNC_PROFILER", "$BENCHTRAIL_TOOLS_DIR/async-profiler/libasyncProfiler.so", "The "
+             "async-profiler library a plan's `profile: {runtime: jvm, profiler: async-profiler}` loads into the "
+             "target JVM (`infra/tools/install.sh demo` puts it in the tools folder)."),
+)
 _POOL = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 

@@ -8,12 +8,14 @@ the uploaded files (`benchtrail.ingest.criteria`, `benchtrail.ingest.validity`),
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .plan import Plan, Step, steps
 from .process import ToolError
+from .profiling import ProfileFile, StepProfiles
 from .sampling import ResourceSummary, process_sampling, sampling
 from .tools import Progress, StepOutput, StepRun, run_step
 
@@ -25,6 +27,7 @@ class StepResult:
     resources: dict[str, ResourceSummary] = field(default_factory=dict)
     # a variant's named processes (plan `processes`), keyed (variant, process)
     processes: dict[tuple[str, str], ResourceSummary] = field(default_factory=dict)
+    profiles: list[ProfileFile] = field(default_factory=list)   # CPU profiles of its variants (plan `profile`)
 
 
 @dataclass
@@ -64,6 +67,24 @@ def _window(run: StepRun, variant: str) -> tuple[float, float] | None:
     return (min(w[0] for w in windows if w), max(w[1] for w in windows if w))
 
 
+def _profile_seconds(plan: Plan, step: Step) -> float | None:
+    """How long a Go profile of the step is asked for: the step's length when the load starts with its tool
+    (hey, k6) and that length is known; None (pieces until the step ends) for JMeter, whose JVM takes seconds
+    to start, and for a step of a request count."""
+    if plan.tool == "jmeter":
+        return None
+    return step.load.duration_s
+
+
+def window_ms(run: StepRun, variant: str) -> tuple[int, int] | None:
+    """The variant's load window in the step (first request to last response; the step's start and end when
+    its outputs do not tell), epoch ms."""
+    w = _window(run, variant)
+    if w is None:   # hey's CSV times count from its own start: the step's own start and end
+        return (run.started_ms, run.ended_ms)
+    return (int(w[0] * 1000), int(math.ceil(w[1] * 1000)))
+
+
 def execute_plan(
     plan: Plan,
     workdir: Path,
@@ -89,11 +110,17 @@ def execute_plan(
         else:
             with sampling(variants, plan.sampling.interval_s) as samplers, \
                     process_sampling(variants, plan.sampling.interval_s) as process_samplers:
-                run = run_step(plan, step, step_dir, plan_dir=plan_dir, cancel=cancel, progress=progress)
+                step_dir.mkdir(parents=True, exist_ok=True)
+                # Profilers start last and stop first: they cover the load tools' run and little else.
+                profiles = StepProfiles(variants, step.repetition, step_dir, step.index, _profile_seconds(plan, step))
+                try:
+                    run = run_step(plan, step, step_dir, plan_dir=plan_dir, cancel=cancel, progress=progress)
+                finally:
+                    profiled = profiles.stop()
                 requests = {v: sum(o.summary.count for o in run.outputs if o.variant == v) for v in step.variants}
                 resources = {v: s.stop(requests[v], _window(run, v)) for v, s in samplers.items()}
                 processes = {k: s.stop(requests[k[0]], _window(run, k[0])) for k, s in process_samplers.items()}
-            result = StepResult(step, run, resources, processes=processes)
+            result = StepResult(step, run, resources, processes=processes, profiles=profiled)
         results.append(result)
         if on_step is not None:
             on_step(result)

@@ -94,12 +94,37 @@ class Process(_Model):
     url: str | None = None
 
 
+Runtime = Literal["jvm", "go", "python"]
+
+
+class Profile(_Model):
+    """A CPU profile of a variant's target in its measured steps (see `benchtrail_runner.profiling`): a JVM
+    (a local pid, command-line match or listening port; default: the target's port), a Go pprof endpoint
+    (default: <target>/debug/pprof/profile) or a Python process (py-spy)."""
+
+    runtime: Runtime
+    # jvm: JDK Flight Recorder (Java code only) or async-profiler (every thread's CPU, native and kernel too)
+    profiler: Literal["jfr", "async-profiler"] | None = None
+    pid: int | None = None
+    command: str | None = None
+    port: int | None = None
+    url: str | None = None
+    # odd: profile repetitions 1, 3, 5... only, so that the run itself measures the profiler's cost.
+    repetitions: Literal["all", "odd"] = "all"
+    # Package prefixes of the agent's own code besides the known agents' (benchtrail.profiles.frames).
+    agent_packages: tuple[str, ...] = ()
+
+    def covers(self, repetition: int) -> bool:
+        return self.repetitions == "all" or repetition % 2 == 1
+
+
 class Variant(_Model):
     name: str
     role: Literal["reference", "variant"] = "variant"
     target: str
     resources: Resources = Resources(source="none")
     processes: tuple[Process, ...] = ()
+    profile: Profile | None = None
 
     @property
     def is_reference(self) -> bool:
@@ -248,12 +273,14 @@ def share_load(load: Load, share: int, generators: int) -> Load:
 
 def share_plan(plan: Plan, share: int) -> Plan:
     """The plan one share executes: every load split (`share_load`). Only the first share samples the
-    targets' resources and named processes (a target is measured once, not once per generator)."""
+    targets' resources and named processes and profiles them (a target is measured once, not once per
+    generator)."""
     if plan.generators == 1:
         return plan
     update: dict[str, Any] = {"loads": tuple(share_load(ld, share, plan.generators) for ld in plan.loads)}
     if share > 0:
-        update["variants"] = tuple(v.model_copy(update={"resources": Resources(source="none"), "processes": ()})
+        update["variants"] = tuple(v.model_copy(update={"resources": Resources(source="none"), "processes": (),
+                                                        "profile": None})
                                    for v in plan.variants)
     return plan.model_copy(update=update)
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import psutil
 
-from .execute import PlanResult
+from . import profiling
+from .execute import PlanResult, window_ms
 from .plan import LoadSpec, Plan
 
 RESOURCE_SERIES = ("cpu_pct", "rss_mb", "heap_mb")
@@ -99,6 +100,26 @@ def results_upload(result: PlanResult, workdir: Path, whole: Plan | None = None)
                     entry["scenario"] = output.scenario
                 entries.append(entry)
                 paths.append(output.path)
+    # CPU profiles: a raw JFR recording is followed by the stacks read from it (`raw_file`: its position).
+    for step in result.steps:
+        if step.step.phase != "measure" or step.run is None or not step.profiles:
+            continue
+        raw_at: dict[Path, int] = {}
+        for f in profiling.finish(step.profiles):
+            window = window_ms(step.run, f.variant)
+            profile: dict[str, Any] = {"runtime": f.runtime, "repetition": step.step.repetition, "step": step.step.index,
+                                       "window_ms": list(window) if window else None,
+                                       "agent_packages": list(f.agent_packages),
+                                       "period_ms": profiling.PERIOD_MS}
+            if f.raw is not None:
+                profile["raw_file"] = raw_at[f.raw]
+            entry = {"variant": f.variant, "format": f.format, "load": _load_json(loads[step.step.load_index].spec),
+                     "started_ms": step.run.started_ms, "profile": profile}
+            if len(step.step.scenarios) == 1:
+                entry["scenario"] = step.step.scenarios[0]
+            raw_at[f.path] = len(entries)
+            entries.append(entry)
+            paths.append(f.path)
     doc = resources_document(result, loads)
     if doc is not None:
         path = workdir / "resources.benchtrail.json"

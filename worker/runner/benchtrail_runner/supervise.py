@@ -9,7 +9,9 @@ to the queue and the sweeper re-queues stuck runs, but only a running worker pic
 
 The child stays in the supervisor's process group, so a signal to the group (`make down`, Ctrl-C, systemd)
 reaches both: on SIGTERM or SIGINT the supervisor waits for the child's own shutdown and exits with its
-code, as it does when the child exits with 0 (a requested shutdown). A failed exit of the child is logged
+code, as it does when the child exits with 0 (a requested shutdown). A SIGTERM sent to the supervisor alone
+(`docker stop` signals only a container's first process) is passed on to the child: Celery's warm shutdown
+takes a second SIGTERM as the same request. SIGINT is not passed on: a second one is Celery's cold shutdown. A failed exit of the child is logged
 and followed by a restart, after a back-off that doubles from 1 s up to 30 s
 and starts again at 1 s once a child has stayed up for a minute.
 """
@@ -31,16 +33,20 @@ HEALTHY_AFTER_S = 60.0
 
 def supervise(argv: list[str]) -> int:
     stopping: list[int] = []
+    children: list[subprocess.Popen[bytes]] = []
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
-        stopping.append(signum)  # the child got the same signal from its process group
+        stopping.append(signum)
+        if signum == signal.SIGTERM and children:
+            children[-1].send_signal(signal.SIGTERM)   # a no-op once the child has ended
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     backoff = BACKOFF_FIRST_S
     while True:
         started = time.monotonic()
-        code = subprocess.Popen(argv).wait()
+        children[:] = [subprocess.Popen(argv)]
+        code = children[0].wait()
         if stopping or code == 0:
             return code
         if time.monotonic() - started >= HEALTHY_AFTER_S:

@@ -81,6 +81,15 @@ def plan_problems(body: dict[str, Any], patterns: list[str], jmx_folders: list[s
                 problems.append((f"variants[{i}].resources.pid",
                                  "a pid names a process on the runner's own host: it is accepted only for a "
                                  f"target on that host ({', '.join(sorted(LOOPBACK))}), not '{host}'"))
+        profile = variant.get("profile") or {}
+        if isinstance(profile, dict) and profile.get("url"):
+            check_url(f"variants[{i}].profile.url", profile["url"], "profile URL")
+        if isinstance(profile, dict) and any(profile.get(k) is not None for k in ("pid", "command", "port")):
+            host = (urlsplit(variant.get("target") or "").hostname or "").lower()
+            if host not in LOOPBACK:
+                problems.append((f"variants[{i}].profile",
+                                 "a pid, command or port names a process on the runner's own host: it is accepted "
+                                 f"only for a target on that host ({', '.join(sorted(LOOPBACK))}), not '{host}'"))
         for j, process in enumerate(variant.get("processes") or []):
             if not isinstance(process, dict):
                 continue

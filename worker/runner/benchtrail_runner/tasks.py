@@ -173,7 +173,10 @@ def execute(self: Any, slug: str, plan_body: dict[str, Any], share: int | None =
         plan = share_plan(whole, share or 0)
     except PlanError as exc:
         return finish("failed", f"invalid plan: {exc}")
-    bad = disallowed_targets([v.target for v in plan.variants], settings.target_patterns)
+    # A Go profile is fetched from its own URL: the allow-list holds for it as for the targets.
+    bad = disallowed_targets([v.target for v in plan.variants] +
+                             [v.profile.url for v in plan.variants if v.profile is not None and v.profile.url],
+                             settings.target_patterns)
     if bad:
         return finish("failed", f"targets not in this runner's allow-list: {', '.join(bad)}")
 

@@ -1,8 +1,13 @@
-"""Gatling `simulation.log`, text format (Gatling 3.x up to 3.12), and the HTML report's
-`js/stats.json`.
+"""Gatling `simulation.log` (the text records of Gatling 3.x up to 3.12, and the binary records of Gatling
+>= 3.13), and the HTML report's `js/stats.json`. Response time = end − start (ms); a request's scenario is
+its groups and name joined by " / ".
 
-Gatling >= 3.13 writes a binary log (cached strings, int offsets); it is refused with a clear
-reason rather than half-decoded. Response time = end − start (ms).
+The binary log (Gatling's LogFileDataWriter, big-endian): one byte per record kind (0 run, 1 request, 2 user,
+3 group, 4 error). Strings are `int length` + the bytes of Java's compact string + one coder byte (0 Latin-1,
+1 UTF-16 little-endian; length 0 = empty, no coder byte); a cached string is an `int` index, positive when
+the string follows (and is cached under it), negative for one written before. The run record holds the
+Gatling version, the simulation class, its start (`long` epoch ms), its description, the scenario names and
+the assertions; every other time is an `int` offset in ms from that start.
 """
 
 from __future__ import annotations
@@ -15,18 +20,13 @@ import polars as pl
 from ..model import NONE_LOAD, SAMPLE_SCHEMA, ParsedFile, ParseError, ParseOptions
 from ..textio import read_head, read_text
 
-BINARY_REASON = ("binary Gatling logs (simulation.log of Gatling >= 3.13) are not supported: "
-                 "upload the HTML report's js/stats.json instead, or use the text format "
-                 "(Gatling <= 3.12)")
 
 
 def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     options = options or ParseOptions()
     head = read_head(path, 4096)
     if head.startswith(b"\x00") or b"\x00\x00\x00" in head[:64]:
-        m = re.match(rb"^\x00\x00\x00\x00[\x01-\x40](\d+\.\d+(?:\.\d+)?)", head)
-        version = f" (header says Gatling {m.group(1).decode()})" if m else ""
-        raise ParseError(f"{BINARY_REASON}{version}", line=1)
+        return _parse_binary(path, options)
     lines = read_text(path).split("\n")
     version = None
     simulation = None
@@ -92,8 +92,14 @@ def parse_stats_json(path: Path, options: ParseOptions | None = None) -> ParsedF
     from ..model import ReportedCell
 
     options = options or ParseOptions()
+    text = read_text(path)
+    fmt = "gatling-stats-json"
+    if (m := re.match(r"\s*var\s+stats\s*=\s*", text)) is not None:
+        # The report's js/stats.js (Gatling <= 3.13): the same tree as a JavaScript object literal, keys not quoted,
+        # then the page's functions.
+        fmt, text = "gatling-stats-js", _object_literal_as_json(text, m.end())
     try:
-        root = json.loads(read_text(path))
+        root = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
     if not isinstance(root, dict) or "stats" not in root:
@@ -109,8 +115,33 @@ def parse_stats_json(path: Path, options: ParseOptions | None = None) -> ParsedF
             walk(child, False)
 
     walk(root, True)
-    return ParsedFile(tool="gatling", format="gatling-stats-json", reported=cells,
+    return ParsedFile(tool="gatling", format=fmt, reported=cells,
                       warnings=["percentiles1..4 read as p50/p75/p95/p99 (gatling.conf defaults)"])
+
+
+def _object_literal_as_json(text: str, start: int) -> str:
+    """The object literal that starts at `start` (up to its closing brace), its bare keys quoted."""
+    depth, in_string, escape = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            escape = not escape and ch == "\\"
+            if ch == '"' and not escape:
+                in_string = False
+            elif ch != "\\":
+                escape = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                body = text[start:i + 1]
+                return re.sub(r'(?m)^(\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:', r'\1"\2":', body)
+    line = text.count("\n", 0, start) + 1
+    raise ParseError("js/stats.js: the stats object never closes", line=line)
 
 
 def _stats_json(stats: dict, scenario: str | None) -> dict[str, float]:
@@ -136,3 +167,118 @@ def _stats_json(stats: dict, scenario: str | None) -> dict[str, float]:
         out["errors"] = float(ko)
         out["error_rate"] = out["errors"] * 100.0 / out["count"] if out["count"] else 0.0
     return out
+
+
+class _Binary:
+    """A cursor over a binary simulation.log, naming the byte offset of whatever it cannot read."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos = data, 0
+        self.cache: dict[int, str] = {}
+
+    def take(self, n: int, what: str) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise ParseError(f"binary Gatling log cut off: {what} at byte {self.pos} needs {n} byte(s), "
+                             f"{len(self.data) - self.pos} left", field=what)
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def byte(self, what: str) -> int:
+        return self.take(1, what)[0]
+
+    def int(self, what: str) -> int:
+        return int.from_bytes(self.take(4, what), "big", signed=True)
+
+    def long(self, what: str) -> int:
+        return int.from_bytes(self.take(8, what), "big", signed=True)
+
+    def string(self, what: str) -> str:
+        n = self.int(what)
+        if n == 0:
+            return ""
+        raw = self.take(n, what)
+        coder = self.byte(what)
+        if coder == 0:
+            return raw.decode("latin-1")
+        if coder == 1:
+            return raw.decode("utf-16-le")
+        raise ParseError(f"binary Gatling log: {what} at byte {self.pos - 1} has coder {coder} (0 or 1 expected)",
+                         field=what)
+
+    def cached(self, what: str) -> str:
+        index = self.int(what)
+        if index > 0:
+            self.cache[index] = value = self.string(what)
+            return value
+        if -index not in self.cache:
+            raise ParseError(f"binary Gatling log: {what} at byte {self.pos - 4} refers to string {-index}, never "
+                             "written", field=what)
+        return self.cache[-index]
+
+    def groups(self) -> list[str]:
+        return [self.cached("group") for _ in range(self.int("groups"))]
+
+
+def _parse_binary(path: Path, options: ParseOptions) -> ParsedFile:
+    from ..textio import read_bytes
+
+    r = _Binary(read_bytes(path))
+    if r.byte("record") != 0:
+        raise ParseError("binary Gatling log does not start with its run record", line=1)
+    version = r.string("gatling version")
+    simulation = r.string("simulation")
+    start = r.long("run start")
+    r.string("run description")
+    scenarios = [r.string("scenario") for _ in range(r.int("scenarios"))]
+    assertions = r.int("assertions")
+    for _ in range(assertions):
+        r.take(r.int("assertion"), "assertion")
+    users = 0
+    scenario_col: list[str] = []
+    start_col: list[int] = []
+    latency_col: list[int] = []
+    ok_col: list[bool] = []
+    while r.pos < len(r.data):
+        at = r.pos
+        kind = r.byte("record")
+        if kind == 1:          # request
+            groups = r.groups()
+            name = r.cached("request name")
+            t0, t1 = r.int("request start"), r.int("request end")
+            ok = r.byte("request status") == 1
+            r.cached("request message")
+            if t1 < t0:
+                raise ParseError(f"binary Gatling log: request '{name}' at byte {at} ends before it starts",
+                                 field="end")
+            scenario_col.append(" / ".join([*groups, name]))
+            start_col.append(start + t0)
+            latency_col.append((t1 - t0) * 1000)
+            ok_col.append(ok)
+        elif kind == 2:        # user
+            r.int("user scenario")
+            if r.byte("user start") == 1:
+                users += 1
+            r.int("user time")
+        elif kind == 3:        # group
+            r.groups()
+            r.int("group start")
+            r.int("group end")
+            r.int("group cumulated time")
+            r.byte("group status")
+        elif kind == 4:        # error
+            r.cached("error message")
+            r.int("error time")
+        else:
+            raise ParseError(f"binary Gatling log: unknown record kind {kind} at byte {at}", field="record")
+    if not latency_col:
+        raise ParseError("Gatling log has no request records")
+    load = options.load or NONE_LOAD
+    samples = pl.DataFrame({
+        "scenario": scenario_col, "load_key": [load.key] * len(latency_col),
+        "start_ms": start_col, "latency_us": latency_col, "success": ok_col,
+        "bytes": [0] * len(latency_col), "is_transaction": [False] * len(latency_col),
+    }).cast(SAMPLE_SCHEMA)  # type: ignore[arg-type]
+    return ParsedFile(tool="gatling", format="gatling-log", samples=samples, loads={load.key: load},
+                      meta={"gatling_version": version, "simulation": simulation, "users": users,
+                            "scenarios": scenarios, "assertions": assertions, "binary": True})

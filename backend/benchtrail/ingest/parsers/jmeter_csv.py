@@ -17,13 +17,21 @@ import polars as pl
 from ..cells import Summariser
 from ..model import NONE_LOAD, SAMPLE_SCHEMA, LoadSpec, ParsedFile, ParseError, ParseOptions
 from ..textio import GZIP_MAGIC, decode, iter_lines, read_head, recode, text_encoding
+from . import jmeter_time
 
-# Default column sets of header-less files, by column count (JMeter <= 2.11 and 2.12-2.13).
+# Default column sets of header-less files, by column count: JMeter <= 2.11 and 2.12-2.13 (no header by
+# default), and the default sets of 3.0, 3.1-4.0 and 5.x written with print_field_names=false.
 HEADERLESS_COLUMNS: dict[int, tuple[str, ...]] = {
     10: ("timeStamp", "elapsed", "label", "responseCode", "responseMessage", "threadName",
          "dataType", "success", "bytes", "Latency"),
     12: ("timeStamp", "elapsed", "label", "responseCode", "responseMessage", "threadName",
          "dataType", "success", "bytes", "grpThreads", "allThreads", "Latency"),
+    14: ("timeStamp", "elapsed", "label", "responseCode", "responseMessage", "threadName", "dataType", "success",
+         "failureMessage", "bytes", "grpThreads", "allThreads", "Latency", "IdleTime"),
+    16: ("timeStamp", "elapsed", "label", "responseCode", "responseMessage", "threadName", "dataType", "success",
+         "failureMessage", "bytes", "sentBytes", "grpThreads", "allThreads", "Latency", "IdleTime", "Connect"),
+    17: ("timeStamp", "elapsed", "label", "responseCode", "responseMessage", "threadName", "dataType", "success",
+         "failureMessage", "bytes", "sentBytes", "grpThreads", "allThreads", "URL", "Latency", "IdleTime", "Connect"),
 }
 KNOWN_COLUMNS = frozenset({
     "timeStamp", "elapsed", "label", "responseCode", "responseMessage", "threadName", "dataType",
@@ -92,7 +100,11 @@ def _run(path: Path, options: ParseOptions, sink: Callable[[pl.DataFrame], None]
         if required not in columns:
             raise ParseError(f"a JMeter CSV needs the '{required}' column; the header has "
                              f"{', '.join(columns)}", line=1)
-    layout = (delimiter, columns, has_header, wanted)
+    stamps = _first_values(head_text, delimiter, columns, has_header, "timeStamp")
+    fmt = None
+    if options.timestamp_format or any(v.strip() and not re.fullmatch(r"-?\d+", v.strip()) for v in stamps[:1]):
+        fmt = jmeter_time.time_format(stamps, options.timestamp_format, options.timestamp_zone)
+    layout = (delimiter, columns, has_header, wanted, fmt)
     with tempfile.TemporaryDirectory(prefix="benchtrail-jtl-") as tmp:
         # Polars reads UTF-8 with `\n` line ends only: anything else is recoded to a scratch copy first.
         source = recode(path, Path(tmp) / "utf8.csv", limit=n_rows and 4 * n_rows + 1) if needs_recode else path
@@ -100,7 +112,7 @@ def _run(path: Path, options: ParseOptions, sink: Callable[[pl.DataFrame], None]
         try:
             _read(source, layout, state, sink, n_rows)
         except pl.exceptions.PolarsError as exc:
-            _locate_error(path, delimiter, columns, has_header, limit=n_rows)
+            _locate_error(path, delimiter, columns, has_header, limit=n_rows, fmt=fmt)
             if needs_recode or n_rows is not None or text_encoding(path) == "utf-8":
                 raise ParseError(f"unreadable CSV: {str(exc).splitlines()[0]}") from exc
             # The head was UTF-8 but a later part is not (e.g. a GBK label): read the decoded text.
@@ -112,13 +124,42 @@ def _run(path: Path, options: ParseOptions, sink: Callable[[pl.DataFrame], None]
         raise ParseError(f"{path.name} has a header but no samples", line=2)
     if not gzipped:
         _check_tail(path, delimiter, len(columns))
-    return state.parsed(columns, has_header)
+    parsed = state.parsed(columns, has_header)
+    if fmt is not None:
+        parsed.meta["timestamp_format"] = fmt.java
+        parsed.meta["timestamp_zone"] = "in the values" if fmt.has_zone else fmt.zone
+        parsed.meta["timestamp_precision_ms"] = fmt.precision_ms
+        note = fmt.describe()
+        if fmt.precision_ms > 1:
+            note += ("; latencies (elapsed) stay exact, but duration, throughput and the series are known to a "
+                     "second")
+        parsed.warnings.append(note)
+    return parsed
 
 
-def _read(source: Path, layout: tuple[str, tuple[str, ...], bool, list[str]], state: _State,
-          sink: Callable[[pl.DataFrame], None], n_rows: int | None) -> None:
-    delimiter, columns, has_header, wanted = layout
-    ints = [c for c in INT_COLUMNS if c in wanted]
+def _first_values(head_text: str, delimiter: str, columns: tuple[str, ...], has_header: bool, name: str,
+                  limit: int = 500) -> list[str]:
+    """The first rows' values of column `name` in the file's head (a cut last row left out)."""
+    if name not in columns:
+        return []
+    index = columns.index(name)
+    lines = head_text.split("\n")
+    rows = csv.reader(lines[:-1] if len(lines) > 1 else lines, delimiter=delimiter, quotechar='"')
+    if has_header:
+        next(rows, None)
+    out = []
+    for row in rows:
+        if len(row) == len(columns):
+            out.append(row[index])
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _read(source: Path, layout: tuple[str, tuple[str, ...], bool, list[str], jmeter_time.TimeFormat | None],
+          state: _State, sink: Callable[[pl.DataFrame], None], n_rows: int | None) -> None:
+    delimiter, columns, has_header, wanted, fmt = layout
+    ints = [c for c in INT_COLUMNS if c in wanted and not (c == "timeStamp" and fmt is not None)]
     # Labels, thread names, messages and success flags repeat on every row: read as categoricals, they are
     # grouped and compared by their codes.
     dtypes = {**{c: pl.Int64 for c in ints}, **{c: pl.Categorical for c in CATEGORICAL_COLUMNS if c in wanted}}
@@ -130,13 +171,15 @@ def _read(source: Path, layout: tuple[str, tuple[str, ...], bool, list[str]], st
         frame = pl.scan_csv(source, separator=delimiter, has_header=False, new_columns=list(columns),
                             infer_schema=False, quote_char='"', n_rows=n_rows,
                             ).select(wanted).with_columns(pl.col(c).cast(t) for c, t in dtypes.items())
+    if fmt is not None:
+        frame = frame.with_columns(jmeter_time.epoch_ms_expr(fmt))
     batches = [frame.collect()] if n_rows is not None else frame.collect_batches(chunk_size=BATCH_ROWS)
     required = [c for c in ("timeStamp", "elapsed", "success") if c in wanted]
     for df in batches:
         if df.height == 0:
             continue
         if any(df[c].null_count() for c in required):
-            _locate_error(source, delimiter, columns, has_header, limit=n_rows)
+            _locate_error(source, delimiter, columns, has_header, limit=n_rows, fmt=fmt)
             raise ParseError("a sample lacks timeStamp, elapsed or success")
         sink(state.samples(df))
 
@@ -163,16 +206,16 @@ def _layout(first_line: str, options: ParseOptions) -> tuple[str, tuple[str, ...
             if len(fields) in HEADERLESS_COLUMNS:
                 return d, HEADERLESS_COLUMNS[len(fields)], False
             raise ParseError(
-                f"header-less JMeter CSV with {len(fields)} columns: only the JMeter <= 2.13 defaults "
-                "(10 or 12 columns) are known; give the column names (jmeter.properties "
-                "save-service settings) or write the file with a header", line=1)
+                f"header-less JMeter CSV with {len(fields)} columns: only JMeter's default sets (10, 12, 14, 16 "
+                "or 17 columns) are known; give the column names (jmeter.properties save-service settings) or "
+                "write the file with a header", line=1)
     raise ParseError(
         f"cannot find the delimiter: line 1 {first_line[:120]!r} has no JMeter column names when split "
         "by ',', tab, ';' or '|' (wrong delimiter or not a JMeter CSV)", line=1)
 
 
 def _locate_error(path: Path, delimiter: str, columns: tuple[str, ...], has_header: bool,
-                  limit: int | None = None) -> None:
+                  limit: int | None = None, fmt: jmeter_time.TimeFormat | None = None) -> None:
     """Re-read with the csv module, line by line, and raise a ParseError at the first bad line, if
     any (within the first `limit` rows when given)."""
     reader = csv.reader(iter_lines(path), delimiter=delimiter, quotechar='"')
@@ -207,13 +250,13 @@ def _locate_error(path: Path, delimiter: str, columns: tuple[str, ...], has_head
             if i is None:
                 continue
             value = row[i].strip()
+            if name == "timeStamp" and fmt is not None:
+                why = jmeter_time.check_value(value, fmt)
+                if why is not None:
+                    raise ParseError(f"column 'timeStamp': {why}", line=line, field=name)
+                continue
             if not re.fullmatch(r"-?\d+", value):
-                hint = ""
-                if name == "timeStamp":
-                    hint = " (formatted timestamps are not supported: set " \
-                           "jmeter.save.saveservice.timestamp_format=ms)"
-                raise ParseError(f"column '{name}': {value!r} is not a number{hint}",
-                                 line=line, field=name)
+                raise ParseError(f"column '{name}': {value!r} is not a number", line=line, field=name)
         i = index.get("success")
         if i is not None and row[i].strip().lower() not in ("true", "false"):
             raise ParseError(f"column 'success': {row[i]!r} is not true/false", line=line,

@@ -35,6 +35,7 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
     if not isinstance(data, list) or not data:
         raise ParseError("a JMH JSON result is a non-empty array of benchmark results")
     cells: list[ReportedCell] = []
+    warnings: list[str] = []
     versions: set[str] = set()
     for i, result in enumerate(data):
         where = f"[{i}]"
@@ -49,13 +50,21 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         declared = {str(k): str(v) for k, v in (result.get("params") or {}).items()}
         params = {**declared, **{k: str(result[k]) for k in ("forks", "warmupIterations",
                                  "measurementIterations", "jdkVersion") if k in result}}
-        cells.append(_cell(scenario_of(bench, declared), result["primaryMetric"], mode, load, params,
-                           f"{where}.primaryMetric"))
+        found = [_cell(scenario_of(bench, declared), result["primaryMetric"], mode, load, params,
+                       f"{where}.primaryMetric")]
         for name, metric in (result.get("secondaryMetrics") or {}).items():
-            cells.append(_cell(scenario_of(bench, declared, normalise_secondary(name)), metric, mode, load,
+            found.append(_cell(scenario_of(bench, declared, normalise_secondary(name)), metric, mode, load,
                                dict(params), f"{where}.secondaryMetrics.{name}"))
+        for cell in found:
+            # A profiler's placeholder result (-prof perfasm's "asm": score "NaN", unit "---") measures nothing.
+            if math.isnan(cell.stats["score"]):
+                warnings.append(f"{cell.scenario}: no score (NaN), left out")
+            else:
+                cells.append(cell)
+    if not cells:
+        raise ParseError("no JMH result has a score (every score is NaN)")
     return ParsedFile(tool="jmh", format="jmh-json", reported=cells,
-                      meta={"jmh_version": ", ".join(sorted(versions)) or None})
+                      meta={"jmh_version": ", ".join(sorted(versions)) or None}, warnings=warnings)
 
 
 def _cell(scenario: str, metric: dict, mode: str, load: LoadSpec, params: dict[str, str],

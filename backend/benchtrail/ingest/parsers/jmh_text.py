@@ -56,8 +56,9 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         if error is not None:
             stats["score_error"] = error
         if approx:
-            params_d["score_approx"] = "≈ (below 0.0005, printed as ≈ 10⁻ⁿ)"
-            warnings.append(f"line {n}: score of {scenario} printed as '≈ 10⁻ⁿ'; value is approximate")
+            params_d["score_approx"] = "≈ (JMH printed '≈ 0' or '≈ 10⁻ⁿ': below its printed precision)"
+            warnings.append(f"line {n}: score of {scenario} printed as an approximation (≈); the value is its "
+                            "order of magnitude")
         if cnt is not None:
             params_d["cnt"] = str(cnt)
         cell = ReportedCell(scenario=scenario, load=load, stats=stats, unit=unit, mode=mode,
@@ -84,13 +85,18 @@ def _row(raw: str, line: int, n_params: int):
         tokens.pop()
     score_text = tokens.pop()
     approx = False
-    if tokens and tokens[-1] == "≈":  # "≈ 10⁻⁴": JMH's ScoreFormatter for scores < 0.0005
+    if tokens and tokens[-1] == "≈":
+        # JMH's ScoreFormatter prints a score below 10^-precision as "≈ 10ⁿ", n the rounded log10 of it, and
+        # an exact 0 (an allocation rate of a benchmark that allocates nothing) as "≈ 0".
         tokens.pop()
         exp = score_text.translate(_SUPERSCRIPT)
-        if not exp.startswith("10"):
-            raise ParseError(f"unreadable approximate score '≈ {score_text}'", line=line,
-                             field="Score")
-        score = 10.0 ** float(exp[2:])
+        if exp == "0":
+            score = 0.0
+        elif exp.startswith("10") and re.fullmatch(r"-?\d+", exp[2:]):
+            score = 10.0 ** float(exp[2:])
+        else:
+            raise ParseError(f"unreadable approximate score '≈ {score_text}' (JMH prints '≈ 0' or '≈ 10⁻ⁿ')",
+                             line=line, field="Score")
         approx = True
     else:
         score = parse_number(score_text, line=line, field="Score")

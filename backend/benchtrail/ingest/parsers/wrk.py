@@ -1,14 +1,16 @@
 """wrk 4.x text output (stdout, possibly with a shell prompt before and Lua output after).
 
 The load is `-c` connections (kind "concurrency") and the `-d` duration from "Running 10s test".
-Definitions: count = completed requests + timed-out requests; errors = non-2xx/3xx responses +
-timeouts; connect/read/write socket errors are connection events, not requests, and go to params
-(so error_rate never exceeds 100%). Latencies are wrk's coordinated-omission
-corrected statistics.
+Definitions: count and throughput are wrk's own printed totals ("N requests in", "Requests/sec:"):
+the responses wrk read. errors = non-2xx/3xx responses (among those) + every socket error wrk printed
+(connect, read, write, timeout: events without a response, so not in wrk's count);
+error_rate = errors / (count + socket errors) · 100, the share of every outcome wrk counted that
+failed. Each kind is kept in params. Latencies are wrk's coordinated-omission corrected statistics.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -30,17 +32,51 @@ def time_ms(text: str, line: int, field: str) -> float:
 
 
 def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
+    """One cell per wrk run in the file: a log or a markdown page often holds several (one per connection
+    count), each ending with its `Requests/sec:` (and `Transfer/sec:`) line."""
     options = options or ParseOptions()
-    lines = read_text(path).split("\n")
+    lines = list(enumerate(read_text(path).split("\n"), start=1))
+    ends = [k for k, (_, line) in enumerate(lines) if line.strip().startswith("Requests/sec:")]
+    blocks: list[list[tuple[int, str]]] = []
+    start = 0
+    for k, end in enumerate(ends):
+        stop = end + 1
+        if stop < len(lines) and lines[stop][1].strip().startswith("Transfer/sec:"):
+            stop += 1
+        if k == len(ends) - 1:
+            stop = len(lines)      # what follows the last run (Lua output) belongs to it
+        blocks.append(lines[start:stop])
+        start = stop
+    if not blocks:
+        blocks = [lines]
+    cells, urls, warnings = [], [], []
+    for block in blocks:
+        cell, url, notes = _cell(block, options)
+        cells.append(cell)
+        urls.append(url)
+        warnings += notes
+    keys = [(c.scenario, c.load.key) for c in cells]
+    if len(set(keys)) < len(keys):
+        raise ParseError(f"{len(cells)} wrk runs in the file, some with the same URL and connections: upload them "
+                         "as separate files (repetitions), or one run per file")
+    return ParsedFile(tool="wrk", format="wrk-text", reported=cells, meta={"url": urls[0], "runs": len(cells)},
+                      warnings=warnings)
+
+
+def _cell(lines: list[tuple[int, str]], options: ParseOptions) -> tuple[ReportedCell, str | None, list[str]]:
     stats: dict[str, float] = {}
     params: dict[str, str] = {}
+    warnings: list[str] = []
     duration = connections = threads = None
     url = None
-    non2xx = timeouts = 0
+    non2xx = 0
     section = None
-    for i, raw in enumerate(lines):
-        n = i + 1
+    heading = None
+    for n, raw in lines:
         line = raw.strip()
+        if h := re.match(r"^#{1,6}\s+(.+?)\s*#*$", line):
+            heading = h.group(1)      # a page of several runs names each by its heading
+            continue
         if m := re.match(r"Running (\S+) test @ (\S+)", line):
             duration, url = time_ms(m.group(1), n, "duration") / 1000.0, m.group(2)
         elif m := re.match(r"(\d+) threads and (\d+) connections", line):
@@ -78,7 +114,6 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
                            line):
             for k, v in zip(("connect", "read", "write", "timeout"), m.groups(), strict=True):
                 params[f"socket_errors_{k}"] = v
-            timeouts = int(m.group(4))
         elif m := re.match(r"Non-2xx or 3xx responses: (\d+)", line):
             non2xx = int(m.group(1))
             params["non_2xx_3xx"] = m.group(1)
@@ -86,14 +121,25 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
             stats["throughput"] = float(m.group(1))
         elif m := re.match(r"Transfer/sec:\s+([\d.]+)(B|KB|MB|GB|TB)", line):
             params["transfer_bytes_per_s"] = repr(float(m.group(1)) * _BYTES[m.group(2)])
+    if params.get("latency_within_stdev", "").lstrip("-").lower().startswith("nan"):
+        # "Latency 0.00us 0.00us 0.00us -nan%": wrk recorded no latency (every answer came after --timeout).
+        for key in ("latency_mean", "latency_max", *_PCT.values()):
+            stats.pop(key, None)
+        params.pop("latency_stdev_ms", None)
+        warnings.append("wrk recorded no latency (its Latency row is 0 with a NaN spread): latency left out")
+        stats["latency_mean"] = math.nan
     for required in ("count", "throughput", "latency_mean"):
         if required not in stats:
             raise ParseError(f"wrk output lacks '{required}' (expected '… requests in …', "
                              "'Requests/sec:' and the Latency row)")
-    params["completed_requests"] = str(int(stats["count"]))
-    stats["count"] += timeouts
-    stats["errors"] = float(non2xx + timeouts)
-    stats["error_rate"] = stats["errors"] * 100.0 / stats["count"] if stats["count"] else 0.0
+    socket = sum(int(params.get(f"socket_errors_{k}", 0)) for k in ("connect", "read", "write", "timeout"))
+    stats["errors"] = float(non2xx + socket)
+    outcomes = stats["count"] + socket
+    stats["error_rate"] = stats["errors"] * 100.0 / outcomes if outcomes else 0.0
+    if socket:
+        params["socket_errors"] = str(socket)
+    if math.isnan(stats["latency_mean"]):
+        del stats["latency_mean"]
     if options.load is not None:
         load = options.load
     elif connections is not None:
@@ -102,6 +148,7 @@ def parse(path: Path, options: ParseOptions | None = None) -> ParsedFile:
         load = LoadSpec()
     if threads is not None:
         params["threads"] = str(threads)
-    return ParsedFile(tool="wrk", format="wrk-text", reported=[ReportedCell(
-        scenario=options.scenario or url or "default", load=load, stats=stats, params=params)],
-        meta={"url": url})
+    scenario = options.scenario or url or heading or "default"
+    if url and heading:
+        params["heading"] = heading
+    return ReportedCell(scenario=scenario, load=load, stats=stats, params=params), url, warnings

@@ -29,6 +29,7 @@ export function ChartWithTable({
   stacked = false,
   pageSize,
   fit = false,
+  firstPage = false,
 }: {
   chart: ChartProps;
   table: TableModel;
@@ -38,13 +39,15 @@ export function ChartWithTable({
   fit?: boolean;
   /** Wide tables go under the chart instead of beside it. */
   stacked?: boolean;
+  /** A paged table opens on its first page (a ranking) instead of its last (a history). */
+  firstPage?: boolean;
 }): ReactElement {
   return (
     <figure className={stacked ? 'chart-with-table stacked' : 'chart-with-table'} aria-label={chart.title}>
       <Chart {...chart} />
       <div className="chart-table" tabIndex={stacked ? undefined : 0} aria-label={`${table.title}: table`} role="group">
         <ExportButtons model={table} filename={chart.filename} />
-        <DataTable model={table} pageSize={pageSize} fit={fit} />
+        <DataTable model={table} pageSize={pageSize} fit={fit} firstPage={firstPage} />
       </div>
     </figure>
   );

@@ -28,6 +28,8 @@ export interface PlotlyChartProps {
   markers?: readonly VerticalMarker[];
   /** Called with the clicked point's customdata (e.g. its run slug). */
   onPointClick?: (customdata: unknown) => void;
+  /** A flame graph (see ./flame.ts): overlaid horizontal bars, the root on top, one hover per frame. */
+  flame?: boolean;
 }
 
 export interface VerticalMarker {
@@ -66,7 +68,7 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
         : // At the foot of the chart, not of the plot: the plot gives way to it as it wraps into rows, where one
           // placed under the plot (y -0.25) ran over the axis title once it took two rows.
           { orientation: 'h', x: 0, xref: 'container', y: 0, yref: 'container', yanchor: 'bottom' },
-    hovermode: onPointClick ? 'closest' : props.yType === 'category' ? 'y unified' : 'x unified',
+    hovermode: onPointClick || props.flame ? 'closest' : props.yType === 'category' ? 'y unified' : 'x unified',
     shapes: markers.map((m) => ({
       type: 'line' as const,
       xref: 'x' as const,
@@ -88,6 +90,16 @@ export function PlotlyChart(props: PlotlyChartProps): ReactElement {
       font: { size: 10, color: m.color ?? '#5b6472' },
     })),
   };
+
+  if (props.flame) {
+    Object.assign(layout, {
+      barmode: 'overlay',
+      bargap: 0,
+      showlegend: false,
+      margin: { l: 40, r: 10, t: 40, b: 40 },
+      yaxis: { autorange: 'reversed', title: { text: props.yTitle ?? '' }, zeroline: false, dtick: 5 },
+    });
+  }
 
   const onClick = useCallback(
     (event: Readonly<{ points?: readonly { customdata?: unknown }[] }>) => {

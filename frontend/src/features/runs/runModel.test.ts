@@ -206,3 +206,11 @@ describe('ordering', () => {
     expect(orderedScenarios(easeagentRun(), ['API-URI-vets-10spans']).map((s) => s.name)).toEqual(['API-URI-vets-10spans']);
   });
 });
+
+describe('buildJmhTables for other micro-benchmark tools', () => {
+  it('titles a Go measure by its unit alone and keeps JMH titles', () => {
+    const go = { ...jmhRun(), tool: 'go', cells: jmhRun().cells.map((c) => ({ ...c, mode: 'ns/op', score_unit: 'ns/op' })) };
+    expect(buildJmhTables(go, go.variants[0]).map((t) => t.table.title)[0]).toMatch(/^ns\/op(: difference to .*)?$/);
+    expect(buildJmhTables(jmhRun(), jmhRun().variants[0])[0].table.title).toMatch(/^JMH /);
+  });
+});

@@ -238,6 +238,12 @@ export function benchmarkPackage(names: readonly string[]): string {
   return common.length ? `${common.join('.')}.` : '';
 }
 
+/** "JMH thrpt (ops/ms)"; a Go, pytest-benchmark, ... measure named by its unit reads once ("ns/op", not "ns/op (ns/op)"). */
+function scoreTitle(run: RunDetail, mode: string, unit: string): string {
+  const tool = (run.tool ?? '').startsWith('jmh') ? 'JMH ' : '';
+  return mode === unit.replace(/\s*[↑↓]$/, '') ? `${tool}${unit}` : `${tool}${mode} (${unit})`;
+}
+
 /**
  * X-Ray shape: per JMH mode, a row per benchmark; the reference's score ± error, then per variant
  * "reference / variant / diff" in the score's unit with the added µs per operation beside it.
@@ -299,7 +305,7 @@ export function buildJmhTables(
       unit,
       pkg,
       table: {
-        title: others.length ? `JMH ${mode} (${unit}): difference to ${reference.name}` : `JMH ${mode} (${unit})`,
+        title: others.length ? `${scoreTitle(run, mode, unit)}: difference to ${reference.name}` : scoreTitle(run, mode, unit),
         columns,
         rows,
         sides: { reference: reference.name },

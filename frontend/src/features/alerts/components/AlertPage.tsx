@@ -4,6 +4,7 @@ import { Link, useParams } from 'react-router';
 import type { AlertDetail } from '@/api/client';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { DataTable } from '@/components/DataTable';
+import { ProfilesAcross } from '@/components/profiles/ProfilesAcross';
 import { ProjectTabs } from '@/components/ProjectTabs';
 import { Badge, ErrorState, Loading } from '@/components/StateViews';
 import { NeedsToken, WriteError } from '@/components/WriteNotice';
@@ -178,6 +179,15 @@ export function AlertPage(): ReactElement {
           <dd>{formatDateTime(a.created_at)}</dd>
         </div>
       </dl>
+      {a.direction === 'regression' ? (
+        <ProfilesAcross
+          run={a.run}
+          base="previous"
+          variant={a.trail.variant}
+          load={a.trail.load_key}
+          heading="Where the CPU went at this change point"
+        />
+      ) : null}
       <h2>Triage</h2>
       <Triage key={a.id} alert={a} />
       <h2>History of this alert</h2>

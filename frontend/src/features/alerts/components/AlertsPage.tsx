@@ -7,7 +7,7 @@ import { DataTable } from '@/components/DataTable';
 import { ProjectTabs } from '@/components/ProjectTabs';
 import { Badge, Empty, ErrorState, Loading } from '@/components/StateViews';
 import { formatDateTime, formatSigned } from '@/lib/format';
-import { metricInfo } from '@/lib/metrics';
+import { metricInfo, metricsAt } from '@/lib/metrics';
 import type { Row, TableModel } from '@/lib/table';
 import { stringCodec, type Schema } from '@/lib/urlState';
 import { useUrlState } from '@/lib/useUrlState';
@@ -28,7 +28,8 @@ const SCHEMA: Schema<AlertListState> = {
   kind: stringCodec(),
 };
 
-const METRICS = ['latency_p75', 'latency_p99', 'throughput', 'score', 'cpu_pct'];
+// The metrics a project analyses unless its settings say otherwise (the catalog's).
+const METRICS = metricsAt('default');
 
 type AlertRow = Row & { alert: AlertOut };
 

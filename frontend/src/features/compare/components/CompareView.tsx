@@ -6,10 +6,11 @@ import { ChartWithTable } from '@/components/charts/Chart';
 import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { CopyLinkButton } from '@/components/CopyLinkButton';
 import { FreezeButton } from '@/components/FreezeButton';
+import { ProfilesAcross } from '@/components/profiles/ProfilesAcross';
 import { Empty, ErrorState, Loading } from '@/components/StateViews';
 import { buildRunComparison, compareStats } from '../compareModel';
 import { isComparison } from '@/lib/table';
-import { metricInfo } from '@/lib/metrics';
+import { compareMetrics, metricInfo } from '@/lib/metrics';
 import { stringCodec, type Schema } from '@/lib/urlState';
 import { useUrlState } from '@/lib/useUrlState';
 import { compareRunQuery, compareStatsQuery } from '../api/queries';
@@ -21,7 +22,7 @@ interface CompareState {
 }
 
 const SCHEMA: Schema<CompareState> = { a: stringCodec(), b: stringCodec(), metric: stringCodec('latency_p75') };
-const METRICS = ['latency_p50', 'latency_p75', 'latency_p90', 'latency_p99', 'latency_mean', 'throughput', 'error_rate', 'cpu_pct', 'heap_mb', 'rss_mb', 'score'];
+const METRICS = compareMetrics();
 
 /** Two runs cell by cell (same variant, scenario, load level, mode): what changed between versions. */
 export function CompareView(): ReactElement {
@@ -122,6 +123,7 @@ export function CompareView(): ReactElement {
           alt={model.title}
         />
       ) : null}
+      <ProfilesAcross run={state.b} base={state.a} heading={`Where the CPU changed: profiles of ${b.data.slug} against ${a.data.slug}`} />
     </section>
   );
 }

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import type { Data } from 'plotly.js';
 import type { ReactElement } from 'react';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { trailMetric, type AnnotationOut, type TrailOut } from '@/api/client';
 import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { ChartWithTable } from '@/components/charts/Chart';
@@ -173,6 +173,23 @@ export function TrailChart({
           alt={title}
         />
         <FreezeButton target={{ history: { trail: trail.id, metric: trailMetric(metric), kind } }} />
+        {cps.length ? (
+          <ul aria-label="Change points against the run before them" className="muted">
+            {cps.map((c) => {
+              const i = points.findIndex((p) => p.run === c.run);
+              const before = i > 0 ? points[i - 1].run : null;
+              return before ? (
+                <li key={c.run}>
+                  Change point at run {c.run}:{' '}
+                  <Link to={`/compare?a=${encodeURIComponent(before)}&b=${encodeURIComponent(c.run)}&metric=${encodeURIComponent(metric)}`}>
+                    compare it with run {before}
+                  </Link>{' '}
+                  (cells, and the CPU profiles' difference when both runs were profiled)
+                </li>
+              ) : null;
+            })}
+          </ul>
+        ) : null}
       </>
     );
   }

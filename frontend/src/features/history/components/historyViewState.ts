@@ -1,4 +1,5 @@
 import { HISTORY_AXES, HISTORY_KINDS, type HistoryAxis, type HistoryKind } from '../historyModel';
+import { historyMetrics } from '@/lib/metrics';
 import { enumCodec, listCodec, stringCodec, type Schema } from '@/lib/urlState';
 
 /** The trail picked, how it is drawn and along which axis: all in the URL, so a history view is a permalink. */
@@ -27,9 +28,6 @@ export const HISTORY_VIEW_SCHEMA: Schema<HistoryViewState> = {
   trail: stringCodec(),
 };
 
-/** Metrics a trail can follow, as offered in the picker (the API accepts every cell metric). */
-export const LOAD_TEST_METRICS = [
-  'latency_p50', 'latency_p75', 'latency_p90', 'latency_p95', 'latency_p99', 'latency_p999', 'latency_mean',
-  'throughput', 'errors', 'cpu_pct', 'cpu_s_per_1k', 'rss_mb', 'heap_mb', 'achieved_rate',
-] as const;
-export const JMH_METRICS = ['score', 'score_error'] as const;
+/** Metrics a trail can follow, as offered in the picker: the catalog's (`lib/metrics`). */
+export const LOAD_TEST_METRICS: readonly string[] = historyMetrics('load');
+export const JMH_METRICS: readonly string[] = historyMetrics('score');

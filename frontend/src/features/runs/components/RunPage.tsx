@@ -13,6 +13,7 @@ import { JmhTables } from './JmhTables';
 import { LiveProgress } from './LiveProgress';
 import { LeadTables } from './LeadTables';
 import { PercentileSpectrum } from './PercentileSpectrum';
+import { ProfilesSection } from './ProfilesSection';
 import { RunControls } from './RunControls';
 import { RunHeader } from './RunHeader';
 import { RUN_VIEW_SCHEMA } from './runViewState';
@@ -95,6 +96,13 @@ export function RunPage(): ReactElement {
                 onRange={(range) => setState({ range })}
               />
               <PercentileSpectrum run={run} loads={loads} scenarios={state.scenarios} />
+              <ProfilesSection
+                run={run}
+                variant={variant?.name}
+                load={state.loads[0]}
+                scenario={state.pscenario}
+                onScenario={(pscenario) => setState({ pscenario })}
+              />
             </>
           ) : null}
         </>

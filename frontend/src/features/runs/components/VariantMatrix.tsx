@@ -3,23 +3,11 @@ import type { RunDetail, VariantOut } from '@/api/client';
 import { ChartImageLinks } from '@/components/ChartImageLinks';
 import { ChartWithTable } from '@/components/charts/Chart';
 import { variantColors } from '@/components/charts/colors';
-import { metricInfo } from '@/lib/metrics';
+import { matrixMetrics, metricInfo } from '@/lib/metrics';
 import { buildMatrix } from '../runModel';
 import { useRunStats } from './useRunStats';
 
-export const MATRIX_METRICS = [
-  'throughput',
-  'latency_p50',
-  'latency_p75',
-  'latency_p90',
-  'latency_p99',
-  'latency_mean',
-  'error_rate',
-  'cpu_pct',
-  'cpu_s_per_1k',
-  'rss_mb',
-  'heap_mb',
-] as const;
+export const MATRIX_METRICS: readonly string[] = matrixMetrics();
 
 /** Easegress shape: every variant side by side for each scenario × load, with its ratio to the reference. */
 export function VariantMatrix({

@@ -11,6 +11,8 @@ export interface RunViewState {
   metric: string;
   series: string;
   range: Range | null;
+  /** The scenario whose CPU profiles are shown (runs whose steps loaded one scenario at a time). */
+  pscenario: string;
 }
 
 export const RUN_VIEW_SCHEMA: Schema<RunViewState> = {
@@ -22,4 +24,5 @@ export const RUN_VIEW_SCHEMA: Schema<RunViewState> = {
   metric: stringCodec(),
   series: stringCodec(),
   range: rangeCodec(),
+  pscenario: stringCodec(),
 };

@@ -4,9 +4,10 @@ import { Link, useParams } from 'react-router';
 import { apiUrl } from '@/api/client';
 import { ErrorState, Loading } from '@/components/StateViews';
 import { snapshotQuery } from '../api/queries';
+import { metricsAt } from '@/lib/metrics';
 
 // Charts drawn on the server from the frozen data, in the order the run page shows its metrics.
-const CHART_METRICS = ['latency_p75', 'latency_mean', 'throughput', 'cpu_pct', 'heap_mb', 'score'];
+const CHART_METRICS = metricsAt('chart');
 
 /** A frozen view: what a run, compare or history page showed when someone froze it, never changed by later analysis. */
 export function SnapshotPage(): ReactElement {

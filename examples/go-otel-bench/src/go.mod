@@ -1,0 +1,3 @@
+module benchtrail.example/otelbench
+
+go 1.22

@@ -1,0 +1,3 @@
+module benchtrail.corpus/gobench
+
+go 1.22
