@@ -1,7 +1,8 @@
 """The demo data of `make up`, through the public API exactly as a CI job sends it (idempotent).
 
-    demo.py recorded --url URL     upload the recorded demo (examples/data/) and wait until every run is
-                                   ingested: the X-Ray JMH history and one project per recorded seed shape
+    demo.py recorded --url URL     upload the recorded demo and wait until every run is ingested: the X-Ray JMH
+                                   history, the OpenTelemetry Go SDK benchmark history (demo_go_bench.py) and one
+                                   project per recorded seed shape (examples/data/)
     demo.py live --url URL         start the Java demo services and run the live demo plan on the local
                                    runner, once per agent version (skipped when a completed live run exists)
 
@@ -28,6 +29,9 @@ sys.path.insert(0, str(REPO / "backend"))
 import yaml  # noqa: E402
 
 from benchtrail_runner.client import ApiError, Client  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from demo_go_bench import load_go_bench  # noqa: E402
 
 DATA = REPO / "examples" / "data"
 XRAY = DATA / "aws-xray-java-agent"
@@ -101,10 +105,10 @@ def recorded_project(name: str) -> tuple[dict, list[RecordedRun]]:
 
 
 def load_recorded(client: Client, prefix: str = "", timeout: float = 600) -> list[str]:
-    """Every recorded project (the X-Ray history first), each project's runs uploaded in order; a run is
-    uploaded once the one before it of its project is ingested, so each run's analysis sees the runs before
-    it, as with a release stream. Returns every run's slug (not waited for: see `wait_all`)."""
-    runs = load_xray(client, prefix)
+    """Every recorded project (the X-Ray and OpenTelemetry Go SDK histories first), each project's runs uploaded in
+    order; a run is uploaded once the one before it of its project is ingested, so each run's analysis sees the
+    runs before it, as with a release stream. Returns every run's slug (not waited for: see `wait_all`)."""
+    runs = load_xray(client, prefix) + load_go_bench(client, prefix)
     pending: list[tuple[str, list[RecordedRun]]] = []
     for name in RECORDED:
         project, recorded = recorded_project(name)

@@ -36,10 +36,12 @@ def versions() -> list[tuple[str, Path]]:
     return sorted(found, key=lambda vp: tuple(int(x) for x in vp[0][1:].split(".")))
 
 
-def load_go_bench(client: Client) -> list[str]:
-    """Upload every version's output as a run of project `otel-go-sdk-bench`; returns the run slugs."""
+def load_go_bench(client: Client, prefix: str = "") -> list[str]:
+    """Upload every version's output as a run of project `otel-go-sdk-bench` (its slug after `prefix`); returns
+    the run slugs."""
+    project = prefix + PROJECT
     try:
-        client.post("/api/v1/projects", {"slug": PROJECT, "name": "OpenTelemetry Go SDK benchmarks",
+        client.post("/api/v1/projects", {"slug": project, "name": "OpenTelemetry Go SDK benchmarks",
                                          "description": "go test -bench of span start/end in the OpenTelemetry "
                                                         "Go trace SDK, across its released versions"})
     except ApiError as exc:
@@ -49,7 +51,7 @@ def load_go_bench(client: Client) -> list[str]:
     for version, path in versions():
         meta = {"agent_version": version, "environment": ENVIRONMENT, "tool": "go",
                 "labels": {"module": "go.opentelemetry.io/otel/sdk"}, "files": [{"variant": "sdk", "format": "go-bench"}]}
-        accepted = client.upload(PROJECT, json.dumps(meta), [path], idempotency_key=f"demo-go-otel-{version}")
+        accepted = client.upload(project, json.dumps(meta), [path], idempotency_key=f"demo-go-otel-{version}")
         runs.append(accepted["run"])
     return runs
 

@@ -145,6 +145,8 @@ def demo(live_api: str, worker, admin_token: str) -> dict[str, str]:  # type: ig
     with httpx.Client(base_url=live_api, timeout=60) as http:
         xray = http.get(f"/api/v1/projects/{prefix}aws-xray-java-agent/runs").json()
         assert xray["total"] == 6, xray
+        go = http.get(f"/api/v1/projects/{prefix}otel-go-sdk-bench/runs").json()
+        assert go["total"] == len(list((REPO / "examples/go-otel-bench/results").glob("otel-sdk-v*.txt"))), go
     return {"prefix": prefix, "url": live_api}
 
 
