@@ -4,7 +4,8 @@
                                    history, the OpenTelemetry Go SDK benchmark history (demo_go_bench.py) and one
                                    project per recorded seed shape (examples/data/)
     demo.py live --url URL         start the Java demo services and run the live demo plan on the local
-                                   runner, once per agent version (skipped when a completed live run exists)
+                                   runner, once per agent version, then the profile plans (Java with
+                                   async-profiler, the Go pair with pprof); skipped when a completed live run exists
 
 The token comes from BENCHTRAIL_TOKEN (or --token): a command line is visible to every user of the host.
 `make up` runs `recorded` before it prints the URL and `live` in the background afterwards
@@ -42,6 +43,8 @@ M5 = {"name": "m5.xlarge", "cpus": 4, "memory_mb": 16384, "instance_type": "m5.x
 # Recorded by infra/demo/record.py, in the order `make up` loads them.
 RECORDED = ("easeagent", "easegress-router", "pts-go")
 LIVE_PROJECT = "easeagent-demo"
+GO_LIVE_PROJECT = "go-tracing-demo"
+PLANS = REPO / "examples" / "plans"
 
 
 def log(msg: str) -> None:
@@ -148,10 +151,40 @@ def agent_versions() -> list[str]:
     return [v.strip() for v in lines if v.strip() and not v.startswith("#")]
 
 
-def post_plan(client: Client, plan: dict) -> str:
-    r = client.http.post(f"/api/v1/projects/{LIVE_PROJECT}/plans", content=json.dumps(plan),
+def post_plan(client: Client, plan: dict, project: str = LIVE_PROJECT) -> str:
+    r = client.http.post(f"/api/v1/projects/{project}/plans", content=json.dumps(plan),
                          headers={"Content-Type": "application/json"})
     return client._check(r)["name"]
+
+
+def profile_plans() -> list[tuple[str, dict]]:
+    """The live profile runs, (project, plan): where the agent's CPU goes. The Java services with async-profiler
+    (examples/plans/demo-otel-profile.yaml, the agent at the newest version), then the Go consumer -> provider
+    pair with pprof (examples/plans/pts-go-consumer-provider.yaml, shortened to 2 repetitions of 15 s)."""
+    java = yaml.safe_load((PLANS / "demo-otel-profile.yaml").read_text())
+    go = yaml.safe_load((PLANS / "pts-go-consumer-provider.yaml").read_text())
+    go = {**go, "pool": "local", "repetitions": 2, "warmup_s": 5,
+          "loads": [{**load, "duration_s": 15} for load in go["loads"]],
+          "description": "The PTS consumer -> provider pair, CPU-profiled with pprof (the live demo's shortened plan)."}
+    return [(LIVE_PROJECT, java), (GO_LIVE_PROJECT, go)]
+
+
+def run_profile_demo(client: Client, version: str) -> list[str]:
+    """Each profile plan once, one after the other (the Go pair started first, stopped by `make down`)."""
+    subprocess.run([str(REPO / "infra" / "demo" / "start-go-pts.sh")], check=True)
+    ensure_project(client, GO_LIVE_PROJECT, "Go service: tracing overhead, profiled",
+                   "Live demo run by Benchtrail itself: a constant 1,000 req/s to a Go consumer -> provider pair "
+                   "without and with tracing, both CPU-profiled with pprof")
+    slugs = []
+    for project, plan in profile_plans():
+        name = post_plan(client, plan, project)
+        run = client.post(f"/api/v1/projects/{project}/plans/{name}/runs",
+                          {"agent_version": version, "labels": {"demo": "make-up", "profile": "yes"}})
+        log(f"live profile run {run['slug']} ({project}, plan '{name}') on the local runner")
+        done = client.wait_for_run(run["slug"], timeout=900)
+        log(f"run {run['slug']} {done['status']}")
+        slugs.append(run["slug"])
+    return slugs
 
 
 def run_live_demo(client: Client) -> list[str]:
@@ -186,6 +219,7 @@ def live(client: Client) -> int:
         log(f"{LIVE_PROJECT} has completed runs: no new live run")
         return 0
     runs = run_live_demo(client)
+    runs += run_profile_demo(client, agent_versions()[-1])
     failed = wait_all(client, runs)
     log(f"{len(runs) - failed} of {len(runs)} live runs completed")
     return 1 if failed else 0

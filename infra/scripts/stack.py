@@ -384,16 +384,18 @@ def cmd_up(args: argparse.Namespace) -> int:
           f"logs: {stack.logs}   stop: make down", flush=True)
     if not args.no_demo:
         stack.start_live_demo(token)
-        print(f"live demo: the Java services start and the live runs go on in the background (project "
-              f"easeagent-demo; a running run's page follows it); log: {stack.logs / 'demo-live.log'}")
+        print(f"live demo: the demo services start and the live runs go on in the background (projects "
+              f"easeagent-demo and go-tracing-demo; a running run's page follows it); log: "
+              f"{stack.logs / 'demo-live.log'}")
     return 0
 
 
 def cmd_down(_: argparse.Namespace) -> int:
     stack = default_stack()
     stack.stop()
-    subprocess.run([str(REPO / "infra/demo/stop-java.sh")], env=stack.env(), check=False,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for script in ("stop-java.sh", "stop-go-pts.sh"):   # the live demo's services
+        subprocess.run([str(REPO / "infra/demo" / script)], env=stack.env(), check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return 0
 
 

@@ -46,6 +46,28 @@ def test_recorded_project_is_loadable(project: str) -> None:
             (plan.tool, plan.loads, plan.order, plan.scenarios)
 
 
+def test_live_demo_plans_pass_the_plan_validation() -> None:
+    """The plans `demo.py live` posts (make up's background runs): the demo plan and its shortened history, then
+    the profile plans."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("demo_script", REPO / "infra" / "scripts" / "demo.py")
+    assert spec and spec.loader
+    demo = importlib.util.module_from_spec(spec)
+    sys.modules["demo_script"] = demo   # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(demo)
+    finally:
+        del sys.modules["demo_script"]
+    plans = demo.profile_plans()
+    assert [project for project, _ in plans] == [demo.LIVE_PROJECT, demo.GO_LIVE_PROJECT]
+    java, go = (load_plan(json.dumps(plan)) for _, plan in plans)
+    assert all(v.profile is not None for v in (*java.variants, *go.variants))
+    assert go.repetitions == 2 and all(load.duration_s == 15 for load in go.loads)
+    load_plan((REPO / "examples" / "plans" / "demo-easeagent-quick.yaml").read_text())
+
+
 def test_demo_target_go_tests() -> None:
     if shutil.which("go") is None:
         pytest.fail("no Go toolchain: infra/scripts/bootstrap.sh --tools installs it")
