@@ -30,10 +30,10 @@ restore:
 	$(PY) infra/scripts/stack.py restore "$(FILE)"
 
 ## Every test: Python (unit + integration on real PostgreSQL/Redis/Celery, the compose stack on a real Docker
-## engine among them), Vitest, Playwright e2e.
+## engine and the Playwright e2e suite among them, tests/integration/test_dashboard_e2e.py), Vitest.
 test:
 	infra/scripts/bootstrap.sh --browser --tools --frontend --docker
-	$(MAKE) --no-print-directory lint docs test-python test-frontend test-e2e
+	$(MAKE) --no-print-directory lint docs test-python test-frontend
 
 ## Boundaries and static checks: ruff, mypy (strict on the statistics), import-linter contracts, ESLint feature zones.
 lint:
@@ -51,7 +51,7 @@ docs:
 PYTEST_WORKERS ?= 4
 
 test-python:
-	$(PY) -m pytest -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup --durations=25
+	$(PY) -m pytest -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup --durations=25 --junitxml=artifacts/junit.xml
 
 ## The edit loop: unit tests without load tools, and Vitest (no browser, no load tools, no stack).
 test-fast:
@@ -69,6 +69,7 @@ test-frontend:
 	cd frontend && npm run --silent test
 
 test-e2e:
+	infra/scripts/bootstrap.sh --browser --frontend
 	$(PY) infra/scripts/stack.py ephemeral --demo --cwd frontend -- npm run --silent e2e
 
 ## Benchmarks: each prints ratios against a reference measured in the same run, and a last line `RESULT k=v ...`.

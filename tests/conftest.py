@@ -143,10 +143,16 @@ LOAD_GROUP = "load"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that run real load tools (marked `slow`, and every runner test) measure rates, latencies and CPU:
     under pytest-xdist they form one group (`--dist loadgroup`), run one after another by one test process,
-    so that no two load tests ever share the cores at once."""
+    so that no two load tests ever share the cores at once. A module whose costly fixtures are shared by its tests
+    (a compose stack, an S3 server, an installed runner) and that measures no timing names a group of its own
+    (`pytest.mark.xdist_group`): its tests run in one process, beside the others."""
     runner_tests = Path(__file__).parent / "unit" / "runner"
     for item in items:
         if item.path.is_relative_to(runner_tests) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
-        if item.get_closest_marker("slow"):
+        if item.get_closest_marker("slow") and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(LOAD_GROUP))
+    # The longest single tests first (the Playwright suite, then the benches' smoke runs), so that no test process
+    # starts one of them when the others are nearly done.
+    first = (Path(__file__).parent / "integration" / "test_dashboard_e2e.py", Path(__file__).parent / "bench")
+    items.sort(key=lambda item: next((i for i, path in enumerate(first) if item.path.is_relative_to(path)), len(first)))

@@ -4,7 +4,8 @@
 and the bench's whole path at a tiny size (bench/sizes.py), down to its `RESULT` line. The targets are read from
 the Makefile (make's own database), so a new one cannot be left out; its RESULT keys are stated here, one line,
 and a target without them fails until they are. The values of a smoke run mean nothing: only that every key is
-there, once, with a finite number. Never timings.
+there, once, with a finite number. Never timings: so a smoke run is no load-timing test and runs beside the
+others, not in their group (tests/conftest.py), even where its bench runs a load tool or a browser.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from infra.localstack import REPO
 @dataclass(frozen=True)
 class Bench:
     result: str           # the RESULT keys, in the order the bench prints them
-    load: bool = False    # runs load tools or a browser: marked slow, so never beside another such test (tests/conftest.py)
 
     @property
     def keys(self) -> list[str]:
@@ -38,11 +38,10 @@ BENCHES = {
                           "f1_heldout recall_two_steps false_alarms_ar_per_1k"),
     "bench-ab": Bench("aa_fpr power_8pct ci_coverage_latency"),
     "bench-analysis": Bench("analysis_growth analysis_ms_100 analysis_ms_last review_ms_100 review_ms_last runs"),
-    "bench-ui": Bench("ratio initial_js_gz_kb plotly_gz_kb history_5k_ratio history_longest_task_ms", load=True),
-    "bench-runner": Bench("ratio rate_error_pct", load=True),
-    "bench-api": Bench("run_ratio trail_ratio list_ratio series_ratio overheads_ratio trivial_rps run_p95_ms analysis_growth",
-                       load=True),
-    "bench-profile": Bench("profiler_overhead_pct attribution_gap_pct profiler_cpu_pct", load=True),
+    "bench-ui": Bench("ratio initial_js_gz_kb plotly_gz_kb history_5k_ratio history_longest_task_ms"),
+    "bench-runner": Bench("ratio rate_error_pct"),
+    "bench-api": Bench("run_ratio trail_ratio list_ratio series_ratio overheads_ratio trivial_rps run_p95_ms analysis_growth"),
+    "bench-profile": Bench("profiler_overhead_pct attribution_gap_pct profiler_cpu_pct"),
 }
 
 # What a bench may take from the environment it is started in; the rest of BENCHTRAIL_* (a test session's database,
@@ -63,11 +62,6 @@ def make_targets() -> list[str]:
 
 
 TARGETS = make_targets()
-
-
-def _param(target: str):  # type: ignore[no-untyped-def]
-    bench = BENCHES.get(target)
-    return pytest.param(target, id=target, marks=[pytest.mark.slow] if bench is not None and bench.load else [])
 
 
 def smoke_env() -> dict[str, str]:
@@ -99,7 +93,7 @@ def test_every_target_states_its_keys() -> None:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("target", [_param(t) for t in TARGETS])
+@pytest.mark.parametrize("target", TARGETS)
 def test_bench_smoke(target: str) -> None:
     bench = BENCHES.get(target)
     if bench is None:

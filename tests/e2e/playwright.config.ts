@@ -12,7 +12,7 @@ export default defineConfig({
   globalSetup: './global-setup.ts',
   workers: 1,
   retries: 0,
-  timeout: 60_000,
+  timeout: 120_000,   // make test runs the suite beside other test processes on two cores
   expect: { timeout: 15_000 },
   reporter: [['list']],
   outputDir: '../../artifacts/e2e-results',
