@@ -51,7 +51,7 @@ docs:
 PYTEST_WORKERS ?= 4
 
 test-python:
-	$(PY) -m pytest -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup --durations=25 --junitxml=artifacts/junit.xml
+	$(PY) -m pytest -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25 --junitxml=artifacts/junit.xml
 
 ## The edit loop: unit tests without load tools, and Vitest (no browser, no load tools, no stack).
 test-fast:

@@ -152,7 +152,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("slow") and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(LOAD_GROUP))
-    # The longest single tests first (the Playwright suite, then the benches' smoke runs), so that no test process
-    # starts one of them when the others are nearly done.
-    first = (Path(__file__).parent / "integration" / "test_dashboard_e2e.py", Path(__file__).parent / "bench")
-    items.sort(key=lambda item: next((i for i, path in enumerate(first) if item.path.is_relative_to(path)), len(first)))
+    # The longest work first, so that no test process starts a long one when the others are nearly done: the
+    # load-timing group, the Playwright suite, the compose stack, the benches' smoke runs. pytest-xdist hands the
+    # groups out in this order (make test-python passes --no-loadscope-reorder, which would put the groups with
+    # the most tests first). Within the load-timing group, the tests that assert on measured timings (`timing`)
+    # come last: by then the suite's heavy starts (images, stacks, browsers) are over.
+    here = Path(__file__).parent
+    first = (here / "integration" / "test_dashboard_e2e.py", here / "integration" / "test_containers.py", here / "bench")
+
+    def rank(item: pytest.Item) -> int:
+        group = item.get_closest_marker("xdist_group")
+        if group is not None and group.args == (LOAD_GROUP,):
+            return 1 if item.get_closest_marker("timing") else 0
+        return 2 + next((i for i, path in enumerate(first) if item.path.is_relative_to(path)), len(first))
+
+    items.sort(key=rank)

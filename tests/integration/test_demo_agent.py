@@ -112,6 +112,7 @@ def _renice_tree(pid: int, nice: int) -> None:
             pass
 
 
+@pytest.mark.timing
 @pytest.mark.timeout(600)   # 32 measured 3 s steps, warm-ups and two JVMs started on 2 shared cores
 def test_the_demo_plan_measures_the_agent(client, make_project, start_runner, worker, java_demo, java_demo_sink):
     slug, token = make_project(role="admin")

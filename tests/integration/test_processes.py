@@ -120,6 +120,7 @@ def repetition_windows(t_ms: list[int], interval_s: float) -> list[list[float]]:
     return [[float(part[0]) - interval_s, *map(float, part)] for part in np.split(t, cuts)]
 
 
+@pytest.mark.timing
 @pytest.mark.timeout(1200)   # starting a runner took minutes on the loaded shared machine
 def test_consumer_and_provider_per_variant_at_1000_qps(client, make_project, runner_pool, worker, pts_pair):
     base, pids = pts_pair

@@ -22,6 +22,7 @@ def _epoch(text: str) -> float:
     return datetime.fromisoformat(f"{date}.{frac[:6]}+00:00").timestamp()
 
 
+@pytest.mark.timing
 def test_constant_rate_1000_qps_within_one_percent(target: Target, tmp_path: Path) -> None:
     require_tool("k6")
     plan = load_plan(f"""

@@ -42,6 +42,7 @@ def test_hey_rows_equal_requests(target: Target, tmp_path: Path) -> None:
     assert seen[-1].percent == 100.0 and seen[-1].requests == 1400
 
 
+@pytest.mark.timing
 def test_hey_rate_cap_is_checked(target: Target, tmp_path: Path) -> None:
     require_tool("hey")
     plan = load_plan(hey_plan(target.url, "{concurrency: 2, rate: 200, duration_s: 2}"))
