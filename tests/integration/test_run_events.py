@@ -119,3 +119,28 @@ def test_stream_follows_the_run_until_analysed_and_recovers_a_change_never_publi
                     session.execute(text("UPDATE runs SET analysis_status = 'done' WHERE slug = :s"), {"s": slug})
     # The stream ended by itself after the settled state.
     assert seen == [("ingesting", "pending"), ("completed", "pending"), ("completed", "done")]
+
+
+def test_a_state_heard_again_is_not_sent_again(live_api, infra, make_project) -> None:
+    """The state the stream sent, heard again on the channel (a change committed between its subscription and
+    its first read, or found by a quiet spell's read before its message arrived): no second event."""
+    slug = _new_run(make_project()[0])
+    seen: list[tuple[str, str]] = []
+    client = redis.Redis.from_url(infra["BENCHTRAIL_REDIS_URL"])
+    deadline = time.monotonic() + 30
+    try:
+        with httpx.stream("GET", f"{live_api}/api/v1/runs/{slug}/events", timeout=30) as stream:
+            for line in stream.iter_lines():
+                assert time.monotonic() < deadline, f"the stream did not end; events: {seen}"
+                if not line.startswith("data: "):
+                    continue
+                event = json.loads(line[6:])
+                seen.append((event["status"], event["analysis_status"]))
+                client.publish(events.channel(slug), line[6:])   # the state it sent, heard again; then a change
+                if len(seen) == 1:
+                    _change(slug, lambda run: lifecycle.transition(run, RunStatus.COMPLETED))
+                elif len(seen) == 2:
+                    _change(slug, lambda run: lifecycle.analysis_transition(run, AnalysisStatus.DONE))
+    finally:
+        client.close()
+    assert seen == [("ingesting", "pending"), ("completed", "pending"), ("completed", "done")]

@@ -166,12 +166,15 @@ async def events(slug: str, request: Request) -> StreamingResponse:
     token = bearer_token(request)
 
     def current() -> dict:
+        """The run's state as the channel carries it (JSON), so that a state read and one received compare."""
         with unit_of_work() as session:
             run, _ = get_visible_run(session, resolve(session, token), slug)
-            return run_events.event_payload(run)
+            return json.loads(json.dumps(run_events.event_payload(run), default=str))
 
     # Subscribed before the state is read: a change committed in between is then both in the state
-    # and on the channel (sent twice at worst), never in neither, which would leave the stream silent.
+    # and on the channel, never in neither, which would leave the stream silent. A state equal to the last
+    # one sent (that change received after it was read, or after a quiet spell's read found it) is not sent
+    # again: each event is a change.
     client = aioredis.Redis.from_url(get_settings().redis_url)
     pubsub = client.pubsub()
 
@@ -189,11 +192,14 @@ async def events(slug: str, request: Request) -> StreamingResponse:
     async def stream() -> AsyncIterator[str]:
         state = first
         try:
-            yield f"data: {json.dumps(state, default=str)}\n\n"
+            yield f"data: {json.dumps(state)}\n\n"
             while not run_events.is_last(state) and not await request.is_disconnected():
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=QUIET_S)
                 if message is not None:
-                    state = json.loads(message["data"])
+                    received = json.loads(message["data"])
+                    if received == state:
+                        continue
+                    state = received
                 else:
                     try:
                         read = await run_in_threadpool(current)
@@ -206,7 +212,7 @@ async def events(slug: str, request: Request) -> StreamingResponse:
                         yield ": keep-alive\n\n"
                         continue
                     state = read
-                yield f"data: {json.dumps(state, default=str)}\n\n"
+                yield f"data: {json.dumps(state)}\n\n"
         finally:
             await close()
 
