@@ -137,33 +137,46 @@ def scratch() -> Iterator[Path]:
 
 
 LOAD_GROUP = "load"
+# The compose stack (Docker images on the vfs driver: disk-bound) and the Playwright suite (a stack and Chromium): one
+# after the other in one process. Beside each other on two cores, each took about twice as long.
+HEAVY_GROUP = "heavy"
+
+
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs)
 
 
 @pytest.hookimpl(tryfirst=True)   # before pytest-xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests that run real load tools (marked `slow`, and every runner test) measure rates, latencies and CPU:
-    under pytest-xdist they form one group (`--dist loadgroup`), run one after another by one test process,
-    so that no two load tests ever share the cores at once. A module whose costly fixtures are shared by its tests
-    (a compose stack, an S3 server, an installed runner) and that measures no timing names a group of its own
-    (`pytest.mark.xdist_group`): its tests run in one process, beside the others."""
-    runner_tests = Path(__file__).parent / "unit" / "runner"
-    for item in items:
-        if item.path.is_relative_to(runner_tests) and not item.get_closest_marker("slow"):
-            item.add_marker(pytest.mark.slow)
-        if item.get_closest_marker("slow") and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(LOAD_GROUP))
-    # The longest work first, so that no test process starts a long one when the others are nearly done: the
-    # load-timing group, the Playwright suite, the compose stack, the benches' smoke runs. pytest-xdist hands the
-    # groups out in this order (make test-python passes --no-loadscope-reorder, which would put the groups with
-    # the most tests first). Within the load-timing group, the tests that assert on measured timings (`timing`)
-    # come last: by then the suite's heavy starts (images, stacks, browsers) are over.
+    """How pytest-xdist (`--dist loadgroup`) shares the tests out:
+
+    - Tests that run real load tools (marked `slow`, and every runner test) measure rates, latencies and CPU: they
+      form one group, run one after another by one test process, so that no two load tests ever share the cores.
+    - A module's tests that share a module-scoped fixture (a stack, an S3 server, a loaded demo, an installed
+      runner) form a group of their own, so the fixture is made once, not once per test process.
+    - The longest work is handed out first, so that no process starts a long one when the others are nearly done:
+      the load-timing group, the heavy group, the benches' smoke runs (make test-python passes
+      --no-loadscope-reorder, which would put the groups with the most tests first). Within the load-timing group,
+      the tests that assert on measured timings (`timing`) come last, once the suite's heavy starts are over."""
     here = Path(__file__).parent
-    first = (here / "integration" / "test_dashboard_e2e.py", here / "integration" / "test_containers.py", here / "bench")
+    for item in items:
+        if item.path.is_relative_to(here / "unit" / "runner") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("xdist_group"):
+            continue
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.xdist_group(LOAD_GROUP))
+        elif _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(here))))
 
     def rank(item: pytest.Item) -> int:
         group = item.get_closest_marker("xdist_group")
-        if group is not None and group.args == (LOAD_GROUP,):
+        name = group.args[0] if group is not None and group.args else None
+        if name == LOAD_GROUP:
             return 1 if item.get_closest_marker("timing") else 0
-        return 2 + next((i for i, path in enumerate(first) if item.path.is_relative_to(path)), len(first))
+        if name == HEAVY_GROUP:
+            return 2
+        return 3 if item.path.is_relative_to(here / "bench") else 4
 
     items.sort(key=rank)

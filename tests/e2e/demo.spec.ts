@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { expect, test, type Locator } from '@playwright/test';
 import { api, baseUrl, getRun, ok, REPO, type Schemas } from './support/api';
 import { expectShownNumber } from './support/numbers';
-import { adminToken, shot } from './support/page';
+import { adminToken, manualShot, shot } from './support/page';
 
 /**
  * The recorded demo `make up` shows (examples/data/, docs/how-to/demo.md), as `make test-e2e` loads it (`stack.py
@@ -104,6 +104,8 @@ test('EaseAgent shape: thread groups 10/20/50 × two URIs, baseline / agent / di
   await expect(page.getByRole('heading', { name: 'Over time: all variants per load level' })).toBeVisible();
   await expect(page.locator('.js-plotly-plot').first()).toBeVisible();
   await shot(page, 'demo-easeagent-run');
+  // The README's picture: the seed's table, drawn from the recorded demo.
+  await manualShot(page.getByRole('region', { name: 'baseline vs agent per load level' }), 'demo-easeagent-lead');
 
   // The three agent versions are a trail: History opens on them.
   await page.goto('/p/easeagent/history');

@@ -1,7 +1,7 @@
 """The Playwright end-to-end suite (tests/e2e/*.spec.ts, Debian's Chromium) as `make test-e2e` runs it: a throw-away
 stack with the recorded demo, the built dashboard, every spec. `make test` runs it here, as one test beside the
-others, rather than after them: it measures no timing, and the test processes' last minutes, when only the
-load-timing group is left, leave a core free for it (tests/conftest.py starts it first).
+others rather than after them (it measures no timing), in the heavy group: after the compose stack, in the same
+test process, handed out first (tests/conftest.py).
 
 Its output goes to artifacts/logs/e2e.log; a failure shows the specs that failed and the log's end."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from infra.localstack import REPO
 
-pytestmark = pytest.mark.timeout(1800)
+pytestmark = [pytest.mark.xdist_group("heavy"), pytest.mark.timeout(1800)]
 
 # What the suite takes from this process's environment: the tools and the browser, not the test session's stack.
 KEPT = {"BENCHTRAIL_TOOLS_DIR", "BENCHTRAIL_CHROMIUM"}

@@ -4,7 +4,7 @@ step, and the API's overheads say what the agent costs. The issue's claim, asser
 10-span endpoint's latency overhead is significant (its 95% interval over the repetitions excludes 0)
 and larger than the 3-span endpoint's, and the CPU overhead comes with its interval.
 
-`test_the_demo_plan_measures_the_agent` runs the plan on the test stack (about 3 minutes);
+`test_the_demo_plan_measures_the_agent` runs the plan on the test stack (about 4 minutes);
 `test_make_up_demo_run` checks the run `make up` made (BENCHTRAIL_DEMO_URL=http://127.0.0.1:8400 and
 BENCHTRAIL_DEMO_TOKEN=<admin token>; skipped without them)."""
 
@@ -113,7 +113,7 @@ def _renice_tree(pid: int, nice: int) -> None:
 
 
 @pytest.mark.timing
-@pytest.mark.timeout(600)   # 32 measured 3 s steps, warm-ups and two JVMs started on 2 shared cores
+@pytest.mark.timeout(900)   # 48 measured 3 s steps, warm-ups and two JVMs started on 2 shared cores
 def test_the_demo_plan_measures_the_agent(client, make_project, start_runner, worker, java_demo, java_demo_sink):
     slug, token = make_project(role="admin")
     runner = start_runner("demo", "runner-demo")
@@ -122,6 +122,10 @@ def test_the_demo_plan_measures_the_agent(client, make_project, start_runner, wo
     baseline, agent = java_demo
     plan = yaml.safe_load((REPO / "examples/plans/demo-easeagent-quick.yaml").read_text())
     assert plan["order"] == "interleaved" and plan["repetitions"] >= 5 and plan["scenario_steps"] == "separate"
+    # 12 repetitions rather than the plan's 8: `make test` runs other test processes on the same two cores, and
+    # with 8 the 10-span overhead's interval reached below 0 in 2 of 3 such runs (+0.38 ms [-0.02, +0.79],
+    # +0.56 ms [-0.01, +1.13]); a quiet machine gives [+0.34, +0.50] with 8.
+    plan["repetitions"] = max(plan["repetitions"], 12)
     plan["pool"] = "demo"
     for v in plan["variants"]:
         url = baseline if v["name"] == "baseline" else agent
@@ -129,7 +133,7 @@ def test_the_demo_plan_measures_the_agent(client, make_project, start_runner, wo
     post_plan(client, slug, token, plan)
     spans_before = _sink_stats(java_demo_sink)["spans"]
     run_slug = start(client, slug, token, plan["name"], agent_version="2.10.0")
-    run = wait_status(client, run_slug, ("completed", "failed", "cancelled"), 540)
+    run = wait_status(client, run_slug, ("completed", "failed", "cancelled"), 840)
     assert run["status"] == "completed", run["status_detail"]
     assert run["is_valid"], run["validity"]
 

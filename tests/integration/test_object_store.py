@@ -26,7 +26,7 @@ from tests.support.flaky_proxy import FlakyProxy
 from tests.support.jtl import independent_cells, write_jtl
 from tests.support.s3 import S3Server
 
-pytestmark = [pytest.mark.xdist_group("object-store"), pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 PREFIX = "bt-test"
 
 

@@ -24,7 +24,6 @@ import pytest
 from tests.harness import REPO, VENV_BIN, Process, Redis, free_port, wait_until
 from tests.support.outputs import plain
 
-pytestmark = pytest.mark.xdist_group("runner-install")
 
 REQUESTS = 300
 STARTUP_S = 240   # generous: the shared 2-core machine can be very busy

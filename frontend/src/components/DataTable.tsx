@@ -175,7 +175,12 @@ export function DataTable<R extends Row = Row>({
           ) : null}
           <tr>
             {model.columns.map((c) => (
-              <th key={c.key} scope="col" aria-label={c.group ? `${c.group} ${headerText(c)}` : headerText(c)}>
+              <th
+                key={c.key}
+                scope="col"
+                className={c.text ? 'text' : undefined}
+                aria-label={c.group ? `${c.group} ${headerText(c)}` : headerText(c)}
+              >
                 {wrapAtDots(headerText(c))}
               </th>
             ))}
