@@ -13,9 +13,21 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
-/** An image of the manual (docs/images/<name>.png): the viewport, or one region of the page. */
+/**
+ * An image of the manual (docs/images/<name>.png): the viewport, or one region of the page. A region is cut from
+ * the image of the whole page, never scrolled to: scrolled, the page's sticky controls would cover its top.
+ */
 export async function manualShot(target: Page | Locator, name: string): Promise<void> {
-  await target.screenshot({ path: resolve(MANUAL_IMAGES, `${name}.png`) });
+  const path = resolve(MANUAL_IMAGES, `${name}.png`);
+  if ('goto' in target) {
+    await target.screenshot({ path });
+    return;
+  }
+  const page = target.page();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const box = await target.boundingBox();
+  if (box === null) throw new Error(`${name}: the region is not on the page`);
+  await page.screenshot({ path, fullPage: true, clip: box });
 }
 
 /** Sets the write token through the header control, as a user would. */
