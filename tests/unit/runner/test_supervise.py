@@ -41,6 +41,6 @@ def test_a_sigterm_to_the_supervisor_alone_reaches_the_child(tmp_path: Path) -> 
                             text=True, start_new_session=True)
     wait_until(lambda: starts.exists(), 30, "the child to start")
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(30) == 0   # the child's own clean exit, after its TERM handler ran
+    assert proc.wait(120) == 0   # the child's own clean exit, after its TERM handler ran (30 s was missed once on a saturated machine)
     assert stopped.read_text() == "term\n" and starts.read_text() == "x\n"
     assert "restarting" not in (proc.stdout.read() if proc.stdout else "")
