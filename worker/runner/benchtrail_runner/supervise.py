@@ -46,6 +46,11 @@ def supervise(argv: list[str]) -> int:
     while True:
         started = time.monotonic()
         children[:] = [subprocess.Popen(argv)]
+        if signal.SIGTERM in stopping:
+            # Heard while the child was being started, before the handler could see it (the child may run before
+            # Popen returns): passed on now. Heard just after, it is passed on twice: Celery takes a second SIGTERM
+            # as the same request.
+            children[0].send_signal(signal.SIGTERM)
         code = children[0].wait()
         if stopping or code == 0:
             return code
