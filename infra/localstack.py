@@ -36,6 +36,24 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def free_port_run(n: int) -> int:
+    """The first of n consecutive free loopback ports (for start scripts that take a base port)."""
+    for base in range(21000 + os.getpid() % 500 * 20, 60000, 11):
+        socks = []
+        try:
+            for p in range(base, base + n):
+                s = socket.socket()
+                s.bind(("127.0.0.1", p))
+                socks.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no {n} consecutive free ports")
+
+
 def wait_until(predicate: Callable[[], object], timeout: float, what: str, interval: float = 0.05) -> object:
     """Poll `predicate` until it returns something truthy (returned) or `timeout` seconds pass."""
     deadline = time.monotonic() + timeout

@@ -26,7 +26,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,12 +40,13 @@ import yaml
 import zstandard
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO / "backend"), str(REPO / "worker" / "runner")]
+sys.path[:0] = [str(REPO), str(REPO / "backend"), str(REPO / "worker" / "runner")]
 
 from benchtrail.plans.model import load_plan  # noqa: E402
 from benchtrail_runner.execute import PlanResult, execute_plan  # noqa: E402
 from benchtrail_runner.report import host_environment, results_upload  # noqa: E402
 from benchtrail_runner.tools import Progress, tools_dir  # noqa: E402
+from infra.localstack import free_port_run  # noqa: E402
 
 DATA = REPO / "examples" / "data"
 DEMO = REPO / "infra" / "demo"
@@ -57,24 +57,6 @@ ENVIRONMENT_NAME = "demo recording host (2 shared cores)"
 
 def log(msg: str) -> None:
     print(f"record: {msg}", flush=True)
-
-
-def free_base(n: int) -> int:
-    """The first of n consecutive free loopback ports."""
-    for base in range(30000 + os.getpid() % 400 * 20, 60000, 11):
-        socks = []
-        try:
-            for p in range(base, base + n):
-                s = socket.socket()
-                s.bind(("127.0.0.1", p))
-                socks.append(s)
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free ports")
 
 
 def _retarget(plan: dict[str, Any], ports: dict[str, int], extra: Callable[[dict[str, Any]], None] | None = None
@@ -109,7 +91,7 @@ def _env(run_dir: Path, **extra: str) -> dict[str, str]:
 
 @contextlib.contextmanager
 def easeagent(run_dir: Path, plan: dict[str, Any], versions: list[str]) -> Iterator[list[Recording]]:
-    base = free_base(3)
+    base = free_port_run(3)
     env = _env(run_dir, DEMO_BASELINE_PORT=str(base), DEMO_AGENT_PORT=str(base + 1), DEMO_OTLP_PORT=str(base + 2),
                DEMO_DB_US="2000", DEMO_AGENT_VERSION=versions[0])
     try:
@@ -132,7 +114,7 @@ def easeagent(run_dir: Path, plan: dict[str, Any], versions: list[str]) -> Itera
 
 @contextlib.contextmanager
 def easegress_router(run_dir: Path, plan: dict[str, Any], versions: list[str]) -> Iterator[list[Recording]]:
-    base = free_base(3)
+    base = free_port_run(3)
     env = _env(run_dir, DEMO_ROUTER_PORT=str(base))
     try:
         subprocess.run([str(DEMO / "start-router.sh")], env=env, check=True)
@@ -145,7 +127,7 @@ def easegress_router(run_dir: Path, plan: dict[str, Any], versions: list[str]) -
 
 @contextlib.contextmanager
 def pts_go(run_dir: Path, plan: dict[str, Any], versions: list[str]) -> Iterator[list[Recording]]:
-    base = free_base(5)
+    base = free_port_run(5)
     env = _env(run_dir, DEMO_PTS_PORT=str(base))
     try:
         subprocess.run([str(DEMO / "start-go-pts.sh")], env=env, check=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from infra.localstack import free_port_run
 from tests.harness import REPO
 from tests.support.env import TOOLS
 from tests.support.api import post_plan, start, wait_status
@@ -31,24 +31,6 @@ NAMES = ("consumer-noagent", "provider-noagent", "consumer-agent", "provider-age
 STEP_S = 8.0
 
 
-def _free_base(n: int = 5) -> int:
-    """A base port with n consecutive free ports (the start script takes a base)."""
-    for base in range(21000 + os.getpid() % 500 * 20, 40000, 7):
-        socks = []
-        try:
-            for p in range(base, base + n):
-                s = socket.socket()
-                s.bind(("127.0.0.1", p))
-                socks.append(s)
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free ports")
-
-
 @pytest.fixture(scope="module")
 def pts_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, dict[str, int]]]:
     """The consumer -> provider pairs started by infra/demo/start-go-pts.sh, from this checkout's Go
@@ -57,7 +39,7 @@ def pts_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, di
     binary = d / "benchtrail-demo-target"
     subprocess.run(["go", "build", "-trimpath", "-o", str(binary), "."], cwd=REPO / "infra/demo/target",
                    env={**os.environ, "GOFLAGS": "-buildvcs=false"}, check=True)
-    base = _free_base()
+    base = free_port_run(5)
     env = {**os.environ, "DEMO_GO_TARGET": str(binary), "DEMO_RUN_DIR": str(d), "DEMO_PTS_PORT": str(base),
            "BENCHTRAIL_TOOLS_DIR": str(TOOLS)}
     subprocess.run([str(REPO / "infra/demo/start-go-pts.sh")], env=env, check=True)

@@ -34,7 +34,7 @@ def _go_top() -> tuple[float, dict[str, tuple[float, float]]]:
     """(total ms, {function: (flat ms, cum ms)}) as Go's pprof prints them."""
     go = shutil.which("go")
     if go is None:
-        pytest.skip("the Go toolchain is not installed")
+        pytest.fail("the Go toolchain is not installed: infra/scripts/bootstrap.sh --tools installs it")
     out = subprocess.run([go, "tool", "pprof", "-top", "-nodecount=100000", "-unit=ms", str(GO)],
                          capture_output=True, text=True, check=True).stdout
     total = float(re.search(r"Total samples = ([\d.]+)ms", out).group(1))
@@ -64,7 +64,7 @@ def _jfr_samples() -> list[tuple[str, str]]:
     """(startTime as printed, top frame) of every execution sample, from `jfr print`'s text."""
     jfr = shutil.which("jfr")
     if jfr is None:
-        pytest.skip("the JDK's jfr is not installed")
+        pytest.fail("the JDK's jfr is not installed: infra/scripts/bootstrap.sh installs the JDK")
     text = subprocess.run([jfr, "print", "--events", "jdk.ExecutionSample", str(JFR)], capture_output=True,
                           text=True, check=True).stdout
     out = []
