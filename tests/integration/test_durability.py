@@ -124,7 +124,13 @@ def _table_counts(url: str) -> dict[str, int]:
         with engine.connect() as c:
             tables = [r[0] for r in c.execute(text(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"))]
-            return {t: c.execute(text(f'SELECT count(*) FROM "{t}"')).scalar_one() for t in tables}
+            counts = {t: c.execute(text(f'SELECT count(*) FROM "{t}"')).scalar_one() for t in tables}
+            # The sweeper folds change rows into per-project counts at any moment (benchtrail/revisions.py), also
+            # between a backup and this count: their sum is what a backup keeps, not how it is split.
+            counts["project changes, folded or not"] = counts.pop("project_changes") + c.execute(text(
+                "SELECT coalesce(sum(folded), 0) FROM project_revisions")).scalar_one()
+            counts.pop("project_revisions")
+            return counts
     finally:
         engine.dispose()
 
