@@ -157,6 +157,8 @@ test('projects → project → run → breakdown → overlay → permalink → c
 
   // Compare the two versions' runs, picked on the project page.
   await page.goto(`/p/${state.project}`);
+  // The overhead trend above the runs table drawn first: a click must not race the page's last layout change.
+  await expect(page.getByRole('region', { name: 'Overhead trend' }).locator('.js-plotly-plot .main-svg').first()).toBeVisible();
   await page.getByRole('checkbox', { name: `Pick run ${slugA} for comparison` }).check();
   await page.getByRole('checkbox', { name: `Pick run ${slugB} for comparison` }).check();
   await page.getByRole('link', { name: new RegExp(`^Compare`) }).click();

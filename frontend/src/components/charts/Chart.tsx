@@ -14,9 +14,15 @@ export function preloadCharts(): void {
 
 export type ChartProps = PlotlyChartProps;
 
+/** What stands in a chart's place until it can be drawn: a box of the chart's default height, so that nothing below
+ * it moves when the chart appears (a click aimed at a row below would land elsewhere). */
+export function ChartLoading({ what = 'chart' }: { what?: string }): ReactElement {
+  return <div className="chart-loading" role="status">Loading {what}…</div>;
+}
+
 export function Chart(props: ChartProps): ReactElement {
   return (
-    <Suspense fallback={<div className="chart-loading" role="status">Loading chart…</div>}>
+    <Suspense fallback={<ChartLoading />}>
       <LazyPlotlyChart {...props} />
     </Suspense>
   );

@@ -1,8 +1,8 @@
 import { useQueries, useQuery } from '@tanstack/react-query';
 import type { ReactElement } from 'react';
 import { Link, useParams } from 'react-router';
-import { ChartWithTable } from '@/components/charts/Chart';
-import { ErrorState, Loading } from '@/components/StateViews';
+import { ChartLoading, ChartWithTable } from '@/components/charts/Chart';
+import { ErrorState } from '@/components/StateViews';
 import { distinguishingNames, overviewMetric, overviewTrails, pointLabel, thinTicks } from '../historyModel';
 import { variantColors } from '@/components/charts/colors';
 import { metricInfo } from '@/lib/metrics';
@@ -21,7 +21,8 @@ export function OverheadTrend(): ReactElement | null {
   const series = useQueries({ queries: picked.map((t) => historySeriesQuery(t.id, metric, 'overhead')) });
 
   const heading = <h2 id="trend-h">Overhead trend</h2>;
-  if (trails.isPending) return <section aria-labelledby="trend-h">{heading}<Loading what="trails" /></section>;
+  // Until the chart is drawn, a box of its height holds its place: the runs table below it stays where it is.
+  if (trails.isPending) return <section aria-labelledby="trend-h">{heading}<ChartLoading what="trails" /></section>;
   if (trails.error) return <section aria-labelledby="trend-h">{heading}<ErrorState error={trails.error} what="trails" /></section>;
   if (picked.length === 0) {
     return (
@@ -31,7 +32,7 @@ export function OverheadTrend(): ReactElement | null {
       </section>
     );
   }
-  if (series.some((q) => q.isPending)) return <section aria-labelledby="trend-h">{heading}<Loading what="overheads" /></section>;
+  if (series.some((q) => q.isPending)) return <section aria-labelledby="trend-h">{heading}<ChartLoading what="overheads" /></section>;
   const failed = series.find((q) => q.error);
   if (failed) return <section aria-labelledby="trend-h">{heading}<ErrorState error={failed.error} what="overheads" /></section>;
 
