@@ -17,8 +17,8 @@ In one process and one run:
 Last line: RESULT run_ratio= trail_ratio= list_ratio= series_ratio= overheads_ratio= trivial_rps= run_p95_ms=
 analysis_growth= (ratios: req/s of the endpoint / req/s of the trivial endpoint, trail_ratio the lower of the trail
 and the trail overhead; analysis_growth: median analysis time of the last 21 runs / that of runs 90..110).
-BENCH_SMOKE=1 (bench/sizes.py): 6 runs from small files, one Celery worker, one process per API server, wrk for 1 s
-on one thread and 4 connections (2 for the p95), windows of 2 runs; its numbers mean nothing.
+BENCH_SMOKE=1 (bench/sizes.py): 6 runs from small files, one Celery worker, one process per API server, wrk on one
+thread and 4 connections (2 for the p95) for 100 answers, windows of 2 runs; its numbers mean nothing.
 """
 
 from __future__ import annotations
@@ -57,7 +57,16 @@ P95_CONNECTIONS = size(16, smoke=2)   # for the run document's p95
 # analysis_growth: the median analysis time of the last WINDOW runs against that of the WINDOW from EARLY on.
 EARLY, WINDOW = size(89, smoke=0), size(21, smoke=2)
 PROJECT = "bench-api"
-WRK_LUA = """
+# Smoke mode stops each wrk thread after this many answers instead of after DURATION_S (wrk's shortest is 1 s): the
+# same path, a fraction of the CPU. 0: no cap (a measurement).
+SMOKE_ANSWERS = size(0, smoke=100)
+WRK_LUA = ("""
+answered = 0
+response = function(status, headers, body)
+  answered = answered + 1
+  if answered >= %d then wrk.thread:stop() end
+end
+""" % SMOKE_ANSWERS if SMOKE_ANSWERS else "") + """
 done = function(summary, latency, requests)
   io.write(string.format('JSON {"requests":%d,"duration_us":%d,"non2xx":%d,"errors":%d,"p95_us":%d}\\n',
     summary.requests, summary.duration, summary.errors.status,
