@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import resource
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,10 +139,11 @@ def scratch() -> Iterator[Path]:
 
 
 LOAD_GROUP = "load"
-# The compose stack (Docker images on the vfs driver: disk-bound) and the Playwright suite (a stack and Chromium): one
-# after the other in one process, beside each other on two cores each took about twice as long; then the tests
-# that assert on measured timings (`timing`), so that neither ever runs beside them.
+# The Playwright suite (a stack and Chromium), then, in the same process, the tests that assert on measured timings
+# (`timing`): so the suite never runs beside them, and they never beside each other.
 HEAVY_GROUP = "heavy"
+# The compose stack on a Docker engine (tests/integration/test_containers.py), in a process of its own.
+CONTAINERS_GROUP = "containers"
 
 
 def _shares_a_module_fixture(item: pytest.Item) -> bool:
@@ -154,14 +157,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     - Tests that run real load tools (marked `slow`, and every runner test) form one group, run one after another by
       one test process, so that no two load tests ever share the cores. Those that assert on measured rates,
-      latencies or CPU (`timing`) run at the end of the heavy group instead: after the compose stack and the
-      Playwright suite, in the same process, when the rest of the suite is nearly done. With 8 repetitions beside
-      the Playwright suite, the demo's 10-span overhead interval reached below 0 in 2 of 3 runs.
+      latencies or CPU (`timing`) run in the heavy group instead, after the Playwright suite, in its process: with
+      8 repetitions beside the Playwright suite, the demo's 10-span overhead interval reached below 0 in 2 of 3
+      runs. The compose stack runs in a process of its own: behind the Playwright suite in one chain, it made that
+      chain the longest of the session by about 300 s (issue 41).
     - A module's tests that share a module-scoped fixture (a stack, an S3 server, a loaded demo, an installed
       runner) form a group of their own, so the fixture is made once, not once per test process.
     - The longest work is handed out first, so that no process starts a long one when the others are nearly done:
-      the load group, the heavy group, the benches' smoke runs (make test-python passes --no-loadscope-reorder,
-      which would put the groups with the most tests first)."""
+      the load group, the heavy group, the compose stack, the benches' smoke runs (make test-python passes
+      --no-loadscope-reorder, which would put the groups with the most tests first)."""
     here = Path(__file__).parent
     for item in items:
         if item.path.is_relative_to(here / "unit" / "runner") and not item.get_closest_marker("slow"):
@@ -182,6 +186,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             return 0
         if name == HEAVY_GROUP:
             return 2 if item.get_closest_marker("timing") else 1
-        return 3 if item.path.is_relative_to(here / "bench") else 4
+        if name == CONTAINERS_GROUP:
+            return 3
+        return 4 if item.path.is_relative_to(here / "bench") else 5
 
     items.sort(key=rank)
+
+
+def _timeline() -> Path:
+    return REPO / "artifacts" / "logs" / os.environ.get("PYTEST_XDIST_WORKER", "main") / "timeline.tsv"
+
+
+def _machine_cpu() -> tuple[float, float]:
+    """(busy, total) jiffies of every core since boot, from /proc/stat."""
+    fields = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]   # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _timeline().unlink(missing_ok=True)
+    session.config.stash[_CPU_AT_START] = _machine_cpu()
+
+
+_CPU_AT_START = pytest.StashKey[tuple[float, float]]()
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+    """How busy the machine's cores were over the session: a suite that keeps them near 100 % can only get faster
+    by doing less work, one that leaves them idle by arranging its work better (issue 41)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or _CPU_AT_START not in config.stash:
+        return
+    (busy0, total0), (busy1, total1) = config.stash[_CPU_AT_START], _machine_cpu()
+    if total1 > total0:
+        terminalreporter.write_line(f"machine CPU: {100 * (busy1 - busy0) / (total1 - total0):.0f} % busy over the "
+                                    f"session, {os.cpu_count()} cores (every process on the machine counts)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    """Each test's wall interval and CPU (this process's own, and that of the children it waited for), one line
+    per test in artifacts/logs/<process>/timeline.tsv: where `make test`'s time goes (docs/contributing.md)."""
+    wall, own, children = time.time(), resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    yield
+    own2, children2 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    path = _timeline()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as out:
+        out.write(f"{wall:.1f}\t{time.time():.1f}\t{own2.ru_utime + own2.ru_stime - own.ru_utime - own.ru_stime:.1f}\t"
+                  f"{children2.ru_utime + children2.ru_stime - children.ru_utime - children.ru_stime:.1f}\t{item.nodeid}\n")

@@ -32,7 +32,7 @@ from tests.support.old_release import OLD_REVISION, cells_by_name, numeric_field
 
 # The first run on a machine builds the stand-ins and both images from scratch (tens of minutes on two busy
 # cores); later runs reuse the engine's cache.
-pytestmark = [pytest.mark.xdist_group("heavy"), pytest.mark.containers, pytest.mark.timeout(3600)]
+pytestmark = [pytest.mark.xdist_group("containers"), pytest.mark.containers, pytest.mark.timeout(3600)]
 
 IMAGES = ("benchtrail:local", "benchtrail-runner:local")
 SERVICES = ("postgres", "redis", "api", "worker", "beat", "runner")

@@ -1,7 +1,7 @@
 """The Playwright end-to-end suite (tests/e2e/*.spec.ts, Debian's Chromium) as `make test-e2e` runs it: a throw-away
 stack with the recorded demo, the built dashboard, every spec. `make test` runs it here, as one test beside the
-others rather than after them (it measures no timing), in the heavy group: after the compose stack, in the same
-test process, handed out first (tests/conftest.py).
+others rather than after them (it measures no timing), first in the heavy group: the timing tests follow it in the
+same test process, so that they never run beside it (tests/conftest.py).
 
 Its output goes to artifacts/logs/e2e.log; a failure shows the specs that failed and the log's end."""
 
