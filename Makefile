@@ -4,6 +4,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PY := .venv/bin/python
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+# Python keeps the bytecode it compiles (__pycache__/, ignored by git and by the image builds), as it does by
+# default: a machine with PYTHONDONTWRITEBYTECODE set compiles every module that bootstrap did not, and pytest
+# rewrites every test module's assertions, in every process, every time (collecting the suite: 20 CPU-seconds
+# per test process instead of 11).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: up down admin backup restore lint docs test test-fast test-python test-containers test-frontend test-e2e bench bench-ingest bench-detect bench-ui bench-runner bench-api bench-ab bench-analysis bench-profile openapi
 
