@@ -194,7 +194,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _timeline() -> Path:
-    return REPO / "artifacts" / "logs" / os.environ.get("PYTEST_XDIST_WORKER", "main") / "timeline.tsv"
+    return REPO / "artifacts" / "logs" / os.environ.get("PYTEST_XDIST_WORKER", "master") / "timeline.tsv"
 
 
 def _machine_cpu() -> tuple[float, float]:

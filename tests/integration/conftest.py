@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import time
 import uuid
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -76,11 +77,20 @@ def runner_pool(shared_runner: Process, infra: dict[str, str]) -> Iterator[str]:
 
     pool = f"t-{uuid.uuid4().hex[:10]}"
     queue, node = f"runner.{pool}", f"{SHARED_RUNNER}@{socket.gethostname()}"
-    control = Celery("runner-pool", broker=infra["BENCHTRAIL_REDIS_URL"]).control
-    replies = control.add_consumer(queue, destination=[node], reply=True, timeout=30)
+    app = Celery("runner-pool", broker=infra["BENCHTRAIL_REDIS_URL"])
+    # A connection of its own each time: the process-wide pool (kombu.pools) may hold one opened before a test
+    # restarted Redis, dead since, and the broadcast would fail on it ("Connection closed by server", seen once).
+    # Asked again while nobody answers: the runner itself takes a few seconds to reconnect after such a restart.
+    deadline = time.monotonic() + 90
+    while True:
+        with app.connection_for_write() as conn:
+            replies = app.control.add_consumer(queue, destination=[node], reply=True, timeout=10, connection=conn)
+        if replies or time.monotonic() > deadline:
+            break
     assert replies and all("ok" in r[node] for r in replies), f"the runner did not take {queue}: {replies}"
     yield pool
-    control.cancel_consumer(queue, destination=[node], reply=True, timeout=30)
+    with app.connection_for_write() as conn:
+        app.control.cancel_consumer(queue, destination=[node], reply=True, timeout=30, connection=conn)
 
 
 @pytest.fixture(scope="session")
