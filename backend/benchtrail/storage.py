@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from functools import lru_cache
@@ -189,13 +190,23 @@ class LocalStore:
         if target.exists():
             return False
         created = _make_dirs(target.parent)
-        tmp = target.with_name(f"{sha256}.{os.getpid()}.part")
+        # A name of this call's own: two requests of one process may store the same content at once (uploads
+        # run in a thread pool); with one name per process, one removed the other's file (a 500, seen in make test).
+        tmp = target.with_name(f"{sha256}.{os.getpid()}.{threading.get_ident()}.part")
         tmp.unlink(missing_ok=True)
         try:   # a hard link when the (never rewritten) temp file is on the same file system: a 1 GB JTL is not copied
             os.link(path, tmp)
         except OSError:
             shutil.copyfile(path, tmp)
-        _install(tmp, target, created)
+        _fsync(tmp)
+        try:   # only if absent: of two calls storing one content at once, one creates it and says so
+            os.link(tmp, target)
+        except FileExistsError:
+            return False
+        finally:
+            tmp.unlink()
+        for folder in (target.parent, *(p.parent for p in created)):
+            _fsync(folder)
         return True
 
     def exists(self, sha256: str) -> bool:
