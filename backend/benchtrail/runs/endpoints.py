@@ -172,9 +172,10 @@ async def events(slug: str, request: Request) -> StreamingResponse:
             return json.loads(json.dumps(run_events.event_payload(run), default=str))
 
     # Subscribed before the state is read: a change committed in between is then both in the state
-    # and on the channel, never in neither, which would leave the stream silent. A state equal to the last
-    # one sent (that change received after it was read, or after a quiet spell's read found it) is not sent
-    # again: each event is a change.
+    # and on the channel, never in neither, which would leave the stream silent. A message only says that the
+    # run changed: the run is read again, since what a message carries may be older than a state already sent
+    # (a quiet spell's read found a later one before a delayed message arrived: the stream went back a state,
+    # seen in make test). A state equal to the last one sent is not sent again: each event is a change.
     client = aioredis.Redis.from_url(get_settings().redis_url)
     pubsub = client.pubsub()
 
@@ -195,23 +196,22 @@ async def events(slug: str, request: Request) -> StreamingResponse:
             yield f"data: {json.dumps(state)}\n\n"
             while not run_events.is_last(state) and not await request.is_disconnected():
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=QUIET_S)
-                if message is not None:
+                received = None
+                while message is not None:   # every message waiting: one read answers them all
                     received = json.loads(message["data"])
-                    if received == state:
-                        continue
-                    state = received
-                else:
-                    try:
-                        read = await run_in_threadpool(current)
-                    except NotFound:    # deleted meanwhile: nothing more will happen to it
-                        return
-                    except Exception as exc:  # database away: Redis may still bring the next change
-                        log.warning("run events: the run could not be read again", run=slug, error=str(exc)[:300])
-                        read = state
-                    if read == state:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0)
+                try:
+                    read = await run_in_threadpool(current)
+                except NotFound:    # deleted meanwhile: nothing more will happen to it
+                    return
+                except Exception as exc:  # database away: the message's state, else the last one sent
+                    log.warning("run events: the run could not be read again", run=slug, error=str(exc)[:300])
+                    read = received if received is not None else state
+                if read == state:
+                    if received is None:
                         yield ": keep-alive\n\n"
-                        continue
-                    state = read
+                    continue
+                state = read
                 yield f"data: {json.dumps(state)}\n\n"
         finally:
             await close()
