@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -197,11 +198,12 @@ def test_backup_restores_into_a_fresh_database_with_the_same_runs_and_raw_files(
 
 def test_a_stored_file_reaches_the_disk_before_its_name_and_its_name_before_put_returns(tmp_path, monkeypatch):
     """A run row PostgreSQL committed must never point at a blob an OS crash takes back: the blob's bytes
-    are synced before the rename makes them visible, the rename (and each folder created for it) after."""
+    are synced before the link (the object) or rename (a part) makes them visible, that name (and each folder created
+    for it) after."""
     from benchtrail import storage
 
     events: list[tuple[str, str]] = []
-    real_fsync, real_replace = os.fsync, os.replace
+    real_fsync, real_replace, real_link = os.fsync, os.replace, os.link
 
     def fsync(fd: int) -> None:
         events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
@@ -211,8 +213,13 @@ def test_a_stored_file_reaches_the_disk_before_its_name_and_its_name_before_put_
         events.append(("replace", f"{src} -> {dst}"))
         real_replace(src, dst)
 
+    def link(src: os.PathLike, dst: os.PathLike) -> None:
+        events.append(("link", f"{src} -> {dst}"))
+        real_link(src, dst)
+
     monkeypatch.setattr(storage.os, "fsync", fsync)
     monkeypatch.setattr(storage.os, "replace", replace)
+    monkeypatch.setattr(storage.os, "link", link)
     store = storage.LocalStore(tmp_path / "data")
     (tmp_path / "data").mkdir()
     raw = tmp_path / "upload.jtl"
@@ -221,10 +228,11 @@ def test_a_stored_file_reaches_the_disk_before_its_name_and_its_name_before_put_
 
     assert store.put(raw, sha) is True
     blob = tmp_path / "data" / "blobs" / sha[:2] / sha
-    part = f"{blob.parent}/{sha}.{os.getpid()}.part"
+    part = f"{blob.parent}/{sha}.{os.getpid()}.{threading.get_ident()}.part"
     assert events == [
+        ("link", f"{raw} -> {part}"),                      # the received file, not copied
         ("fsync", part),                                   # the bytes, under the temporary name
-        ("replace", f"{part} -> {blob}"),
+        ("link", f"{part} -> {blob}"),                     # the object's name, only if absent
         ("fsync", str(blob.parent)),                       # the new name
         ("fsync", str(blob.parent.parent)),                # blobs/<xx>/ was created: its entry in blobs/
         ("fsync", str(tmp_path / "data")),                 # blobs/ was created: its entry in the data folder
