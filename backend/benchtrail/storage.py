@@ -149,6 +149,11 @@ def _install(tmp: Path, target: Path, created: list[Path]) -> None:
     rename, the rename (and any folder just created for it) before this returns."""
     _fsync(tmp)
     os.replace(tmp, target)
+    _sync_entries(target, created)
+
+
+def _sync_entries(target: Path, created: list[Path]) -> None:
+    """`target`'s name in its folder, and each folder just created for it in its parent, on the disk."""
     for folder in (target.parent, *(p.parent for p in created)):
         _fsync(folder)
 
@@ -205,8 +210,7 @@ class LocalStore:
             return False
         finally:
             tmp.unlink()
-        for folder in (target.parent, *(p.parent for p in created)):
-            _fsync(folder)
+        _sync_entries(target, created)
         return True
 
     def exists(self, sha256: str) -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import time
 import uuid
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -81,12 +80,11 @@ def runner_pool(shared_runner: Process, infra: dict[str, str]) -> Iterator[str]:
     # A connection of its own each time: the process-wide pool (kombu.pools) may hold one opened before a test
     # restarted Redis, dead since, and the broadcast would fail on it ("Connection closed by server", seen once).
     # Asked again while nobody answers: the runner itself takes a few seconds to reconnect after such a restart.
-    deadline = time.monotonic() + 90
-    while True:
+    def taken() -> list[dict]:
         with app.connection_for_write() as conn:
-            replies = app.control.add_consumer(queue, destination=[node], reply=True, timeout=10, connection=conn)
-        if replies or time.monotonic() > deadline:
-            break
+            return app.control.add_consumer(queue, destination=[node], reply=True, timeout=10, connection=conn)
+
+    replies = wait_until(taken, 90, f"the runner to take {queue}", interval=0)
     assert replies and all("ok" in r[node] for r in replies), f"the runner did not take {queue}: {replies}"
     yield pool
     with app.connection_for_write() as conn:
