@@ -19,7 +19,10 @@ export default defineConfig({
   use: {
     baseURL,
     viewport: { width: 1400, height: 900 },
-    trace: 'retain-on-failure',
+    // A failed test keeps its trace (DOM snapshots, network, console) and a screenshot of its last state. The trace's
+    // screencast is off: its frames were 6 % of the suite's CPU (261 CPU-seconds with it, 246 without, alone).
+    trace: { mode: 'retain-on-failure', screenshots: false },
+    screenshot: 'only-on-failure',
     launchOptions: {
       executablePath: process.env.BENCHTRAIL_CHROMIUM ?? '/usr/bin/chromium',
       args: [
