@@ -94,7 +94,7 @@ def runner_pool(shared_runner: Process, infra: dict[str, str]) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def beat(infra, worker, logdir, tmp_path_factory) -> Iterator[Process]:  # type: ignore[no-untyped-def]
     schedule = tmp_path_factory.mktemp("beat") / "schedule"
-    proc = Process("beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet", "beat",
+    proc = Process("beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.beat", "--quiet", "beat",
                             "-s", str(schedule),
                             "--loglevel", "INFO"], _env(infra), logdir)
     yield proc

@@ -56,7 +56,7 @@ def _stack(logdir: Path, *, beat: bool = True, workers: int = 2, settings: dict[
         procs.append(Process("recovery-api", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory",
                                               "--host", "127.0.0.1", "--port", str(port)], env, logdir))
         if beat:
-            procs.append(Process("recovery-beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.app", "--quiet",
+            procs.append(Process("recovery-beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.beat", "--quiet",
                                                    "beat", "-s", str(data / "beat-schedule"), "--loglevel", "INFO"],
                                  env, logdir))
         started = [celery_worker(f"recovery-w{i}", env, logdir, concurrency=1) for i in range(1, workers + 1)]

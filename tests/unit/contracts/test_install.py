@@ -12,7 +12,7 @@ from pathlib import Path
 # `benchtrail upload` in CI, each API and Celery worker: their imports must not be compiled again at
 # every start (uv does not compile by default; with PYTHONDONTWRITEBYTECODE nothing is ever cached):
 # 0.3 s of the CLI's 0.5 s start was `compile`.
-STARTS = ("benchtrail.cli.main", "benchtrail.serve", "benchtrail_worker.app")
+STARTS = ("benchtrail.cli.main", "benchtrail.serve", "benchtrail_worker.app", "benchtrail_worker.beat")
 
 
 def _stale_bytecode(module: str) -> list[str]:
