@@ -215,7 +215,7 @@ def main() -> int:
                                 "--name", "bench"], env=env, check=True, capture_output=True,
                                text=True).stdout.strip().splitlines()[-1]
         beat = Process("beat", celery_command(VENV_BIN, "beat", "-s", str(workdir / "beat-schedule"), "--loglevel", "INFO",
-                                      app="benchtrail_worker.beat"),
+                                              app="benchtrail_worker.beat"),
                        env, logs)
         procs.append(beat)
         workers = [celery_worker(f"w{i}", env, logs, concurrency=1) for i in range(WORKERS)]
