@@ -38,9 +38,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
-from otava.analysis import split as otava_split
-from scipy import special
-from scipy import stats as sps
+
+# scipy and otava (which imports scipy.stats) are imported in the functions that use them: see analysis/ab.py.
 
 from benchtrail.analysis.direction import Direction
 
@@ -126,6 +125,7 @@ def lag1_autocorrelation(values: NDArray[np.float64]) -> float:
     (scipy.stats.trim_mean), so a step (one large lag-1 and two large lag-2 differences) and the odd
     outlier do not move the estimate the way they move a plain autocorrelation. Clipped to [-0.9, 0.9].
     """
+    from scipy import stats as sps
     if values.size < 8:
         return 0.0
     d1 = np.diff(values)
@@ -144,6 +144,7 @@ def residual_autocorrelation(values: NDArray[np.float64], cuts: Sequence[int]) -
     v = r[t] - r[t-1] over pairs inside one segment, V a 10% trimmed mean of squares
     (scipy.stats.trim_mean), so the odd outlier does not decide it. Removing each segment's mean
     biases the estimate down by about one over the segment's length; that is added back."""
+    from scipy import stats as sps
     n = values.size
     bounds = [0, *sorted(c for c in set(cuts) if 0 < c < n), n]
     u: list[NDArray[np.float64]] = []
@@ -167,6 +168,7 @@ def residual_autocorrelation(values: NDArray[np.float64], cuts: Sequence[int]) -
 
 
 def _diff_sigma(values: NDArray[np.float64]) -> float:
+    from scipy import stats as sps
     if values.size < 3:
         return float(np.std(values)) if values.size > 1 else 0.0
     d = np.diff(values)
@@ -229,6 +231,7 @@ def _threshold(settings: Settings, n: int) -> float:
 
 
 def _replicate_p(replicates: Sequence[Sequence[float]] | None, left: slice, right: slice) -> float | None:
+    from scipy import stats as sps
     if replicates is None:
         return None
     a = [v for r in replicates[left] for v in r]
@@ -285,6 +288,7 @@ def welch_p(m1: float, v1: float, n1: int, m2: float, v2: float, n2: int, inflat
     `inflation` is the variance inflation of a mean of autocorrelated noise, (1 + rho) / (1 - rho) for
     AR(1): each segment's mean varies that much more than for independent points, and it holds the
     information of n / inflation independent points (used for the degrees of freedom)."""
+    from scipy import special
     if n1 < 2 or n2 < 2:
         return 1.0
     f = max(inflation, 1.0)
@@ -538,6 +542,7 @@ def mosum_candidates(x: NDArray[np.float64], bandwidths: Sequence[int], threshol
 
 
 def _candidates(x: NDArray[np.float64], settings: Settings, start: int = 0) -> list[int]:
+    from otava.analysis import split as otava_split
     if x.size - start < 2 * settings.min_segment:
         return []
     window = max(4, settings.window)

@@ -24,8 +24,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from scipy import stats as sps
-
 from benchtrail import metrics
 from benchtrail.analysis import AbResult, Replicates, compare
 from benchtrail.analysis.ab import Repetition, Timeline, stat_key
@@ -145,6 +143,7 @@ def _has_error(e: CellEvidence) -> bool:
 
 
 def _from_score_error(ref: CellEvidence, var: CellEvidence, direction: metrics.Direction) -> AbResult:
+    from scipy import stats as sps
     assert ref.error is not None and var.error is not None and ref.cnt and var.cnt
     se_r = ref.error / float(sps.t.ppf(0.9995, ref.cnt - 1))
     se_v = var.error / float(sps.t.ppf(0.9995, var.cnt - 1))
