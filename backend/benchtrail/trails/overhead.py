@@ -143,7 +143,7 @@ def _has_error(e: CellEvidence) -> bool:
 
 
 def _from_score_error(ref: CellEvidence, var: CellEvidence, direction: metrics.Direction) -> AbResult:
-    from scipy import stats as sps
+    from scipy import stats as sps   # here, not at the top: see analysis/ab.py
     assert ref.error is not None and var.error is not None and ref.cnt and var.cnt
     se_r = ref.error / float(sps.t.ppf(0.9995, ref.cnt - 1))
     se_v = var.error / float(sps.t.ppf(0.9995, var.cnt - 1))

@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-# The analysis modules import these where they use them, so that an API process never loads them; the worker
-# loads them here, once, in its main process: the pool's processes fork from it and share them, instead of each
-# importing them (0.7 CPU-seconds and 60 MB apiece) at its first analysis.
+# The analysis modules import these where they use them, so that an API process loads them only when a request
+# computes with them; the worker loads them here, once, in its main process: the pool's processes fork from it
+# and share them, instead of each importing them (0.7 CPU-seconds and 60 MB apiece) at its first analysis.
 import otava.analysis  # noqa: F401
 import scipy.special  # noqa: F401
 import scipy.stats  # noqa: F401
