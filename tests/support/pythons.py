@@ -1,9 +1,11 @@
 """The Python interpreters on this machine, for the tests that run the one-file client on each: pyenv's
-versions (the machine image has 3.9 to 3.13), Debian's, and the one the tests run on."""
+versions (the machine image has 3.9 to 3.13), Debian's, and the one the tests run on; and a fresh process of the
+tests' own interpreter, for the tests of what a process loads at its start."""
 
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,3 +40,10 @@ def oldest() -> tuple[tuple[int, int], Path]:
 
 def newest() -> tuple[tuple[int, int], Path]:
     return list(interpreters().items())[-1]
+
+
+def fresh_process_output(code: str) -> str:
+    """What `code` prints, run by this interpreter in a process of its own (a fresh start: nothing imported yet),
+    its log lines plain text."""
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, "BENCHTRAIL_LOG_JSON": "false"},
+                          capture_output=True, text=True, check=True).stdout

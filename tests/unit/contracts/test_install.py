@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
 import sysconfig
 from pathlib import Path
+
+from tests.support.pythons import fresh_process_output
 
 # `benchtrail upload` in CI, each API and Celery worker: their imports must not be compiled again at
 # every start (uv does not compile by default; with PYTHONDONTWRITEBYTECODE nothing is ever cached):
@@ -20,8 +19,7 @@ def _stale_bytecode(module: str) -> list[str]:
     cached bytecode is missing or older than the source."""
     code = f"import sys, {module}\nprint('\\n'.join(m.__file__ for m in list(sys.modules.values()) " \
            "if getattr(m, '__file__', None)))"
-    files = subprocess.run([sys.executable, "-c", code], env={**os.environ, "BENCHTRAIL_LOG_JSON": "false"},
-                           capture_output=True, text=True, check=True).stdout.split()
+    files = fresh_process_output(code).split()
     site = Path(sysconfig.get_paths()["purelib"])
     stale = []
     for name in files:

@@ -4,17 +4,14 @@ for their types import them in the functions that use them."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from tests.support.pythons import fresh_process_output
 
 HEAVY = ("scipy.stats", "scipy.special", "otava", "arch")
 
 
 def _loaded_after(code: str) -> list[str]:
     probe = f"{code}\nimport sys\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "BENCHTRAIL_LOG_JSON": "false"},
-                         capture_output=True, text=True, check=True).stdout.splitlines()
+    out = fresh_process_output(probe).splitlines()
     return out[-1].split() if out else []
 
 

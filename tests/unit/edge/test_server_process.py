@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from tests.support.pythons import fresh_process_output
 
 
 def test_a_worker_freezes_what_it_built_out_of_the_collectors_generations():
@@ -13,8 +11,7 @@ def test_a_worker_freezes_what_it_built_out_of_the_collectors_generations():
     full collections no longer walk (228,068 measured)."""
     code = ("import gc\nfrom benchtrail.serve import worker_app\nbefore = gc.get_freeze_count()\n"
             "worker_app()\nprint(before, gc.get_freeze_count())")
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "BENCHTRAIL_LOG_JSON": "false"},
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = fresh_process_output(code).split()
     before, after = int(out[-2]), int(out[-1])
     assert before == 0
     assert after > 100_000, after
