@@ -20,7 +20,7 @@ import pytest
 
 from infra.localstack import REPO, Postgres, free_port, wait_until
 from tests.support.api import wait_analysed
-from tests.support.jtl import write_jtl
+from tests.support.jtl import fresh_seed, write_jtl
 
 SCRIPT = str(REPO / "infra/scripts/postgres.sh")
 sys.path.insert(0, str(REPO / "infra" / "scripts"))
@@ -278,9 +278,7 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
     slug, token = make_project()
     auth = {"Authorization": f"Bearer {token}"}
     data_dir = Path(infra["BENCHTRAIL_DATA_DIR"])
-    # Bytes no other test uploads: blobs are content-addressed across every project of this test process's
-    # database, so a file another test stored (the same generator, the same seed) would already have its row.
-    seed = int.from_bytes(os.urandom(4), "big") | (1 << 32)
+    seed = fresh_seed()
     killed_jtl, kept_jtl = write_jtl(scratch / "killed.jtl", seed=seed), write_jtl(scratch / "kept.jtl", seed=seed + 1)
     killed_sha = hashlib.sha256(killed_jtl.read_bytes()).hexdigest()
     kept_sha = hashlib.sha256(kept_jtl.read_bytes()).hexdigest()

@@ -23,7 +23,7 @@ import pytest
 from infra.localstack import VENV_BIN, Process, Redis, celery_worker, free_port, wait_until
 from tests.support.env import stack_env as _env
 from tests.support.flaky_proxy import FlakyProxy
-from tests.support.jtl import independent_cells, write_jtl
+from tests.support.jtl import fresh_seed, independent_cells, write_jtl
 from tests.support.s3 import S3Server
 
 pytestmark = pytest.mark.timeout(600)
@@ -68,8 +68,8 @@ def blobs_on_disk(folder: Path) -> list[Path]:
 def test_an_upload_is_stored_in_the_bucket_and_ingested_by_a_worker_without_the_api_folder(
         s3, s3_stack, make_project, scratch):
     slug, token = make_project()
-    baseline = write_jtl(scratch / "baseline.jtl", seed=11)
-    agent = write_jtl(scratch / "agent.jtl", seed=12, slowdown=1.2)
+    baseline = write_jtl(scratch / "baseline.jtl", seed=fresh_seed())
+    agent = write_jtl(scratch / "agent.jtl", seed=fresh_seed(), slowdown=1.2)
     agent_gz = scratch / "agent.jtl.gz"
     agent_gz.write_bytes(gzip.compress(agent.read_bytes()))
     sent = {"baseline.jtl": baseline.read_bytes(), "agent.jtl.gz": agent_gz.read_bytes()}
@@ -143,10 +143,10 @@ class _SameBytes:
 
 
 @contextmanager
-def _uploads_in_bucket(s3: S3Server, monkeypatch: pytest.MonkeyPatch, scratch: Path, prefix: str,
-                       seed: int) -> Iterator[_SameBytes]:
+def _uploads_in_bucket(s3: S3Server, monkeypatch: pytest.MonkeyPatch, scratch: Path,
+                       prefix: str) -> Iterator[_SameBytes]:
     """This process's uploads stored in the bucket under `prefix`, to a project of their own, of one JTL's
-    bytes."""
+    bytes, which no other test stores (`fresh_seed`)."""
     from benchtrail import storage
     from benchtrail.config import get_settings
     from benchtrail.db_boundary import unit_of_work
@@ -161,7 +161,7 @@ def _uploads_in_bucket(s3: S3Server, monkeypatch: pytest.MonkeyPatch, scratch: P
     storage.get_store.cache_clear()
     try:
         name = f"{prefix}.jtl"
-        data = write_jtl(scratch / name, seed=seed).read_bytes()
+        data = write_jtl(scratch / name, seed=fresh_seed()).read_bytes()
         sha = hashlib.sha256(data).hexdigest()
 
         def received() -> list:
@@ -195,7 +195,7 @@ def test_an_object_kept_for_a_failed_transaction_is_removed_and_written_again_fo
     from benchtrail.uploads.endpoints import keep_and_record
     from benchtrail.uploads.service import KeptFiles, accept_upload
 
-    with _uploads_in_bucket(s3, monkeypatch, scratch, "rollback", seed=31) as up:
+    with _uploads_in_bucket(s3, monkeypatch, scratch, "rollback") as up:
         first, second = KeptFiles(up.meta.files, up.received()), KeptFiles(up.meta.files, up.received())
 
         def record(_session) -> None:  # type: ignore[no-untyped-def]
@@ -242,7 +242,7 @@ def test_a_failed_upload_keeps_the_row_of_another_upload_of_the_same_bytes(s3, i
     from benchtrail.uploads.service import KeptFiles, accept_upload
     from benchtrail_worker.tasks.sweeper import remove_unrecorded
 
-    with _uploads_in_bucket(s3, monkeypatch, scratch, "twice", seed=33) as up:
+    with _uploads_in_bucket(s3, monkeypatch, scratch, "twice") as up:
         first, second = KeptFiles(up.meta.files, up.received()), KeptFiles(up.meta.files, up.received())
 
         def record(_session) -> None:  # type: ignore[no-untyped-def]
@@ -299,7 +299,7 @@ def test_an_upload_waiting_on_the_object_store_holds_no_database_connection(
     proxy = FlakyProxy(("127.0.0.1", s3.port), "hold",
                        requests=re.compile(rb"PUT /" + s3.bucket.encode() + rb"/held/blobs/"))
     with _api_via(proxy, s3, infra, logdir, "held", tmp_path / "data", BENCHTRAIL_API_DB_CONNECTIONS="3") as url:
-        jtl = write_jtl(tmp_path / "held.jtl", seed=41)
+        jtl = write_jtl(tmp_path / "held.jtl", seed=fresh_seed())
         other = f"held-{uuid.uuid4().hex[:8]}"
         with ThreadPoolExecutor(1) as pool:
             upload = pool.submit(httpx.post, f"{url}/api/v1/projects/{slug}/runs",

@@ -4,6 +4,7 @@ thread group per load level) and two labels, rows in completion order (timestamp
 from __future__ import annotations
 
 import csv
+import os
 import re
 from pathlib import Path
 
@@ -13,6 +14,14 @@ HEADER = ["timeStamp", "elapsed", "label", "responseCode", "responseMessage", "t
           "success", "failureMessage", "bytes", "sentBytes", "grpThreads", "allThreads", "URL", "Latency",
           "IdleTime", "Connect"]
 LABELS = {"API-URI-owner-3spans": "/api/gateway/owners/2", "API-URI-vets-10spans": "/api/vet/vets"}
+
+
+def fresh_seed() -> int:
+    """A seed no other test uses, for a test that stores raw files and looks at what was written. Raw files
+    are content-addressed across every project of a test process's database: a file another test stored
+    (the same generator, the same seed) already has its blob row, whichever test ran first on that process,
+    and an upload of it writes no object and removes none."""
+    return int.from_bytes(os.urandom(4), "big") | (1 << 32)
 
 
 def write_jtl(path: Path, *, seed: int, slowdown: float = 1.0, per_group: int = 400,
