@@ -390,8 +390,8 @@ def test_a_commit_sent_twice_answers_duplicate_when_the_other_took_the_chunks(
     One set of files is recorded."""
     run_slug = _unclaimed_run(client, make_project, "twice")
     proxy = FlakyProxy(("127.0.0.1", s3.port), "hold",
-                       requests=re.compile(rb"GET /" + s3.bucket.encode() + rb"/twice/uploads/"))
-    with _api_via(proxy, s3, infra, logdir, "twice", tmp_path / "data") as url:
+                       requests=re.compile(rb"GET /" + s3.bucket.encode() + rb"/commit-twice/uploads/"))
+    with _api_via(proxy, s3, infra, logdir, "commit-twice", tmp_path / "data") as url:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {runner_token}"}, timeout=120) as http:
             chunk, data = _open_results_upload(http, run_slug, write_jtl(tmp_path / "out.jtl", seed=43), tmp_path / "upload")
             sent = http.patch(chunk, params={"offset": 0}, content=data,
@@ -407,7 +407,7 @@ def test_a_commit_sent_twice_answers_duplicate_when_the_other_took_the_chunks(
             assert first_answer.status_code == 200 and first_answer.json()["duplicate"] is True, first_answer.text
             run = http.get(f"/api/v1/runs/{run_slug}").json()
         assert [f["sha256"] for f in run["files"]] == [hashlib.sha256(data).hexdigest()]
-        assert s3.keys("twice/uploads/") == []
+        assert s3.keys("commit-twice/uploads/") == []
 
 
 def test_a_chunk_waiting_on_the_object_store_holds_no_database_connection_or_lock(

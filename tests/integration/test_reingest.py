@@ -17,7 +17,7 @@ from sqlalchemy import create_engine, text
 from infra.localstack import VENV_BIN
 from tests.support.api import wait_analysed
 from tests.support.api import upload
-from tests.support.jtl import independent_cells, write_jtl
+from tests.support.jtl import fresh_seed, independent_cells, write_jtl
 
 
 def reingest(*args: str) -> subprocess.CompletedProcess[str]:
@@ -43,8 +43,10 @@ def without_ids(overheads: list[dict]) -> list[dict]:
 def test_a_run_is_measured_again_from_its_stored_files(client, live_api, worker, make_project, scratch, infra):
     slug, token = make_project()
     auth = {"Authorization": f"Bearer {token}"}
+    # The agent's file is changed on disk at the end: bytes no other test stores (`fresh_seed`), since every
+    # project of this test process shares the stored file of the same bytes.
     files = {"baseline": write_jtl(scratch / "baseline.jtl", seed=21),
-             "agent": write_jtl(scratch / "agent.jtl", seed=22, slowdown=1.2)}
+             "agent": write_jtl(scratch / "agent.jtl", seed=fresh_seed(), slowdown=1.2)}
     r = upload(client, slug, token, list(files.items()), {"agent_version": "3.0.0"})
     assert r.status_code == 202, r.text
     run_slug = r.json()["run"]
