@@ -91,12 +91,15 @@ def runner_pool(shared_runner: Process, infra: dict[str, str]) -> Iterator[str]:
         app.control.cancel_consumer(queue, destination=[node], reply=True, timeout=30, connection=conn)
 
 
-@pytest.fixture(scope="session")
-def beat(infra, worker, logdir, tmp_path_factory) -> Iterator[Process]:  # type: ignore[no-untyped-def]
+@pytest.fixture()
+def beat(infra, worker, logdir, tmp_path_factory, request) -> Iterator[Process]:  # type: ignore[no-untyped-def]
+    """Beat for the test that needs one, and only while it runs (a start is under a CPU-second): its sweeps every
+    2 s and schedules cover the whole database, so beside the other tests of this process they would race
+    their own sweeps and checks."""
     schedule = tmp_path_factory.mktemp("beat") / "schedule"
-    proc = Process("beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.beat", "--quiet", "beat",
-                            "-s", str(schedule),
-                            "--loglevel", "INFO"], _env(infra), logdir)
+    proc = Process(f"beat-{request.node.originalname}",
+                   [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.beat", "--quiet", "beat", "-s", str(schedule),
+                    "--loglevel", "INFO"], _env(infra), logdir)
     yield proc
     proc.stop()
 
