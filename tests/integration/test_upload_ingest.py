@@ -430,8 +430,7 @@ def test_upload_while_the_broker_is_down_is_ingested_later(client, worker, make_
                         .values(heartbeat_at=datetime.now(timezone.utc) - timedelta(minutes=6)))
     swept = datetime.now(timezone.utc)
     sweep.run()
-    # Queued again by a sweep: this one, or beat's when one runs beside this test process (its count covers every
-    # run of the database, so this run's own row says it).
+    # Queued again by the sweep: this run's own row says it (the sweep's count covers every run of the database).
     with unit_of_work() as session:
         assert session.scalar(select(Run.heartbeat_at).where(Run.slug == run_slug)) >= swept - timedelta(seconds=5)
     assert wait_run(client, run_slug)["status"] == "completed"
