@@ -1,5 +1,6 @@
-"""Property-based fuzzing of every write the API accepts: no input may be answered with a 5xx, and a
-refused upload leaves nothing behind (no run, no file row, no blob row, no blob on disk).
+"""Property-based fuzzing of every write the API accepts: no input may be answered with a 5xx, a refused
+upload leaves nothing behind (no run, no file row, no blob row, no blob on disk), and an accepted one is
+ingested and analysed by the worker, or fails naming what is wrong with its files, never on an internal error.
 
 The app is driven in-process (TestClient) against the harness's real PostgreSQL and Redis; inputs are
 real result files (shared/fixtures/real and tests/fixtures, every format) and valid JSON bodies, mutated:
@@ -24,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SHARED_FIXTURES
-from infra.localstack import REPO
+from infra.localstack import REPO, wait_until
 
 UPLOAD_CASES = int(os.environ.get("BT_FUZZ_UPLOADS", 1400))
 JSON_CASES = int(os.environ.get("BT_FUZZ_JSON", 900))
@@ -243,8 +244,23 @@ def _walk(path: Path):  # type: ignore[no-untyped-def]
     return os.walk(path) if path.is_dir() else iter(())
 
 
+def _ended_runs(project_slug: str) -> list[tuple[str, str, str | None, dict[str, Any]]] | None:
+    """(slug, status, analysis status, status detail) of each run of the project once none is still being ingested
+    or waiting for its analysis; else None."""
+    from sqlalchemy import text
+
+    from benchtrail.db import get_engine
+
+    with get_engine().connect() as conn:
+        rows = [tuple(r) for r in conn.execute(text(
+            "SELECT r.slug, r.status, r.analysis_status, r.status_detail FROM runs r JOIN projects p"
+            " ON p.id = r.project_id WHERE p.slug = :s"), {"s": project_slug})]
+    pending = [r for r in rows if r[1] == "ingesting" or (r[1] == "completed" and r[2] in (None, "pending"))]
+    return None if pending else rows  # type: ignore[return-value]
+
+
 @pytest.mark.timeout(900)
-def test_fuzzed_uploads_never_5xx_and_leave_nothing_when_refused(fuzz_client, project) -> None:
+def test_fuzzed_uploads_never_5xx_and_leave_nothing_when_refused(fuzz_client, project, worker) -> None:
     slug, token = project
     auth = {"Authorization": f"Bearer {token}"}
     statuses: dict[int, int] = {}
@@ -279,6 +295,18 @@ def test_fuzzed_uploads_never_5xx_and_leave_nothing_when_refused(fuzz_client, pr
     refused = sum(n for s, n in statuses.items() if 400 <= s < 500)
     total = sum(statuses.values())
     assert accepted >= total // 25 and refused >= total // 4, statuses
+
+    # Nothing accepted is lost: each accepted upload is ingested to an end and analysed, or fails naming what is
+    # wrong with its files, never on an internal error. Waited for here, so the tests after this one on its process
+    # find no backlog of its jobs (about 180 ingests and as many analyses).
+    runs = wait_until(lambda: _ended_runs(slug), 600, "the accepted uploads to be ingested and analysed", interval=1)
+    assert runs, statuses
+    for run_slug, status, analysis, detail in runs:  # type: ignore[union-attr]
+        if status == "completed":
+            assert analysis == "done", (run_slug, analysis)
+        else:
+            detail = detail or {}
+            assert status == "failed" and detail.get("file") and detail.get("reason"), (run_slug, status, detail)
 
 
 def _json_targets(client, slug: str, token: str) -> list[tuple[str, str, dict[str, Any] | str]]:  # type: ignore[no-untyped-def]
