@@ -11,6 +11,9 @@ from benchtrail.runstate.environments import EnvironmentIn
 
 # The last millisecond of year 9999: a bound that keeps epoch times in range for datetime and JSON.
 MAX_EPOCH_MS = 253_402_300_799_999
+# A file's warm-up: at most a week (a soak test's first hours, not more), so that a sample's time plus it stays an
+# epoch millisecond (a 64-bit integer) when the ingest compares them.
+MAX_WARMUP_S = 7 * 86_400
 
 
 class LoadIn(SafeModel):
@@ -56,7 +59,8 @@ class FileIn(SafeModel):
     format: str | None = Field(default=None, description="Overrides auto-detection, e.g. jmeter-csv")
     scenario: str | None = Field(default=None, description="Scenario name for single-scenario summaries")
     load: LoadIn | None = Field(default=None, description="Load level, when the tool output lacks it")
-    warmup_s: float = Field(default=0, ge=0, allow_inf_nan=False, description="Leading seconds left out of cells, kept in series")
+    warmup_s: float = Field(default=0, ge=0, le=MAX_WARMUP_S, allow_inf_nan=False,
+                            description="Leading seconds left out of cells, kept in series (at most a week)")
     series_only: bool = Field(default=False, description="A warm-up output: kept in series, never in cells")
     timestamp_format: str | None = Field(
         default=None, max_length=100,

@@ -2169,7 +2169,7 @@ export interface components {
             variant: string;
             /**
              * Warmup S
-             * @description Leading seconds left out of cells, kept in series
+             * @description Leading seconds left out of cells, kept in series (at most a week)
              * @default 0
              */
             warmup_s: number;

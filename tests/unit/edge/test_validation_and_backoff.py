@@ -37,6 +37,13 @@ def test_huge_numbers_are_refused_by_the_schema() -> None:
     for env in ({"memory_mb": 10**30}, {"cpus": float("inf")}, {"memory_mb": -1}):
         with pytest.raises(ValidationError):
             UploadMetadata.model_validate({"files": [{"variant": "a"}], "environment": env})
+    # A warm-up past a week: the fuzz test's 6.8e16 s was accepted once and failed its ingest on an internal error
+    # (a sample's time plus the warm-up is no 64-bit millisecond).
+    UploadMetadata.model_validate({"files": [{"variant": "a", "warmup_s": 7 * 86_400}]})
+    with pytest.raises(ValidationError) as info:
+        UploadMetadata.model_validate({"files": [{"variant": "a", "warmup_s": 6.8292e16}]})
+    (error,) = info.value.errors()
+    assert error["loc"] == ("files", 0, "warmup_s") and error["type"] == "less_than_equal"
 
 
 def test_backoff_doubles_with_jitter_respects_retry_after_and_deadline() -> None:

@@ -85,6 +85,15 @@ def test_warmup_excluded_from_cells_but_kept_in_series() -> None:
     assert tput.values == pytest.approx(throughput([(np.array(start), np.array(start) + 10)], 5_000)[1], rel=1e-12)
 
 
+def test_the_longest_warmup_an_upload_may_state_leaves_every_sample_out_of_cells() -> None:
+    from benchtrail.uploads.schemas import MAX_WARMUP_S
+
+    start = [1_700_000_000_000 + i * 100 for i in range(600)]
+    result = build_cells(_parsed(start, [10_000] * 600), warmup_s=MAX_WARMUP_S, interval_s=5)
+    assert result.warmup_excluded == 600
+    assert all(not c.stats.get("count") for c in result.cells)
+
+
 def test_series_buckets_are_epoch_aligned_and_exact() -> None:
     rng = np.random.default_rng(5)
     start = np.sort(rng.integers(1_700_000_003_000, 1_700_000_093_000, 3000))
