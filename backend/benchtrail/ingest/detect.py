@@ -13,6 +13,7 @@ from typing import Any
 
 from .cells import CellsResult, Summariser, build_cells
 from .model import ParsedFile, ParseError, ParseOptions
+from .storable import check_names
 from .textio import decode, read_head
 
 Parser = Callable[[Path, ParseOptions | None], ParsedFile]
@@ -91,6 +92,7 @@ def ingest_file(path: Path, *, format: str | None = None,  # noqa: A002 - the AP
         parsed = parse_file(path, format=fmt, options=options)
     else:
         parsed = _guarded(path, lambda: _streamer(module).stream(Path(path), options, Summariser(warmup_s=warmup_s)))
+    check_names(parsed)
     result = build_cells(parsed, warmup_s=warmup_s)
     parsed.samples = None
     return parsed, result
@@ -109,8 +111,11 @@ def check_file(path: Path, *, format: str | None = None,  # noqa: A002 - the API
     fmt = format or detect_format(path)
     module = STREAMED.get(fmt)
     if module is None:
-        return parse_file(path, format=fmt, options=options).format
-    return _guarded(path, lambda: _streamer(module).check_head(Path(path), options)).format
+        parsed = parse_file(path, format=fmt, options=options)
+    else:
+        parsed = _guarded(path, lambda: _streamer(module).check_head(Path(path), options))
+    check_names(parsed)
+    return parsed.format
 
 
 def _streamer(module: str) -> Any:

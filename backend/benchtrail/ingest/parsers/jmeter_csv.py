@@ -16,6 +16,7 @@ import polars as pl
 
 from ..cells import Summariser
 from ..model import NONE_LOAD, SAMPLE_SCHEMA, LoadSpec, ParsedFile, ParseError, ParseOptions
+from ..storable import check_batch
 from ..textio import GZIP_MAGIC, decode, iter_lines, read_head, recode, text_encoding
 from . import jmeter_time
 
@@ -76,7 +77,7 @@ def stream(path: Path, options: ParseOptions | None, summariser: Summariser) -> 
 def check_head(path: Path, options: ParseOptions | None = None, rows: int = HEAD_ROWS) -> ParsedFile:
     """The upload's cheap structure check: header, delimiter, encoding and the first `rows` rows,
     parsed exactly as the worker will parse the whole file; the truncated-last-line check too."""
-    parsed = _run(path, options or ParseOptions(), lambda batch: None, n_rows=rows)
+    parsed = _run(path, options or ParseOptions(), check_batch, n_rows=rows)
     parsed.meta.pop("relabel")
     return parsed
 
