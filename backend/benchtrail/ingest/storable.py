@@ -8,14 +8,24 @@ with a NUL byte and one longer than its column, each accepted and then failing i
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import polars as pl
 
+from benchtrail.models import Cell, Load, Scenario, Variant
+
 from .model import ParsedFile, ParseError
 
-# Each name's column width (benchtrail.models.result: scenarios.name, loads.key and .label, variants.name, cells.process,
-# cells.mode, cells.score_unit).
-WIDTH = {"scenario": 500, "load": 100, "variant": 100, "process": 32, "mode": 64, "unit": 64, "parameter": None}
+
+def _width(table: Any, column: str) -> int:
+    return int(table.__table__.c[column].type.length)
+
+
+# Each name's column width, as the tables declare it (a parameter goes into JSON: no width).
+WIDTH: dict[str, int | None] = {
+    "scenario": _width(Scenario, "name"), "load": min(_width(Load, "key"), _width(Load, "label")),
+    "variant": _width(Variant, "name"), "process": _width(Cell, "process"), "mode": _width(Cell, "mode"),
+    "unit": _width(Cell, "score_unit"), "parameter": None}
 
 
 def check_names(parsed: ParsedFile) -> None:
