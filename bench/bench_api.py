@@ -40,7 +40,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from infra.localstack import (VENV_BIN, Postgres, Process, Redis, celery_command, celery_worker, free_port,  # noqa: E402
+from infra.localstack import (VENV_BIN, Postgres, Process, Redis, beat_command, celery_worker, free_port,  # noqa: E402
                               migrate, wait_until)
 from sizes import API_ENV, announce, size  # noqa: E402
 from tests.support.jtl import write_jtl  # noqa: E402
@@ -214,9 +214,7 @@ def main() -> int:
         token = subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "create-token", "--role", "admin",
                                 "--name", "bench"], env=env, check=True, capture_output=True,
                                text=True).stdout.strip().splitlines()[-1]
-        beat = Process("beat", celery_command(VENV_BIN, "beat", "-s", str(workdir / "beat-schedule"), "--loglevel", "INFO",
-                                              app="benchtrail_worker.beat"),
-                       env, logs)
+        beat = Process("beat", beat_command(VENV_BIN, workdir / "beat-schedule"), env, logs)
         procs.append(beat)
         workers = [celery_worker(f"w{i}", env, logs, concurrency=1) for i in range(WORKERS)]
         procs += workers

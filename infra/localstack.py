@@ -212,6 +212,14 @@ def celery_command(bin_dir: Path, *args: str, app: str = "benchtrail_worker.app"
     return [str(bin_dir / "benchtrail-supervise"), str(bin_dir / "celery"), "-A", app, "--quiet", *args]
 
 
+def beat_command(bin_dir: Path, schedule: Path, *, supervised: bool = True) -> list[str]:
+    """Beat, on the worker's configuration without its tasks (`benchtrail_worker.beat`), keeping its schedule's state
+    in `schedule`; `supervised=False`: the bare Celery process (tests that stop and start it themselves)."""
+    args = ["beat", "-s", str(schedule), "--loglevel", "INFO"]
+    command = celery_command(bin_dir, *args, app="benchtrail_worker.beat")
+    return command if supervised else command[1:]
+
+
 def worker_args(name: str, queues: str, concurrency: int) -> list[str]:
     return ["worker", "-Q", queues, "-c", str(concurrency), "-n", f"{name}@%h", "--loglevel", "INFO"]
 

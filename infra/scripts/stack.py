@@ -256,8 +256,7 @@ class Stack:
         celery = localstack.celery_command
         self._spawn("api", [str(BIN / "benchtrail-api"), "--host", "127.0.0.1", "--port", str(self.api_port)], env)
         self._spawn("worker", celery(BIN, *localstack.worker_args("worker", "ingest,analysis,default", 2)), env)
-        self._spawn("beat", celery(BIN, "beat", "-s", str(self.run_dir / "beat-schedule"), "--loglevel", "INFO",
-                                   app="benchtrail_worker.beat"), env)
+        self._spawn("beat", localstack.beat_command(BIN, self.run_dir / "beat-schedule"), env)
         # The runner is its own install (worker/runner; it supervises itself); here it shares the venv. On another
         # host: README "Runner on another host".
         # As root the runner (and so the load tool it starts) runs at the demo services' priority

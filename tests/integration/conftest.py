@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.localstack import REPO, VENV_BIN, Process, celery_worker, free_port, wait_until
+from infra.localstack import REPO, VENV_BIN, Process, beat_command, celery_worker, free_port, wait_until
 from tests.support.env import SHARED_RUNNER, SHARED_RUNNER_IDLE_POOL, TOOLS
 from tests.support.env import stack_env as _env
 from tests.support.webhooks import Receiver
@@ -97,9 +97,8 @@ def beat(infra, worker, logdir, tmp_path_factory, request) -> Iterator[Process]:
     2 s and schedules cover the whole database, so beside the other tests of this process they would race
     their own sweeps and checks."""
     schedule = tmp_path_factory.mktemp("beat") / "schedule"
-    proc = Process(f"beat-{request.node.originalname}",
-                   [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.beat", "--quiet", "beat", "-s", str(schedule),
-                    "--loglevel", "INFO"], _env(infra), logdir)
+    proc = Process(f"beat-{request.node.originalname}", beat_command(VENV_BIN, schedule, supervised=False),
+                   _env(infra), logdir)
     yield proc
     proc.stop()
 

@@ -26,7 +26,7 @@ import httpx
 import psycopg
 import pytest
 
-from infra.localstack import REPO, VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until
+from infra.localstack import REPO, VENV_BIN, Postgres, Process, Redis, beat_command, celery_worker, free_port, migrate, wait_until
 from tests.support.jtl import independent_cells, write_jtl
 
 RECOVERY_LIMIT_S = 60
@@ -56,8 +56,7 @@ def _stack(logdir: Path, *, beat: bool = True, workers: int = 2, settings: dict[
         procs.append(Process("recovery-api", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory",
                                               "--host", "127.0.0.1", "--port", str(port)], env, logdir))
         if beat:
-            procs.append(Process("recovery-beat", [str(VENV_BIN / "celery"), "-A", "benchtrail_worker.beat", "--quiet",
-                                                   "beat", "-s", str(data / "beat-schedule"), "--loglevel", "INFO"],
+            procs.append(Process("recovery-beat", beat_command(VENV_BIN, data / "beat-schedule", supervised=False),
                                  env, logdir))
         started = [celery_worker(f"recovery-w{i}", env, logdir, concurrency=1) for i in range(1, workers + 1)]
         procs.extend(started)
