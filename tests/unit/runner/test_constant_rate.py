@@ -1,19 +1,24 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import threading
+import time
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from benchtrail.plans.model import load_plan, steps
-from benchtrail_runner.tools import run_step
+from benchtrail_runner.tools import _k6_script, run_step
 
 from tests.support.runner import Target, ingest_checks, require_tool
 
 RATE = 1000.0
 DURATION_S = 5.0
+STALL_S = 0.15   # the target stops answering this long mid-run: 150 requests in flight at once
 
 
 def _epoch(text: str) -> float:
@@ -22,8 +27,22 @@ def _epoch(text: str) -> float:
     return datetime.fromisoformat(f"{date}.{frac[:6]}+00:00").timestamp()
 
 
+def _stall(pid: int, after_s: float) -> threading.Thread:
+    def stop_and_continue() -> None:
+        time.sleep(after_s)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(STALL_S)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+    thread = threading.Thread(target=stop_and_continue, daemon=True)
+    thread.start()
+    return thread
+
+
 @pytest.mark.timing
-def test_constant_rate_1000_qps_within_one_percent(target: Target, tmp_path: Path) -> None:
+def test_constant_rate_1000_qps_within_one_percent_through_a_stall(target: Target, tmp_path: Path) -> None:
+    """An open model keeps its arrivals while the target stalls: none dropped, none late."""
     require_tool("k6")
     plan = load_plan(f"""
 version: 1
@@ -33,7 +52,9 @@ variants: [{{name: a, target: "{target.url}"}}]
 scenarios: [{{name: ok, path: /ok}}]
 loads: [{{rate: {RATE:g}, duration_s: {DURATION_S:g}}}]
 """)
+    stall = _stall(target.proc.pid, after_s=3.0)   # k6 starts its VUs first, then 5 s of load
     run = run_step(plan, steps(plan)[0], tmp_path)
+    stall.join()
     ends, durations = [], []
     with open(run.outputs[0].path) as f:
         for line in f:
@@ -45,11 +66,32 @@ loads: [{{rate: {RATE:g}, duration_s: {DURATION_S:g}}}]
     arrival = (len(starts) - 1) / (starts[-1] - starts[0])
     per_duration = len(starts) / DURATION_S
     print(f"constant-rate: {len(starts)} requests, arrival rate {arrival:.2f} req/s, "
-          f"count/duration {per_duration:.2f} req/s (target {RATE:g})")
+          f"count/duration {per_duration:.2f} req/s (target {RATE:g}), slowest {max(durations) * 1000:.0f} ms")
+    assert max(durations) >= STALL_S * 0.9, "the stall fell outside the load"
     assert abs(arrival - RATE) / RATE <= 0.01
     assert abs(per_duration - RATE) / RATE <= 0.01
     checks = ingest_checks(plan, run)
     assert checks["rate a"].ok, checks["rate a"].detail
+    assert "dropped a" not in checks, checks["dropped a"].detail
     # ingest reads k6 times to the millisecond: the same arrival rate within 0.1 %
     judged = float(re.search(r"achieved ([\d.]+) req/s", checks["rate a"].detail).group(1))
     assert judged == pytest.approx(arrival, rel=1e-3)
+
+
+def test_k6_holds_half_a_second_of_arrivals_and_never_exceeds_the_plans_max_vus() -> None:
+    plan = load_plan("""
+version: 1
+name: vus
+tool: constant-rate
+variants: [{name: a, target: "http://127.0.0.1:9"}]
+scenarios: [{name: ok, path: /ok}]
+loads: [{rate: 1000, duration_s: 5}, {rate: 1000, duration_s: 5, max_vus: 50}, {rate: 4, duration_s: 5}]
+repetitions: 1
+""")
+    found = []
+    for step in steps(plan):
+        script = _k6_script(plan.variant("a"), list(plan.scenarios), step.load)
+        options = json.loads(script.split("export const options = ", 1)[1].split(";\n", 1)[0])
+        found.append({(s["preAllocatedVUs"], s["maxVUs"]) for s in options["scenarios"].values()})
+    # 1000 req/s: 500 ready, up to 4x; the plan's bound wins; a slow rate still gets 10 (k6 maxVUs >= 100)
+    assert found == [{(500, 2000)}, {(50, 50)}, {(10, 100)}]
