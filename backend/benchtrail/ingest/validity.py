@@ -277,7 +277,8 @@ def file_checks(f: FileFacts, requested_rate: float | None, *, rate_tolerance: f
                        variant=f.variant, scenario=f.scenario, load=f.load))
     if f.dropped:
         out.append(Finding(f"dropped {f.who}", False,
-                           f"{f.dropped} arrivals not sent (too few virtual users; raise max_vus)",
+                           f"{f.dropped} arrivals not sent: no virtual user was free (each holds a request in flight; "
+                           "raise the load's preallocated_vus to ride out a stall of the target)",
                            variant=f.variant, scenario=f.scenario, load=f.load))
     return out
 

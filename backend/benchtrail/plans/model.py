@@ -123,11 +123,15 @@ def _rule_problems(plan: Plan) -> list[tuple[str, str]]:
             problems.append((f"{where}.loops", "only used by tool 'jmeter'"))
         if plan.tool != "hey" and load.requests is not None:
             problems.append((f"{where}.requests", "only used by tool 'hey'"))
-        if plan.tool != "constant-rate" and load.max_vus is not None:
-            problems.append((f"{where}.max_vus", "only used by tool 'constant-rate'"))
+        for name in ("max_vus", "preallocated_vus"):
+            if plan.tool != "constant-rate" and getattr(load, name) is not None:
+                problems.append((f"{where}.{name}", "only used by tool 'constant-rate'"))
+        if load.preallocated_vus is not None and load.max_vus is not None and load.preallocated_vus > load.max_vus:
+            problems.append((f"{where}.preallocated_vus", f"{load.preallocated_vus} is more than max_vus "
+                                                          f"({load.max_vus})"))
     if plan.generators > 1:
         for i, load in enumerate(plan.loads):
-            for name in ("threads", "concurrency", "requests", "max_vus"):
+            for name in ("threads", "concurrency", "requests", "max_vus", "preallocated_vus"):
                 value = getattr(load, name)
                 if value is not None and value < plan.generators:
                     problems.append((f"loads[{i}].{name}", f"{value} cannot be split over {plan.generators} "

@@ -6,6 +6,8 @@ import re
 import signal
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -18,13 +20,31 @@ from tests.support.runner import Target, ingest_checks, require_tool
 
 RATE = 1000.0
 DURATION_S = 5.0
-STALL_S = 0.15   # the target stops answering this long mid-run: 150 requests in flight at once
+STALL_S = 0.15        # the target stops answering this long mid-run: 150 requests in flight at once
+PREALLOCATED = 300    # virtual users for 0.3 s of arrivals (the default, 100, drops about 30 in that stall)
 
 
 def _epoch(text: str) -> float:
     # independent of the runner's parser: keep microseconds of the RFC 3339 nanosecond stamp
     date, frac = text.rstrip("Z").split(".")
     return datetime.fromisoformat(f"{date}.{frac[:6]}+00:00").timestamp()
+
+
+@contextmanager
+def _foreground(*pids: int) -> Iterator[None]:
+    """The target and this process (k6, its child, inherits it) ahead of the other test processes on the
+    shared cores, as root: a stall of theirs beyond the test's own would drop arrivals (it did, in CI)."""
+    if os.geteuid() != 0:
+        yield
+        return
+    before = {pid: os.getpriority(os.PRIO_PROCESS, pid) for pid in pids}
+    for pid in pids:
+        os.setpriority(os.PRIO_PROCESS, pid, -20)
+    try:
+        yield
+    finally:
+        for pid, nice in before.items():
+            os.setpriority(os.PRIO_PROCESS, pid, nice)
 
 
 def _stall(pid: int, after_s: float) -> threading.Thread:
@@ -50,11 +70,12 @@ name: constant rate
 tool: constant-rate
 variants: [{{name: a, target: "{target.url}"}}]
 scenarios: [{{name: ok, path: /ok}}]
-loads: [{{rate: {RATE:g}, duration_s: {DURATION_S:g}}}]
+loads: [{{rate: {RATE:g}, duration_s: {DURATION_S:g}, preallocated_vus: {PREALLOCATED}}}]
 """)
-    stall = _stall(target.proc.pid, after_s=3.0)   # k6 starts its VUs first, then 5 s of load
-    run = run_step(plan, steps(plan)[0], tmp_path)
-    stall.join()
+    with _foreground(target.proc.pid, os.getpid()):
+        stall = _stall(target.proc.pid, after_s=3.0)   # k6 starts its VUs first, then 5 s of load
+        run = run_step(plan, steps(plan)[0], tmp_path)
+        stall.join()
     ends, durations = [], []
     with open(run.outputs[0].path) as f:
         for line in f:
@@ -78,14 +99,20 @@ loads: [{{rate: {RATE:g}, duration_s: {DURATION_S:g}}}]
     assert judged == pytest.approx(arrival, rel=1e-3)
 
 
-def test_k6_holds_half_a_second_of_arrivals_and_never_exceeds_the_plans_max_vus() -> None:
+
+def test_k6_virtual_users_follow_the_plan() -> None:
     plan = load_plan("""
 version: 1
 name: vus
 tool: constant-rate
 variants: [{name: a, target: "http://127.0.0.1:9"}]
 scenarios: [{name: ok, path: /ok}]
-loads: [{rate: 1000, duration_s: 5}, {rate: 1000, duration_s: 5, max_vus: 50}, {rate: 4, duration_s: 5}]
+loads:
+  - {rate: 1000, duration_s: 5}
+  - {rate: 1000, duration_s: 5, max_vus: 50}
+  - {rate: 1000, duration_s: 5, preallocated_vus: 300}
+  - {rate: 1000, duration_s: 5, preallocated_vus: 300, max_vus: 300}
+  - {rate: 4, duration_s: 5}
 repetitions: 1
 """)
     found = []
@@ -93,5 +120,5 @@ repetitions: 1
         script = _k6_script(plan.variant("a"), list(plan.scenarios), step.load)
         options = json.loads(script.split("export const options = ", 1)[1].split(";\n", 1)[0])
         found.append({(s["preAllocatedVUs"], s["maxVUs"]) for s in options["scenarios"].values()})
-    # 1000 req/s: 500 ready, up to 4x; the plan's bound wins; a slow rate still gets 10 (k6 maxVUs >= 100)
-    assert found == [{(500, 2000)}, {(50, 50)}, {(10, 100)}]
+    # a tenth of a second of arrivals ready, up to 4 times that (at least 100); the plan's numbers win
+    assert found == [{(100, 400)}, {(50, 50)}, {(300, 1200)}, {(300, 300)}, {(10, 100)}]

@@ -32,11 +32,12 @@ def test_split_count_refuses_a_share_outside_the_generators() -> None:
 
 
 def test_rate_divided_exactly_counts_split_duration_and_loops_kept() -> None:
-    load = Load(threads=10, rate=1000.0, loops=7, duration_s=30, max_vus=9)
+    load = Load(threads=10, rate=1000.0, loops=7, duration_s=30, max_vus=9, preallocated_vus=7)
     parts = [share_load(load, i, 2) for i in range(2)]
     assert [p.rate for p in parts] == [500.0, 500.0]
     assert [p.threads for p in parts] == [5, 5]
     assert [p.max_vus for p in parts] == [5, 4]
+    assert [p.preallocated_vus for p in parts] == [4, 3]
     assert all(p.loops == 7 and p.duration_s == 30 for p in parts)
     thirds = [share_load(Load(rate=1000.0, duration_s=5), i, 3).rate for i in range(3)]
     assert sum(thirds) == pytest.approx(1000.0) and thirds[0] == pytest.approx(1000 / 3)

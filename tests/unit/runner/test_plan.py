@@ -89,6 +89,18 @@ def test_rules_name_the_field() -> None:
     assert problems(criteria) == [("criteria[0].variant", "no variant named 'nope'")]
 
 
+def test_virtual_users_are_constant_rate_fields_and_none_ready_beyond_the_bound() -> None:
+    rate = {**BASE, "tool": "constant-rate", "loads": [{"rate": 1000, "duration_s": 5, "max_vus": 200}]}
+    assert load_plan(json.dumps({**rate, "loads": [{**rate["loads"][0], "preallocated_vus": 200}]})) \
+        .loads[0].preallocated_vus == 200
+    assert problems({**rate, "loads": [{**rate["loads"][0], "preallocated_vus": 201}]}) == \
+        [("loads[0].preallocated_vus", "201 is more than max_vus (200)")]
+    jmeter = {**BASE, "loads": [{"threads": 10, "duration_s": 30, "preallocated_vus": 5}]}
+    assert problems(jmeter) == [("loads[0].preallocated_vus", "only used by tool 'constant-rate'")]
+    assert problems({**rate, "loads": [{"rate": 1000, "duration_s": 5, "preallocated_vus": 0}]})[0][0] == \
+        "loads[0].preallocated_vus"
+
+
 def test_yaml_syntax_error_has_a_line() -> None:
     with pytest.raises(PlanError) as info:
         load_plan("version: 1\nname: [unclosed\n")

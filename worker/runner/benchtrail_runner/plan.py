@@ -168,6 +168,7 @@ class Load(_Model):
     loops: int | None = None
     duration_s: float | None = None
     max_vus: int | None = None
+    preallocated_vus: int | None = None
 
     @property
     def spec(self) -> LoadSpec:
@@ -265,7 +266,7 @@ def share_load(load: Load, share: int, generators: int) -> Load:
     (1000 req/s over 3: 333.33… each); the duration and JMeter's loops (per thread) stay."""
     if generators == 1:
         return load
-    counts = {k: split_count(v, share, generators) for k in ("threads", "concurrency", "requests", "max_vus")
+    counts = {k: split_count(v, share, generators) for k in ("threads", "concurrency", "requests", "max_vus", "preallocated_vus")
               if (v := getattr(load, k)) is not None}
     rate = {"rate": load.rate / generators} if load.rate is not None else {}
     return load.model_copy(update={**counts, **rate})

@@ -244,20 +244,20 @@ def _hey_check(p: _Planned, fin: Finished) -> OutputSummary:
 
 # ------------------------------------------------------------------------------- k6 (constant rate)
 
-# Seconds of arrivals k6 holds VUs ready for. Measured at 1000 req/s with the target stopped for
-# 300 ms: 100 VUs (0.1 s) dropped 118 arrivals, 500 dropped none; an idle VU costs about 0.18 MB.
-PREALLOCATED_S = 0.5
+# Seconds of arrivals k6 starts with virtual users for, unless the plan says `preallocated_vus`. A VU
+# is busy while its request is in flight, so a stall of the target longer than this makes k6 drop
+# arrivals; more VUs make k6's first arrivals late instead (it catches up at once). Measured at
+# 1000 req/s on 2 cores: 100 VUs dropped 118 arrivals when the target stopped for 300 ms, 500 dropped
+# none; the first arrivals' delay was 1-2 ms with 100, 12 ms with 500 (30-60 ms with 4 busy loops beside).
+PREALLOCATED_S = 0.1
 
 
 def _k6_script(variant: Variant, scenarios: list[Scenario], load: Load) -> str:
     rate = float(load.rate or 0)
     # constant-arrival-rate takes an integer rate per timeUnit; a fractional rate is scaled.
     rate_int, unit = (int(rate), "1s") if rate.is_integer() else (round(rate * 1000), "1000s")
-    # An open model keeps sending while the target stalls, one VU per request in flight; k6 drops
-    # the arrivals it has no VU for and only then starts more. Pre-allocate PREALLOCATED_S of
-    # arrivals, never more than the plan's max_vus.
-    pre = max(10, math.ceil(rate * PREALLOCATED_S))
-    if load.max_vus:
+    pre = load.preallocated_vus or max(10, math.ceil(rate * PREALLOCATED_S))
+    if load.max_vus:   # the plan's bound holds (the plan check refuses preallocated_vus above it)
         pre, max_vus = min(pre, load.max_vus), load.max_vus
     else:
         max_vus = max(pre * 4, 100)
