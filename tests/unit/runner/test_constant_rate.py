@@ -62,7 +62,7 @@ def _stall(pid: int, after_s: float) -> threading.Thread:
 
 @pytest.mark.timing
 def test_constant_rate_1000_qps_within_one_percent_through_a_stall(target: Target, tmp_path: Path) -> None:
-    """An open model keeps its arrivals while the target stalls: none dropped, none late."""
+    """An open model keeps its arrivals while the target stalls: none dropped, the rate held."""
     require_tool("k6")
     plan = load_plan(f"""
 version: 1
@@ -97,7 +97,6 @@ loads: [{{rate: {RATE:g}, duration_s: {DURATION_S:g}, preallocated_vus: {PREALLO
     # ingest reads k6 times to the millisecond: the same arrival rate within 0.1 %
     judged = float(re.search(r"achieved ([\d.]+) req/s", checks["rate a"].detail).group(1))
     assert judged == pytest.approx(arrival, rel=1e-3)
-
 
 
 def test_k6_virtual_users_follow_the_plan() -> None:
