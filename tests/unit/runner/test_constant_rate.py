@@ -5,7 +5,6 @@ import os
 import re
 import signal
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -14,13 +13,15 @@ from pathlib import Path
 import pytest
 
 from benchtrail.plans.model import load_plan, steps
-from benchtrail_runner.tools import _k6_script, run_step
+from benchtrail_runner.tools import _k6_script, _NdjsonTail, run_step
 
+from infra.localstack import wait_until
 from tests.support.runner import Target, ingest_checks, require_tool
 
 RATE = 1000.0
 DURATION_S = 5.0
-STALL_S = 0.15        # the target stops answering this long mid-run: 150 requests in flight at once
+STALL_REQUESTS = 150  # the target stops answering mid-run until this many requests wait on it
+STALL_S = STALL_REQUESTS / RATE   # the longest wait of them, about
 PREALLOCATED = 300    # virtual users for 0.3 s of arrivals (the default, 100, drops about 30 in that stall)
 
 
@@ -47,17 +48,44 @@ def _foreground(*pids: int) -> Iterator[None]:
             os.setpriority(os.PRIO_PROCESS, pid, nice)
 
 
-def _stall(pid: int, after_s: float) -> threading.Thread:
+def _waiting_requests(port: int) -> int:
+    """Connections to the local `port` with bytes the server has not read: one request each (HTTP/1.1, no
+    pipelining), read from the kernel's table (the rx_queue of the server's end)."""
+    waiting = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local_port, rx_queue = int(fields[1].split(":")[1], 16), int(fields[4].split(":")[1], 16)
+        waiting += local_port == port and rx_queue > 0
+    return waiting
+
+
+def _stall(target: Target, workdir: Path) -> tuple[threading.Thread, list[BaseException]]:
+    """Once k6 has answered 2,000 requests, stops the target until STALL_REQUESTS wait on it, then lets it go."""
+    errors: list[BaseException] = []
+
+    def load_under_way(tail: list[_NdjsonTail]) -> bool:
+        if not tail:
+            tail += [_NdjsonTail(path) for path in workdir.glob("*.k6.ndjson")]
+        for t in tail:
+            t.poll()
+        return bool(tail) and tail[0].requests >= 2000
+
     def stop_and_continue() -> None:
-        time.sleep(after_s)
-        os.kill(pid, signal.SIGSTOP)
         try:
-            time.sleep(STALL_S)
-        finally:
-            os.kill(pid, signal.SIGCONT)
+            tail: list[_NdjsonTail] = []
+            wait_until(lambda: load_under_way(tail), 60, "k6's first 2,000 requests", interval=0.01)
+            os.kill(target.proc.pid, signal.SIGSTOP)
+            try:
+                wait_until(lambda: _waiting_requests(target.port) >= STALL_REQUESTS, 10,
+                           f"{STALL_REQUESTS} requests waiting on the stopped target", interval=0.002)
+            finally:
+                os.kill(target.proc.pid, signal.SIGCONT)
+        except BaseException as exc:  # noqa: BLE001 - the test raises it after the run
+            errors.append(exc)
+
     thread = threading.Thread(target=stop_and_continue, daemon=True)
     thread.start()
-    return thread
+    return thread, errors
 
 
 @pytest.mark.timing
@@ -73,9 +101,10 @@ scenarios: [{{name: ok, path: /ok}}]
 loads: [{{rate: {RATE:g}, duration_s: {DURATION_S:g}, preallocated_vus: {PREALLOCATED}}}]
 """)
     with _foreground(target.proc.pid, os.getpid()):
-        stall = _stall(target.proc.pid, after_s=3.0)   # k6 starts its VUs first, then 5 s of load
+        stall, stall_errors = _stall(target, tmp_path)
         run = run_step(plan, steps(plan)[0], tmp_path)
         stall.join()
+    assert not stall_errors, stall_errors
     ends, durations = [], []
     with open(run.outputs[0].path) as f:
         for line in f:
