@@ -24,6 +24,7 @@ from scipy import stats as sps
 
 from infra.localstack import REPO, wait_until
 from tests.support.api import post_plan, start, wait_status
+from tests.support.runner import renice
 
 pytestmark = pytest.mark.slow
 
@@ -105,11 +106,7 @@ def check_demo_claim(overheads: Overheads) -> dict[str, dict]:
 def _renice_tree(pid: int, nice: int) -> None:
     """The runner at the demo services' priority, as `make up` starts it (infra/scripts/stack.py)."""
     proc = psutil.Process(pid)
-    for p in [proc, *proc.children(recursive=True)]:
-        try:
-            p.nice(nice)
-        except psutil.Error:
-            pass
+    renice([proc.pid, *(child.pid for child in proc.children(recursive=True))], nice)
 
 
 @pytest.mark.timing

@@ -16,7 +16,7 @@ from benchtrail.plans.model import load_plan, steps
 from benchtrail_runner.tools import _k6_script, _NdjsonTail, run_step
 
 from infra.localstack import wait_until
-from tests.support.runner import Target, ingest_checks, require_tool
+from tests.support.runner import Target, ingest_checks, renice, require_tool
 
 RATE = 1000.0
 DURATION_S = 5.0
@@ -35,17 +35,12 @@ def _epoch(text: str) -> float:
 def _foreground(*pids: int) -> Iterator[None]:
     """The target and this process (k6, its child, inherits it) ahead of the other test processes on the
     shared cores, as root: a stall of theirs beyond the test's own would drop arrivals (it did, in CI)."""
-    if os.geteuid() != 0:
-        yield
-        return
-    before = {pid: os.getpriority(os.PRIO_PROCESS, pid) for pid in pids}
-    for pid in pids:
-        os.setpriority(os.PRIO_PROCESS, pid, -20)
+    before = renice(pids, -20) if os.geteuid() == 0 else {}
     try:
         yield
     finally:
         for pid, nice in before.items():
-            os.setpriority(os.PRIO_PROCESS, pid, nice)
+            renice([pid], nice)
 
 
 def _waiting_requests(port: int) -> int:
