@@ -12,7 +12,8 @@
 #   start-java.sh                    sink, baseline and agent (the agent with $DEMO_AGENT_VERSION,
 #                                    default: the newest in infra/demo/agent-versions.txt)
 #   start-java.sh agent <version>    (re)start only the agent service, with that agent version
-# Every started service is warmed up first ($DEMO_WARMUP_S, below).
+#   start-java.sh warm               warm up the running baseline and agent services ($DEMO_WARMUP_S)
+# Every started service is warmed up first ($DEMO_WARMUP_S, below; 0 starts them cold, to warm later).
 #
 # PIDs and logs go to $DEMO_RUN_DIR (default $BENCHTRAIL_TOOLS_DIR/run/). Stop with infra/demo/stop-java.sh.
 set -euo pipefail
@@ -104,6 +105,11 @@ wait_for() {   # url: a JVM with the agent takes over 30 s to start on 2 busy co
     done
     curl -fsS "$1" >/dev/null || { echo "$1 did not answer; see $RUN" >&2; exit 1; }
 }
+
+if [ "${1:-}" = warm ]; then
+    warm "$BASELINE_PORT" "$AGENT_PORT"
+    exit 0
+fi
 
 if [ "${1:-}" = agent ]; then
     [ -n "${2:-}" ] || { echo "usage: start-java.sh agent <version>" >&2; exit 2; }

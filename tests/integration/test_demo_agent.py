@@ -111,12 +111,12 @@ def _renice_tree(pid: int, nice: int) -> None:
 
 @pytest.mark.timing
 @pytest.mark.timeout(900)   # 80 measured 2 s steps, warm-ups and two JVMs started on 2 shared cores
-def test_the_demo_plan_measures_the_agent(client, make_project, start_runner, worker, java_demo, java_demo_sink):
+def test_the_demo_plan_measures_the_agent(client, make_project, start_runner, worker, warm_java_demo, java_demo_sink):
     slug, token = make_project(role="admin")
     runner = start_runner("demo", "runner-demo")
     if os.geteuid() == 0:
         _renice_tree(runner.proc.pid, int(os.environ.get("DEMO_NICE", "-20")))
-    baseline, agent = java_demo
+    baseline, agent = warm_java_demo
     plan = yaml.safe_load((REPO / "examples/plans/demo-easeagent-quick.yaml").read_text())
     assert plan["order"] == "interleaved" and plan["repetitions"] >= 5 and plan["scenario_steps"] == "separate"
     # More, shorter repetitions than the plan's 8 of 3 s: `make test` runs other test processes on the same two
