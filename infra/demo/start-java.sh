@@ -66,7 +66,7 @@ spawn() {   # name command...
     if alive "$name"; then
         echo "demo-$name already running (pid $(cat "$RUN/demo-$name.pid"))" >&2; return
     fi
-    setsid nice -n "$NICE" "$@" > "$RUN/demo-$name.log" 2>&1 < /dev/null &
+    setsid "$HERE/at-priority.sh" "$NICE" "$@" > "$RUN/demo-$name.log" 2>&1 < /dev/null &
     echo $! > "$RUN/demo-$name.pid"
 }
 

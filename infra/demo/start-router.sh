@@ -25,7 +25,7 @@ spawn() {   # variant port
     if [ -f "$RUN/demo-$name.pid" ] && kill -0 "$(cat "$RUN/demo-$name.pid")" 2>/dev/null; then
         echo "demo-$name already running (pid $(cat "$RUN/demo-$name.pid"))" >&2; return 0
     fi
-    setsid nice -n "$NICE" "$BIN" -addr "127.0.0.1:$port" -router "$1" >"$RUN/demo-$name.log" 2>&1 < /dev/null &
+    setsid "$HERE/at-priority.sh" "$NICE" "$BIN" -addr "127.0.0.1:$port" -router "$1" >"$RUN/demo-$name.log" 2>&1 < /dev/null &
     echo $! >"$RUN/demo-$name.pid"
     for _ in $(seq 1 100); do
         if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi

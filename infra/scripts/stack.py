@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import os
 import re
@@ -32,6 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / ".venv" / "bin"
 sys.path.insert(0, str(REPO))
 
+from benchtrail_runner.process import session_priority  # noqa: E402
 from infra import localstack  # noqa: E402  (needs the repository root on sys.path)
 
 
@@ -261,9 +263,8 @@ class Stack:
         # host: README "Runner on another host".
         # As root the runner (and so the load tool it starts) runs at the demo services' priority
         # (DEMO_NICE, infra/demo/start-java.sh), so other work on a shared machine does not decide its timings.
-        nice = ["nice", "-n", os.environ.get("DEMO_NICE", "-20")] if os.geteuid() == 0 else []
-        self._spawn("runner", [*nice, str(BIN / "benchtrail-runner"), "start", "--pools", "local", "--name", "local"],
-                    runner_env)
+        self._spawn("runner", [str(BIN / "benchtrail-runner"), "start", "--pools", "local", "--name", "local"],
+                    runner_env, nice=int(os.environ.get("DEMO_NICE", "-20")) if os.geteuid() == 0 else None)
         self._wait(lambda: self._health() == 200, 180, "the API health check")
 
     def load_recorded_demo(self, token: str) -> None:
@@ -297,13 +298,15 @@ class Stack:
         except (FileNotFoundError, ValueError, ProcessLookupError, PermissionError):
             return False
 
-    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None, nice: int | None = None) -> None:
+        """`argv` in a session of its own; at priority `nice`, its session too (session_priority), when given."""
         if self._alive(name):
             log(f"{name} already running")
             return
         out = (self.logs / f"{name}.log").open("ab")
         proc = subprocess.Popen(argv, env=env or self.env(), stdout=out, stderr=subprocess.STDOUT, cwd=REPO,
-                                start_new_session=True)
+                                start_new_session=True,
+                                preexec_fn=None if nice is None else functools.partial(session_priority, nice))
         self._pidfile(name).write_text(str(proc.pid))
         log(f"{name} started (pid {proc.pid}, log {self.logs / (name + '.log')})")
 

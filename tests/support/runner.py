@@ -52,7 +52,9 @@ def proc_cpu_s(pid: int) -> float:
 
 def renice(pids: Iterable[int], nice: int) -> dict[int, int]:
     """Sets the nice value of each process (lowering it takes root: the harness's priority for a timing test, never the
-    product's); returns the values they had. A process that is gone, or one this user may not change, is left."""
+    product's), and of its session's scheduling group when it leads a session of its own (where the kernel groups
+    sessions, nice alone orders only the processes of one session: benchtrail_runner.process.session_priority);
+    returns the nice values they had. A process that is gone, or one this user may not change, is left."""
     before = {}
     for pid in pids:
         try:
@@ -61,6 +63,11 @@ def renice(pids: Iterable[int], nice: int) -> dict[int, int]:
         except (ProcessLookupError, PermissionError):
             continue
         before[pid] = was
+        try:
+            if os.getsid(pid) == pid:
+                Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+        except OSError:   # gone, or no group scheduling in this kernel: the nice value alone
+            pass
     return before
 
 

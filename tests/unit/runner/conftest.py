@@ -17,8 +17,9 @@ from tests.support.runner import Target, require_tool, wait_http
 def target() -> Iterator[Target]:
     exe = require_tool("benchtrail-demo-target")
     port = free_port()
+    # In a session of its own: a test may raise its priority alone (tests.support.runner.renice).
     proc = subprocess.Popen([exe, "-addr", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_http(f"http://127.0.0.1:{port}/ok", 10)
         yield Target(proc, port)

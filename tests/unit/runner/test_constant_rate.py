@@ -33,8 +33,9 @@ def _epoch(text: str) -> float:
 
 @contextmanager
 def _foreground(*pids: int) -> Iterator[None]:
-    """The target and this process (k6, its child, inherits it) ahead of the other test processes on the
-    shared cores, as root: a stall of theirs beyond the test's own would drop arrivals (it did, in CI)."""
+    """The target and this process (k6, its child, inherits it, in a session of its own at the same priority) ahead
+    of the other test processes on the shared cores, as root: a stall of theirs beyond the test's own would drop
+    arrivals (it did, in CI)."""
     before = renice(pids, -20) if os.geteuid() == 0 else {}
     try:
         yield
