@@ -131,9 +131,9 @@ def _java_demo_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def java_demo(_java_demo_env: dict[str, str]) -> Iterator[tuple[str, str]]:
     """The Java demo service twice: baseline without an agent, agent with the OpenTelemetry agent
-    (exporting its spans to the demo's OTLP sink, at java_demo_sink). Warmed up for JAVA_DEMO_WARMUP_S, not start-java.sh's
-    20 s (about 40 CPU-seconds, both cores busy): enough for the tests that profile it or load it with JMeter
-    (JIT compilation was 46 CPU-ms per 1,000 requests of the agent's profile after 5 s, 142 with none); a test
+    (exporting its spans to the demo's OTLP sink, at java_demo_sink). Warmed up for JAVA_DEMO_WARMUP_S seconds, not
+    start-java.sh's 20 (about 40 CPU-seconds, both cores busy): enough for the tests that profile it or load it with
+    JMeter (JIT compilation was 46 CPU-ms per 1,000 requests of the agent's profile after 5 s, 142 with none); a test
     that measures its timings asks for `warm_java_demo`."""
     env = {**_java_demo_env, "DEMO_WARMUP_S": str(JAVA_DEMO_WARMUP_S)}
     subprocess.run([str(REPO / "infra/demo/start-java.sh")], env=env, check=True)
