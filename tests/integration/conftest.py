@@ -116,8 +116,9 @@ def go_target(logdir: Path) -> Iterator[str]:
 
 
 # Seconds of start-java.sh's warm-up (hey on both endpoints of both services) given to every session's `java_demo`;
-# `warm_java_demo` adds the rest of its default 20 s.
+# `warm_java_demo` adds the rest of start-java.sh's default.
 JAVA_DEMO_WARMUP_S = 5
+START_JAVA_WARMUP_S = 20   # DEMO_WARMUP_S's default in infra/demo/start-java.sh
 
 
 @pytest.fixture(scope="session")
@@ -131,10 +132,10 @@ def _java_demo_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def java_demo(_java_demo_env: dict[str, str]) -> Iterator[tuple[str, str]]:
     """The Java demo service twice: baseline without an agent, agent with the OpenTelemetry agent
-    (exporting its spans to the demo's OTLP sink, at java_demo_sink). Warmed up for JAVA_DEMO_WARMUP_S seconds, not
-    start-java.sh's 20 (about 40 CPU-seconds, both cores busy): enough for the tests that profile it or load it with
-    JMeter (JIT compilation was 46 CPU-ms per 1,000 requests of the agent's profile after 5 s, 142 with none); a test
-    that measures its timings asks for `warm_java_demo`."""
+    (exporting its spans to the demo's OTLP sink, at java_demo_sink). Warmed up for JAVA_DEMO_WARMUP_S seconds,
+    not START_JAVA_WARMUP_S (20: about 40 CPU-seconds, both cores busy): enough for the tests that profile it or
+    load it with JMeter (JIT compilation was 46 CPU-ms per 1,000 requests of the agent's profile after 5 s, 142 with
+    none); a test that measures its timings asks for `warm_java_demo`."""
     env = {**_java_demo_env, "DEMO_WARMUP_S": str(JAVA_DEMO_WARMUP_S)}
     subprocess.run([str(REPO / "infra/demo/start-java.sh")], env=env, check=True)
     yield f"http://127.0.0.1:{env['DEMO_BASELINE_PORT']}", f"http://127.0.0.1:{env['DEMO_AGENT_PORT']}"
@@ -143,9 +144,9 @@ def java_demo(_java_demo_env: dict[str, str]) -> Iterator[tuple[str, str]]:
 
 @pytest.fixture(scope="session")
 def warm_java_demo(java_demo: tuple[str, str], _java_demo_env: dict[str, str]) -> tuple[str, str]:
-    """`java_demo`, warmed up for 20 s in all, as `make up` and start-java.sh warm every service they start."""
+    """`java_demo`, warmed up as long in all as `make up` and start-java.sh warm every service they start."""
     subprocess.run([str(REPO / "infra/demo/start-java.sh"), "warm"],
-                   env={**_java_demo_env, "DEMO_WARMUP_S": str(20 - JAVA_DEMO_WARMUP_S)}, check=True)
+                   env={**_java_demo_env, "DEMO_WARMUP_S": str(START_JAVA_WARMUP_S - JAVA_DEMO_WARMUP_S)}, check=True)
     return java_demo
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from benchtrail_runner.process import group_priority
 from benchtrail_runner.tools import ToolNotInstalled, tool_path
 
 from infra.localstack import free_port
@@ -53,7 +54,7 @@ def proc_cpu_s(pid: int) -> float:
 def renice(pids: Iterable[int], nice: int) -> dict[int, int]:
     """Sets the nice value of each process (lowering it takes root: the harness's priority for a timing test, never the
     product's), and of its session's scheduling group when it leads a session of its own (where the kernel groups
-    sessions, nice alone orders only the processes of one session: benchtrail_runner.process.session_priority);
+    sessions, nice alone orders only the processes of one session: benchtrail_runner.process.group_priority);
     returns the nice values they had. A process that is gone, or one this user may not change, is left."""
     before = {}
     for pid in pids:
@@ -63,11 +64,7 @@ def renice(pids: Iterable[int], nice: int) -> dict[int, int]:
         except (ProcessLookupError, PermissionError):
             continue
         before[pid] = was
-        try:
-            if os.getsid(pid) == pid:
-                Path(f"/proc/{pid}/autogroup").write_text(str(nice))
-        except OSError:   # gone, or no group scheduling in this kernel: the nice value alone
-            pass
+        group_priority(pid, nice)
     return before
 
 

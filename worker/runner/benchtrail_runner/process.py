@@ -34,18 +34,25 @@ def session_priority(nice: int | None = None) -> None:
     share of the cores whatever its processes' nice values, so a tool started in a session of its own would lose the
     runner's priority. Measured on one core: a nice -20 busy loop in its own session got 48.5 % against a nice 0 one in
     another, 92.8 % once its session's group was at -20 too (/proc/<pid>/autogroup). Without group scheduling, or
-    without the right to raise a priority, the nice value alone stays. The shell's counterpart: infra/demo/at-priority.sh."""
+    without the right to raise a priority, the nice value alone stays. The shell's counterpart:
+    infra/demo/at-priority.sh."""
     if nice is not None:
         os.setpriority(os.PRIO_PROCESS, 0, nice)
-    if os.getsid(0) != os.getpid():   # not a session's leader: the group is the caller's too
-        return
-    wanted = str(os.getpriority(os.PRIO_PROCESS, 0))
+    group_priority(os.getpid(), os.getpriority(os.PRIO_PROCESS, 0))
+
+
+def group_priority(pid: int, nice: int) -> None:
+    """Gives the scheduling group of the session `pid` leads the priority `nice` (`session_priority`). Nothing when
+    `pid` leads no session (its group is its caller's too), is gone, or the kernel has no such groups or refuses."""
     try:
-        with open("/proc/self/autogroup") as group:   # "/autogroup-123 nice 0"
-            if group.read().split()[-1] == wanted:
+        if os.getsid(pid) != pid:
+            return
+        path = f"/proc/{pid}/autogroup"
+        with open(path) as group:   # "/autogroup-123 nice 0"
+            if group.read().split()[-1] == str(nice):
                 return
-        with open("/proc/self/autogroup", "w") as group:
-            group.write(wanted)
+        with open(path, "w") as group:
+            group.write(str(nice))
     except (OSError, IndexError):
         pass
 
