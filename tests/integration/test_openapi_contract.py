@@ -128,12 +128,37 @@ def seeded(contract_api: str, admin_token: str, tmp_path_factory: pytest.TempPat
     return {"url": contract_api, "auth": auth}
 
 
-@schema.parametrize()
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                 HealthCheck.function_scoped_fixture])
-def test_api_answers_as_documented(case, seeded):  # type: ignore[no-untyped-def]
+def _operation_test(operation: Any, check: Any) -> Any:
+    """The Hypothesis test of one operation, as schemathesis's pytest plugin builds it (`schema.parametrize()`): its
+    examples, coverage and fuzzing phases. Built when the test runs, not when it is collected: the coverage phase
+    computes its cases as it builds the test (4 CPU-seconds for the document), which every test process would do
+    at collection, though only the process that runs these tests needs them."""
+    from schemathesis.generation.feedback import FeedbackSources
+    from schemathesis.pytest._test_builder import build_operation_test
+    from schemathesis.python._constants.orchestrator import make_constants_value_source
+
+    return build_operation_test(config=schema.config, operation=operation, test_func=check, given_kwargs={},
+                                feedback=FeedbackSources(constants_value_source=make_constants_value_source(schema)))
+
+
+OPERATIONS = {result.ok().label: result.ok() for result in schema.get_all_operations()}
+
+
+@pytest.mark.parametrize("label", list(OPERATIONS))
+def test_api_answers_as_documented(label: str, seeded: dict[str, Any]) -> None:
+    from schemathesis.core.failures import FailureGroup, as_reported_failure
+
+    operation = OPERATIONS[label]
     checks = CHECKS
-    if (case.method.upper(), case.path) in OPAQUE_BODIES:
+    if (operation.method.upper(), operation.path) in OPAQUE_BODIES:
         checks = [c for c in CHECKS if c is not positive_data_acceptance]
-    case.call_and_validate(base_url=seeded["url"], headers=seeded["auth"], checks=checks)
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    def check(case):  # type: ignore[no-untyped-def]
+        case.call_and_validate(base_url=seeded["url"], headers=seeded["auth"], checks=checks)
+
+    try:
+        _operation_test(operation, check)()
+    except FailureGroup as exc:   # each failure with its case and the curl command that repeats it, as the plugin does
+        raise as_reported_failure(exc) from None
