@@ -13,6 +13,7 @@ Two PostgreSQL modes, chosen by the caller and never mixed up:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -193,17 +194,33 @@ class Process:
         return self.proc.poll() is None
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> None:
+        self.signal(sig)
+        self.wait_stopped(timeout)
+
+    def signal(self, sig: int = signal.SIGTERM) -> None:
+        """Sends `sig` to the process group, if the process still runs."""
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, sig)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
+
+    def wait_stopped(self, timeout: float = 15) -> None:
+        """Waits up to `timeout` seconds for the process to end, then kills its group."""
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(5)
         self._fh.close()
+
+
+def stop_all(processes: Iterable[Process], timeout: float = 15) -> None:
+    """Stops `processes` together: each is asked to stop, then each is waited for, so that their shutdowns (a Celery
+    worker's takes about a second) overlap instead of adding up."""
+    processes = list(processes)
+    for proc in processes:
+        proc.signal()
+    for proc in processes:
+        proc.wait_stopped(timeout)
 
 
 def celery_command(bin_dir: Path, *args: str, app: str = "benchtrail_worker.app") -> list[str]:

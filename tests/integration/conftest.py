@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.localstack import REPO, VENV_BIN, Process, beat_command, celery_worker, free_port, wait_until
+from infra.localstack import REPO, VENV_BIN, Process, beat_command, celery_worker, free_port, stop_all, wait_until
 from tests.support.env import SHARED_RUNNER, SHARED_RUNNER_IDLE_POOL, TOOLS
 from tests.support.env import stack_env as _env
 from tests.support.webhooks import Receiver
@@ -52,8 +52,7 @@ def start_runner(infra, live_api, runner_token, logdir) -> Iterator[Callable[...
         return proc
 
     yield start
-    for proc in started:
-        proc.stop()
+    stop_all(started)
 
 
 @pytest.fixture(scope="session")
