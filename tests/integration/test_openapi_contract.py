@@ -26,6 +26,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
+from schemathesis.core.failures import FailureGroup, as_reported_failure
+from schemathesis.generation.feedback import FeedbackSources
+from schemathesis.pytest._test_builder import build_operation_test
+from schemathesis.python._constants.orchestrator import make_constants_value_source
 from schemathesis.specs.openapi.checks import (content_type_conformance, positive_data_acceptance,
                                                response_schema_conformance, status_code_conformance)
 
@@ -133,10 +137,6 @@ def _operation_test(operation: Any, check: Any) -> Any:
     examples, coverage and fuzzing phases. Built when the test runs, not when it is collected: the coverage phase
     computes its cases as it builds the test (4 CPU-seconds for the document), which every test process would do
     at collection, though only the process that runs these tests needs them."""
-    from schemathesis.generation.feedback import FeedbackSources
-    from schemathesis.pytest._test_builder import build_operation_test
-    from schemathesis.python._constants.orchestrator import make_constants_value_source
-
     return build_operation_test(config=schema.config, operation=operation, test_func=check, given_kwargs={},
                                 feedback=FeedbackSources(constants_value_source=make_constants_value_source(schema)))
 
@@ -146,8 +146,6 @@ OPERATIONS = {result.ok().label: result.ok() for result in schema.get_all_operat
 
 @pytest.mark.parametrize("label", list(OPERATIONS))
 def test_api_answers_as_documented(label: str, seeded: dict[str, Any]) -> None:
-    from schemathesis.core.failures import FailureGroup, as_reported_failure
-
     operation = OPERATIONS[label]
     checks = CHECKS
     if (operation.method.upper(), operation.path) in OPAQUE_BODIES:

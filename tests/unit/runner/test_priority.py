@@ -16,7 +16,6 @@ import pytest
 from benchtrail_runner.process import session_priority
 
 
-
 def _in_a_session_group() -> bool:
     """Whether this process is scheduled in its session's group: the file exists (the kernel has such groups) and
     names one. It reads empty where group scheduling is off or the process runs in a CPU cgroup of its own (as CI's
