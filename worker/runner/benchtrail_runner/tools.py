@@ -380,8 +380,10 @@ def run_step(
     tails: list[_NdjsonTail] = []
     if plan.tool == "jmeter":
         planned = _jmeter(plan, step, workdir, plan_dir or Path.cwd())
-        if load.loops is not None and load.threads:
-            expected_n = load.threads * load.loops * len(step_scenarios(plan, step)) * len(step.variants)
+        scenarios = step_scenarios(plan, step)
+        # A generated scenario is one sampler per loop; a user's JMX has as many as it has, unknown here.
+        if load.loops is not None and load.threads and all(s.jmx is None for s in scenarios):
+            expected_n = load.threads * load.loops * len(scenarios) * len(step.variants)
     elif plan.tool == "hey":
         # hey prints nothing until the end: with -n there is no honest percentage (None).
         planned = _hey(plan, step, workdir)
