@@ -360,6 +360,16 @@ def default_timeout_s(plan: Plan, load: Load) -> float:
     return 2 * expected + 60 if expected is not None else 3600.0
 
 
+def expected_samples(plan: Plan, step: Step) -> int | None:
+    """The samples a JMeter step by loops records, for its progress percentage; None where unknown."""
+    load = step.load
+    scenarios = step_scenarios(plan, step)
+    # A generated scenario is one sampler per loop; a user's JMX has as many as it has, unknown here.
+    if plan.tool != "jmeter" or load.loops is None or not load.threads or any(s.jmx is not None for s in scenarios):
+        return None
+    return load.threads * load.loops * len(scenarios) * len(step.variants)
+
+
 def run_step(
     plan: Plan,
     step: Step,
@@ -376,14 +386,10 @@ def run_step(
     workdir.mkdir(parents=True, exist_ok=True)
     load = step.load
     expected_s = load.expected_duration_s()
-    expected_n: int | None = None
+    expected_n = expected_samples(plan, step)
     tails: list[_NdjsonTail] = []
     if plan.tool == "jmeter":
         planned = _jmeter(plan, step, workdir, plan_dir or Path.cwd())
-        scenarios = step_scenarios(plan, step)
-        # A generated scenario is one sampler per loop; a user's JMX has as many as it has, unknown here.
-        if load.loops is not None and load.threads and all(s.jmx is None for s in scenarios):
-            expected_n = load.threads * load.loops * len(scenarios) * len(step.variants)
     elif plan.tool == "hey":
         # hey prints nothing until the end: with -n there is no honest percentage (None).
         planned = _hey(plan, step, workdir)
