@@ -363,9 +363,11 @@ def default_timeout_s(plan: Plan, load: Load) -> float:
 def expected_samples(plan: Plan, step: Step) -> int | None:
     """The samples a JMeter step by loops records, for its progress percentage; None where unknown."""
     load = step.load
+    if plan.tool != "jmeter" or load.loops is None or not load.threads:
+        return None
     scenarios = step_scenarios(plan, step)
     # A generated scenario is one sampler per loop; a user's JMX has as many as it has, unknown here.
-    if plan.tool != "jmeter" or load.loops is None or not load.threads or any(s.jmx is not None for s in scenarios):
+    if any(s.jmx is not None for s in scenarios):
         return None
     return load.threads * load.loops * len(scenarios) * len(step.variants)
 
