@@ -14,11 +14,13 @@ and deleted afterwards). Then, on a real PostgreSQL started for the run:
       polars reads interleaved with it, whichever was fastest; and the same upload without --wait until
       accepted, which with (b) and (c) is the least (e) can be, and `benchtrail --help`, the CLI's own
       start (both printed, not in the RESULT line).
+  (j) a Benchtrail JSON file of as many raw samples (parallel arrays, one entry per request) checked against its
+      schema and parsed (`benchtrail_json.parse`) against json.loads of the same file, interleaved, best of 3.
 Targets: ratio (b+c)/(a) <= 2.0, peak RSS <= 600 MB at 1M and <= 1024 MB at 20M, e2e_ratio
-(e)/(a) <= 6.0, (a) being the fastest read of the file in the whole run. An upload is checked before it is
+(e)/(a) <= 6.0, (a) being the fastest read of the file in the whole run, json_ratio (j) <= 5.0. An upload is checked before it is
 accepted and parsed in full by a worker afterwards, so accepted + (b) + (c), about 4.5x a bare read (printed),
 is the floor of that design: the earlier e2e target of 3.0 lay below it. Last line:
-RESULT ingest_s=<x> polars_s=<y> ratio=<x/y> peak_rss_mb=<1M> rss_20m_mb=<20M> e2e_ratio=<e/y>
+RESULT ingest_s=<x> polars_s=<y> ratio=<x/y> peak_rss_mb=<1M> rss_20m_mb=<20M> e2e_ratio=<e/y> json_ratio=<j>
 BENCH_SMOKE=1 (bench/sizes.py): the same path on 5,000 and 10,000 rows, once each; its numbers mean nothing.
 """
 
@@ -53,6 +55,8 @@ DB_ROUNDS = size(3, smoke=1)     # (c)
 E2E_ROUNDS = size(2, smoke=1)    # (e), with and without --wait
 CLI_ROUNDS = size(3, smoke=1)    # benchtrail --help
 E2E_TARGET = 6.0
+JSON_ROUNDS = size(3, smoke=1)   # (j)
+JSON_TARGET = 5.0
 
 
 def _samples(rng: np.random.Generator, group_idx: np.ndarray, start_of: Callable[[], np.ndarray]) -> pl.DataFrame:
@@ -245,6 +249,8 @@ def _main() -> None:
               f"the least (e) can be; of it the CLI's start alone (benchtrail --help: Python, typer, httpx) "
               f"{cli_s:.3f} s = {cli_s / fastest:.2f}x", flush=True)
 
+        json_ratio = _json_ratio(Path(tmp) / "samples.json")
+
         long_path = Path(tmp) / "long.jtl"
         t0 = time.perf_counter()
         subprocess.run([sys.executable, __file__, "--generate-long", str(long_path)], check=True)
@@ -263,9 +269,43 @@ def _main() -> None:
           f"peak RSS <= 600 MB ({'ok' if peak_rss_mb <= 600 else 'MISSED'}), "
           f"RSS at 20M <= 1024 MB ({'ok' if rss_20m_mb <= 1024 else 'MISSED'}), "
           f"e2e_ratio <= {E2E_TARGET} ({'ok' if e2e_ratio <= E2E_TARGET else 'MISSED'}; the floor of the design, "
-          f"accepted + (b) + (c), is about 4.5)")
+          f"accepted + (b) + (c), is about 4.5), json_ratio <= {JSON_TARGET} "
+          f"({'ok' if json_ratio <= JSON_TARGET else 'MISSED'})")
     print(f"RESULT ingest_s={ingest_s:.3f} polars_s={polars_s:.3f} ratio={ratio:.2f} "
-          f"peak_rss_mb={peak_rss_mb:.0f} rss_20m_mb={rss_20m_mb:.0f} e2e_ratio={e2e_ratio:.2f}")
+          f"peak_rss_mb={peak_rss_mb:.0f} rss_20m_mb={rss_20m_mb:.0f} e2e_ratio={e2e_ratio:.2f} "
+          f"json_ratio={json_ratio:.2f}")
+
+
+def _json_ratio(path: Path) -> float:
+    """(j): a Benchtrail JSON file of N_ROWS raw samples, checked against the schema and parsed, against a bare
+    json.loads of it; interleaved rounds, the best of each."""
+    from benchtrail.ingest.parsers.benchtrail_json import parse
+
+    rng = np.random.default_rng(SEED)
+    doc = {"format": "benchtrail", "version": 1, "tool": "bench-ingest", "variants": [{"scenarios": [{
+        "name": LABELS[0], "loads": [{"load": {"kind": "threads", "value": 10}, "samples": {
+            "start_ms": (1_717_200_000_000 + np.sort(rng.integers(0, 3_600_000, N_ROWS))).tolist(),
+            "latency_ms": np.round(rng.lognormal(np.log(20.0), 0.5, N_ROWS), 3).tolist(),
+            "success": (rng.random(N_ROWS) > 0.005).tolist(),
+            "bytes": rng.integers(200, 2000, N_ROWS).tolist()}}]}]}]}
+    path.write_text(json.dumps(doc))
+    del doc
+    parse_s = loads_s = float("inf")
+    samples = 0
+    for _ in range(JSON_ROUNDS):
+        t0 = time.perf_counter()
+        parsed = parse(path)
+        parse_s = min(parse_s, time.perf_counter() - t0)
+        assert parsed.samples is not None
+        samples = parsed.samples.height
+        parsed = None
+        t0 = time.perf_counter()
+        json.loads(path.read_text(encoding="utf-8"))
+        loads_s = min(loads_s, time.perf_counter() - t0)
+    print(f"(j) Benchtrail JSON, {samples:,} samples, {path.stat().st_size / 1e6:.1f} MB: checked and parsed "
+          f"{parse_s:.3f} s, json.loads {loads_s:.3f} s: {parse_s / loads_s:.2f}x", flush=True)
+    path.unlink()
+    return parse_s / loads_s
 
 
 def _end_to_end(path: Path, tmp: Path) -> tuple[float, float, float, float]:

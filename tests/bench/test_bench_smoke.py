@@ -33,7 +33,7 @@ class Bench:
 
 # The RESULT keys of each `make bench-*` target, in the order it prints them (the README and the manual name them).
 BENCHES = {
-    "bench-ingest": Bench("ingest_s polars_s ratio peak_rss_mb rss_20m_mb e2e_ratio"),
+    "bench-ingest": Bench("ingest_s polars_s ratio peak_rss_mb rss_20m_mb e2e_ratio json_ratio"),
     "bench-detect": Bench("f1 cover full_10k_s incremental_ms false_alarms_per_1k recall_3sigma recall_2sigma ci_coverage "
                           "f1_heldout recall_two_steps false_alarms_ar_per_1k"),
     "bench-ab": Bench("aa_fpr power_8pct ci_coverage_latency"),
