@@ -70,14 +70,15 @@ def analyse_run(session: Session, run_id: int, *, force: bool = False) -> Outcom
     repository.set_order_keys(session, [(c.id, key) for c in cells])
     bounds = alerts.boundaries(session, project.id, sorted(trail_cells))
     stored = repository.analyses(session, sorted(trail_cells))
+    reviewers = [_TrailReview(session, run, trail_id, cell.score_unit, key, cfg, bounds, stored, force=force)
+                 for trail_id, cell in sorted(trail_cells.items())]
+    _read_rows(session, run, key, cfg.metrics, reviewers)
     findings: list[alerts.TrailFindings] = []
     states: list[dict[str, Any]] = []
-    full = 0
-    for trail_id, cell in sorted(trail_cells.items()):
-        reviewer = _TrailReview(session, run, trail_id, cell.score_unit, key, cfg, bounds, stored)
-        findings += reviewer.review_all(force=force)
+    for reviewer in reviewers:
+        findings += reviewer.review_all()
         states += reviewer.states
-        full += reviewer.full
+    full = sum(r.full for r in reviewers)
     repository.save_analyses(session, states)
     applied = alerts.apply_findings(session, project, run, findings, confirm_scheduled=cfg.confirm_scheduled)
     lifecycle.analysis_transition(run, AnalysisStatus.DONE)
@@ -129,68 +130,89 @@ def window_size(s: Settings) -> tuple[int, int]:
     return max(2 * s.window, 40), max(s.window // 2, 10)
 
 
+def _read_rows(session: Session, run: Run, key: bytes, metrics: list[str], reviewers: list[_TrailReview]) -> None:
+    """Every trail's rows, in a few statements for the whole run: the windows of the trails reviewed around the run
+    in one read, the trails analysed from scratch in another, and the overheads of every run they show in a third."""
+    whole = [r for r in reviewers if r.full]
+    rows = repository.trail_cells(session, [r.trail_id for r in whole], metrics) if whole else []
+    keyed = [(history.point(run_row, 0.0).key, (c, run_row)) for c, run_row in rows]
+    repository.set_order_keys(session, [(c.id, k) for k, (c, _) in keyed if c.order_key != k and c.run_id != run.id])
+    by_trail: dict[int, list[tuple[bytes, tuple[Cell, Any]]]] = {r.trail_id: [] for r in whole}
+    for k, (c, run_row) in keyed:
+        by_trail[c.trail_id].append((k, (c, run_row)))
+    for r in whole:
+        r.set_whole(by_trail[r.trail_id])
+    windowed = [r for r in reviewers if not r.full]
+    windows = repository.window_cells(session, {r.trail_id: r.context + 1 for r in windowed}, key, metrics)
+    for r in windowed:
+        r.set_window(*windows[r.trail_id])
+    overheads = repository.overheads_of_runs(session, [r.trail_id for r in reviewers],
+                                             sorted({row[0] for r in reviewers for _, row in r.rows}), metrics)
+    by_run: dict[int, dict[tuple[int, str], float]] = {r.trail_id: {} for r in reviewers}
+    for o in overheads:
+        by_run[o.trail_id][(o.run_id, o.metric)] = overhead_value(o.abs_diff, o.rel_diff)
+    for r in reviewers:
+        r.overheads = by_run[r.trail_id]
+
+
 class _TrailReview:
-    """One trail of the run: its window (or the whole trail), every metric and kind reviewed."""
+    """One trail of the run: its window (or the whole trail), every metric and kind reviewed. Its rows are read
+    with every other trail's of the run (`_read_rows`)."""
 
     def __init__(self, session: Session, run: Run, trail_id: int, unit: str | None, key: bytes,
-                 cfg: AnalysisSettings, bounds: alerts.Boundaries, stored: dict[Any, Any]) -> None:
+                 cfg: AnalysisSettings, bounds: alerts.Boundaries, stored: dict[Any, Any], *, force: bool) -> None:
         self.session, self.run, self.trail_id, self.unit, self.key = session, run, trail_id, unit, key
         self.cfg, self.bounds, self.stored = cfg, bounds, stored
-        self.full = False
         self.states: list[dict[str, Any]] = []
-
-    def review_all(self, *, force: bool) -> list[alerts.TrailFindings]:
-        settings = {(m, k): series_settings(self.cfg, m, k, self.unit) for m in self.cfg.metrics for k in KINDS}
-        state_keys = {mk: history.state_key(s, min_abs, self.bounds.accepted.get((self.trail_id, *mk), ()),
-                                            self.bounds.annotations) for mk, (s, min_abs) in settings.items()}
+        self.settings = {(m, k): series_settings(cfg, m, k, unit) for m in cfg.metrics for k in KINDS}
+        self.state_keys = {mk: history.state_key(s, min_abs, bounds.accepted.get((trail_id, *mk), ()),
+                                                 bounds.annotations) for mk, (s, min_abs) in self.settings.items()}
         # From scratch when the trail has no state yet, or what its change points depend on changed.
-        self.full = force or any((prev := self.stored.get((self.trail_id, *mk))) is None
-                                 or prev.settings_key != state_keys[mk] for mk in settings)
-        context, guard = max(window_size(s) for s, _ in settings.values())
-        rows, before, lo_key, hi_key = self._rows(context, guard)
-        run_ids = [r[0] for _, r in rows]
-        overheads = {(o.run_id, o.metric): overhead_value(o.abs_diff, o.rel_diff)
-                     for o in repository.overheads_of_runs(self.session, self.trail_id, run_ids, self.cfg.metrics)}
+        self.full = force or any((prev := stored.get((trail_id, *mk))) is None
+                                 or prev.settings_key != self.state_keys[mk] for mk in self.settings)
+        self.context, self.guard = max(window_size(s) for s, _ in self.settings.values())
+        # The rows to analyse in x-axis order, the point before them (if any), and the key range re-judged (None:
+        # unbounded on that side); and the overhead values of their runs.
+        self.rows: list[tuple[Cell, Any]] = []
+        self.before: history.Point | None = None
+        self.lo_key: bytes | None = None
+        self.hi_key: bytes | None = None
+        self.overheads: dict[tuple[int, str], float] = {}
+
+    def set_whole(self, keyed: list[tuple[bytes, tuple[Cell, Any]]]) -> None:
+        keyed.sort(key=lambda kr: kr[0])
+        self.rows = [cr for _, cr in keyed]
+
+    def set_window(self, lower: list[tuple[Cell, Any]], upper: list[tuple[Cell, Any]]) -> None:
+        context, guard = self.context, self.guard
+        more_before, more_after = len(lower) > context, len(upper) > context
+        self.rows = list(reversed(lower[:context])) + upper[:context]
+        self.before = history.point(lower[context][1], 0.0) if more_before else None
+        # From the run columns, not the cell: the analysed run's own cells were keyed by a bulk update.
+        self.lo_key = history.point(self.rows[guard][1], 0.0).key if more_before else None
+        self.hi_key = history.point(self.rows[-1 - guard][1], 0.0).key if more_after else None
+
+    def review_all(self) -> list[alerts.TrailFindings]:
+        lo_key, hi_key = self.lo_key, self.hi_key
 
         def in_region(k: bytes) -> bool:
             return (lo_key is None or k >= lo_key) and (hi_key is None or k <= hi_key)
 
         out = []
-        for (metric, kind), (s, min_abs) in settings.items():
+        for (metric, kind), (s, min_abs) in self.settings.items():
             points = []
-            for cell, run_row in rows:
-                value = value_of(cell, metric) if kind == "trail" else overheads.get((run_row[0], metric))
+            for cell, run_row in self.rows:
+                value = value_of(cell, metric) if kind == "trail" else self.overheads.get((run_row[0], metric))
                 if value is not None:
                     reps = tuple(cell.replicates or ()) if metric == "score" and kind == "trail" else ()
                     points.append(history.point(run_row, value, replicates=reps))
             if points:
-                out.append(self._review(metric, kind, s, min_abs, points, before, in_region, state_keys[(metric, kind)]))
+                out.append(self._review(metric, kind, s, min_abs, points, self.before, in_region,
+                                        self.state_keys[(metric, kind)]))
             else:  # nothing to follow (a metric the cells lack, the reference's overhead): state all the same
                 self.states.append(dict(trail_id=self.trail_id, metric=metric, kind=kind,
-                                        settings_key=state_keys[(metric, kind)], change_points=[]))
+                                        settings_key=self.state_keys[(metric, kind)], change_points=[]))
         return out
-
-    def _rows(self, context: int, guard: int) -> tuple[list[tuple[Cell, Any]], history.Point | None,
-                                                       bytes | None, bytes | None]:
-        """The rows to analyse in x-axis order, the point before them (if any), and the key range
-        re-judged (None: unbounded on that side)."""
-        metrics = self.cfg.metrics
-        if self.full:
-            rows = list(repository.trail_cells(self.session, [self.trail_id], metrics))
-            keyed = [(history.point(r, 0.0).key, (c, r)) for c, r in rows]
-            repository.set_order_keys(self.session, [(c.id, k) for k, (c, _) in keyed
-                                                     if c.order_key != k and c.run_id != self.run.id])
-            keyed.sort(key=lambda kr: kr[0])
-            return [cr for _, cr in keyed], None, None, None
-        lower, upper = repository.window_cells(self.session, self.trail_id, self.key, metrics,
-                                               before=context + 1, after=context + 1)
-        more_before, more_after = len(lower) > context, len(upper) > context
-        rows = list(reversed(lower[:context])) + upper[:context]
-        before = history.point(lower[context][1], 0.0) if more_before else None
-        # From the run columns, not the cell: the analysed run's own cells were keyed by a bulk update.
-        lo_key = history.point(rows[guard][1], 0.0).key if more_before else None
-        hi_key = history.point(rows[-1 - guard][1], 0.0).key if more_after else None
-        return rows, before, lo_key, hi_key
 
     def _review(self, metric: str, kind: str, s: Settings, min_abs: float, points: list[history.Point],
                 before: history.Point | None, in_region: Any, state_key: str) -> alerts.TrailFindings:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, delete, func, select, text, update
-from sqlalchemy.dialects.postgresql import distinct_on, insert
+from sqlalchemy import Integer, bindparam, delete, func, literal, select, text, true, union_all, update
+from sqlalchemy.dialects.postgresql import ARRAY, distinct_on, insert
 from sqlalchemy.orm import Session, aliased, load_only
 
 from benchtrail import revisions
@@ -187,10 +187,13 @@ _TRAIL_LOCK = 7401
 
 
 def lock_trails(session: Session, trail_ids: Sequence[int]) -> None:
-    """Serialise analyses per trail until the transaction ends. Taken in id order, so two analyses
-    that share trails cannot deadlock; ingest and reads are never blocked."""
-    for trail_id in sorted(set(trail_ids)):
-        session.execute(text("SELECT pg_advisory_xact_lock(:cls, :id)"), {"cls": _TRAIL_LOCK, "id": trail_id})
+    """Serialise analyses per trail until the transaction ends. Taken in id order (one statement over the sorted
+    ids, which unnest returns in their order), so two analyses that share trails cannot deadlock; ingest and reads
+    are never blocked."""
+    ids = sorted(set(trail_ids))
+    if ids:
+        session.execute(text("SELECT pg_advisory_xact_lock(:cls, t) FROM unnest(CAST(:ids AS integer[])) AS t"),
+                        {"cls": _TRAIL_LOCK, "ids": ids})
 
 
 def set_order_keys(session: Session, keys: Sequence[tuple[int, bytes]]) -> None:
@@ -200,26 +203,50 @@ def set_order_keys(session: Session, keys: Sequence[tuple[int, bytes]]) -> None:
                         execution_options={"synchronize_session": False})
 
 
-def window_cells(session: Session, trail_id: int, key: bytes, metrics: Sequence[str], *, before: int,
-                 after: int) -> tuple[list[tuple[Cell, Any]], list[tuple[Cell, Any]]]:
-    """Up to `before` points of the trail before `key` (nearest first) and up to `after` at or after
-    it (nearest first), of completed runs: two range scans of ix_cells_trail_id_order_key."""
+def window_cells(session: Session, trails: Mapping[int, int], key: bytes,
+                 metrics: Sequence[str]) -> dict[int, tuple[list[tuple[Cell, Any]], list[tuple[Cell, Any]]]]:
+    """For each trail id -> n: up to n points of the trail before `key` (nearest first) and up to n at or after it
+    (nearest first), of completed runs. Two range scans of ix_cells_trail_id_order_key per trail, all in one
+    statement, then one read of those cells: two round trips whatever the number of trails."""
+    if not trails:
+        return {}
+    w = select(func.unnest(bindparam("trail_ids", list(trails), type_=ARRAY(Integer))).label("trail_id"),
+               func.unnest(bindparam("limits", list(trails.values()), type_=ARRAY(Integer))).label("n")).cte("w")
+
+    def side(number: int, where: Any, order: Any) -> Any:
+        scan = (select(Cell.id, Cell.order_key).join(Run, Run.id == Cell.run_id)
+                .where(Cell.trail_id == w.c.trail_id, Run.status == "completed", where)
+                .order_by(order).limit(w.c.n).lateral())
+        return (select(w.c.trail_id, literal(number).label("side"), scan.c.id, scan.c.order_key)
+                .select_from(w).join(scan, true()))
+
+    found = session.execute(union_all(side(0, Cell.order_key < key, Cell.order_key.desc()),
+                                      side(1, Cell.order_key >= key, Cell.order_key))).all()
     columns = [getattr(Cell, c) for c in dict.fromkeys([*_POINT_COLUMNS, "order_key", *_columns_of(metrics)])]
-    base = (select(Cell, *_RUN_COLUMNS).join(Run, Run.id == Cell.run_id).options(load_only(*columns))
-            .where(Cell.trail_id == trail_id, Run.status == "completed"))
-    lower = base.where(Cell.order_key < key).order_by(Cell.order_key.desc()).limit(before)
-    upper = base.where(Cell.order_key >= key).order_by(Cell.order_key).limit(after)
-    return ([(row[0], row[1:]) for row in session.execute(lower)],
-            [(row[0], row[1:]) for row in session.execute(upper)])
+    loaded = {row[0].id: (row[0], row[1:]) for row in session.execute(
+        select(Cell, *_RUN_COLUMNS).join(Run, Run.id == Cell.run_id).options(load_only(*columns))
+        .where(Cell.id.in_([r.id for r in found])))} if found else {}
+    out: dict[int, tuple[list[tuple[Cell, Any]], list[tuple[Cell, Any]]]] = {t: ([], []) for t in trails}
+    # Nearest first on each side, by the keys the database holds (the analysed run's own cells were keyed by a
+    # bulk update, which the cells already in this session do not show).
+    for r in sorted(found, key=lambda r: r.order_key, reverse=True):
+        if r.side == 0:
+            out[r.trail_id][0].append(loaded[r.id])
+    for r in sorted(found, key=lambda r: r.order_key):
+        if r.side == 1:
+            out[r.trail_id][1].append(loaded[r.id])
+    return out
 
 
-def overheads_of_runs(session: Session, trail_id: int, run_ids: Sequence[int],
+def overheads_of_runs(session: Session, trail_ids: Sequence[int], run_ids: Sequence[int],
                       metrics: Sequence[str]) -> Sequence[Any]:
-    """(run_id, metric, abs_diff, rel_diff) rows, as plain rows: the analysis only reads them."""
-    if not run_ids:
+    """(trail_id, run_id, metric, abs_diff, rel_diff) rows of these trails and runs, as plain rows: the analysis
+    only reads them."""
+    if not trail_ids or not run_ids:
         return []
-    return session.execute(select(Overhead.run_id, Overhead.metric, Overhead.abs_diff, Overhead.rel_diff)
-                           .where(Overhead.trail_id == trail_id, Overhead.run_id.in_(list(run_ids)),
+    return session.execute(select(Overhead.trail_id, Overhead.run_id, Overhead.metric, Overhead.abs_diff,
+                                  Overhead.rel_diff)
+                           .where(Overhead.trail_id.in_(list(trail_ids)), Overhead.run_id.in_(list(run_ids)),
                                   Overhead.metric.in_(list(metrics)))).all()
 
 
