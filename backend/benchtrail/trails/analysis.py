@@ -70,7 +70,7 @@ def analyse_run(session: Session, run_id: int, *, force: bool = False) -> Outcom
     repository.set_order_keys(session, [(c.id, key) for c in cells])
     bounds = alerts.boundaries(session, project.id, sorted(trail_cells))
     stored = repository.analyses(session, sorted(trail_cells))
-    reviewers = [_TrailReview(session, run, trail_id, cell.score_unit, key, cfg, bounds, stored, force=force)
+    reviewers = [_TrailReview(run, trail_id, cell.score_unit, cfg, bounds, stored, force=force)
                  for trail_id, cell in sorted(trail_cells.items())]
     _read_rows(session, run, key, cfg.metrics, reviewers)
     findings: list[alerts.TrailFindings] = []
@@ -159,10 +159,9 @@ class _TrailReview:
     """One trail of the run: its window (or the whole trail), every metric and kind reviewed. Its rows are read
     with every other trail's of the run (`_read_rows`)."""
 
-    def __init__(self, session: Session, run: Run, trail_id: int, unit: str | None, key: bytes,
-                 cfg: AnalysisSettings, bounds: alerts.Boundaries, stored: dict[Any, Any], *, force: bool) -> None:
-        self.session, self.run, self.trail_id, self.unit, self.key = session, run, trail_id, unit, key
-        self.cfg, self.bounds, self.stored = cfg, bounds, stored
+    def __init__(self, run: Run, trail_id: int, unit: str | None, cfg: AnalysisSettings, bounds: alerts.Boundaries,
+                 stored: dict[Any, Any], *, force: bool) -> None:
+        self.run, self.trail_id, self.bounds, self.stored = run, trail_id, bounds, stored
         self.states: list[dict[str, Any]] = []
         self.settings = {(m, k): series_settings(cfg, m, k, unit) for m in cfg.metrics for k in KINDS}
         self.state_keys = {mk: history.state_key(s, min_abs, bounds.accepted.get((trail_id, *mk), ()),
