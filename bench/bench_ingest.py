@@ -17,9 +17,9 @@ and deleted afterwards). Then, on a real PostgreSQL started for the run:
   (j) a Benchtrail JSON file of as many raw samples (parallel arrays, one entry per request) checked against its
       schema and parsed (`benchtrail_json.parse`) against json.loads of the same file, interleaved, best of 3.
 Targets: ratio (b+c)/(a) <= 2.0, peak RSS <= 600 MB at 1M and <= 1024 MB at 20M, e2e_ratio
-(e)/(a) <= 6.0, (a) being the fastest read of the file in the whole run, json_ratio (j) <= 5.0. An upload is checked before it is
-accepted and parsed in full by a worker afterwards, so accepted + (b) + (c), about 4.5x a bare read (printed),
-is the floor of that design: the earlier e2e target of 3.0 lay below it. Last line:
+(e)/(a) <= 6.0, (a) being the fastest read of the file in the whole run, json_ratio (j) <= 5.0. An upload
+is checked before it is accepted and parsed in full by a worker afterwards, so accepted + (b) + (c), about
+4.5x a bare read (printed), is the floor of that design: the earlier e2e target of 3.0 lay below it. Last line:
 RESULT ingest_s=<x> polars_s=<y> ratio=<x/y> peak_rss_mb=<1M> rss_20m_mb=<20M> e2e_ratio=<e/y> json_ratio=<j>
 BENCH_SMOKE=1 (bench/sizes.py): the same path on 5,000 and 10,000 rows, once each; its numbers mean nothing.
 """

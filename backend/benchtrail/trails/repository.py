@@ -229,12 +229,10 @@ def window_cells(session: Session, trails: Mapping[int, int], key: bytes,
     out: dict[int, tuple[list[tuple[Cell, Any]], list[tuple[Cell, Any]]]] = {t: ([], []) for t in trails}
     # Nearest first on each side, by the keys the database holds (the analysed run's own cells were keyed by a
     # bulk update, which the cells already in this session do not show).
-    for r in sorted(found, key=lambda r: r.order_key, reverse=True):
-        if r.side == 0:
-            out[r.trail_id][0].append(loaded[r.id])
     for r in sorted(found, key=lambda r: r.order_key):
-        if r.side == 1:
-            out[r.trail_id][1].append(loaded[r.id])
+        out[r.trail_id][r.side].append(loaded[r.id])
+    for lower, _ in out.values():
+        lower.reverse()
     return out
 
 

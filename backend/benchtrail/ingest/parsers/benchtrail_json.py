@@ -58,7 +58,8 @@ def _predicate(schema: object) -> Callable[[object], bool] | None:
     return None
 
 
-def _items(validator: Any, items: object, instance: object, schema: dict[str, Any]) -> Iterator[jsonschema.ValidationError]:
+def _items(validator: Any, items: object, instance: object,
+           schema: dict[str, Any]) -> Iterator[jsonschema.ValidationError]:
     check = _predicate(items)
     if check is not None and type(instance) is list and not schema.get("prefixItems") and all(map(check, instance)):
         return
