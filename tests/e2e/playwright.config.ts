@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { defineConfig } from '@playwright/test';
 
 // Runs against a real stack: BENCHTRAIL_E2E_URL serves the API and the built dashboard.
@@ -29,7 +30,8 @@ export default defineConfig({
     trace: { mode: 'on-first-retry', screenshots: false },
     screenshot: 'only-on-failure',
     launchOptions: {
-      executablePath: process.env.BENCHTRAIL_CHROMIUM ?? '/usr/bin/chromium',
+      // Debian's Chromium, through infra/scripts/chromium.sh: without the omnibox popup each context's window loads.
+      executablePath: process.env.BENCHTRAIL_CHROMIUM ?? resolve(__dirname, '../../infra/scripts/chromium.sh'),
       args: [
         '--no-sandbox',
         '--disable-gpu',
