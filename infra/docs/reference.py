@@ -368,6 +368,9 @@ OTHER_VARIABLES: tuple[tuple[str, str, str], ...] = (
      "folder per checkout, owned by `postgres`; `infra/scripts/stack.py`)."),
     ("BENCHTRAIL_PLAN_SCHEMA", "`docs/plans/plan-v1.schema.json` of the checkout",
      "The plan JSON Schema file the API validates plans with, for an install without the checkout's `docs/`."),
+    ("BENCHTRAIL_CHROMIUM", "`infra/scripts/chromium.sh`", "The browser the Playwright suite and `make bench-ui` "
+     "start, in place of the script that starts Debian's Chromium without the omnibox popup of every window."),
+    ("BENCHTRAIL_CHROMIUM_BINARY", "`/usr/bin/chromium`", "The Chromium `infra/scripts/chromium.sh` starts."),
 )
 
 
