@@ -144,7 +144,7 @@ def _refuse_nul(schema: dict[str, Any]) -> None:
 def complete(app: FastAPI, schema: dict[str, Any]) -> dict[str, Any]:
     """Add the statuses every operation has in common, make every error response ErrorBody, and add
     the schemas of the forms' JSON parts."""
-    from benchtrail.auth.principal import get_principal, request_token
+    from benchtrail.auth.dependencies import get_principal, request_token
 
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     components.setdefault("ErrorBody", ErrorBody.model_json_schema(ref_template=REF + "{model}"))

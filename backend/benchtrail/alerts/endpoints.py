@@ -7,7 +7,8 @@ from benchtrail.alerts import service, webhooks
 from benchtrail.alerts.schemas import (AlertDetail, AlertEventOut, AlertGroup, AlertList, AlertOut, AlertPatch,
                                        AlertTrail, AnnotationIn, AnnotationList, AnnotationOut, AnnotationPatch,
                                        AnyState, DeliveryList, DeliveryOut, WebhookCreated, WebhookIn, WebhookList, WebhookOut)
-from benchtrail.auth.principal import Principal, get_principal
+from benchtrail.auth.principal import Principal
+from benchtrail.auth.dependencies import get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.openapi import ID, errors
 from benchtrail.models import Alert, Run, Trail, Webhook

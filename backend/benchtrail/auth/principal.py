@@ -11,7 +11,6 @@ from datetime import datetime, timedelta, timezone
 from functools import cache
 from typing import Any, Protocol, TypeVar
 
-from fastapi import Depends, Request
 from psycopg import AsyncConnection
 from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.exc import DBAPIError
@@ -19,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from benchtrail import db
 from benchtrail.auth.tokens import ROLE_RANK, hash_token
-from benchtrail.db_boundary import read_unit, request_session
+from benchtrail.db_boundary import read_unit
 from benchtrail.errors import ErrorCode, Forbidden, NotFound, Unauthorized
 from benchtrail.models import ApiToken, Project
 
@@ -90,16 +89,6 @@ class Principal:
             raise Forbidden("this action needs a site admin token", code=ErrorCode.SITE_ADMIN_REQUIRED)
 
 
-def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization")
-    if not header:
-        return None
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
-        raise Unauthorized("Authorization header must be 'Bearer <token>'", code=ErrorCode.TOKEN_MALFORMED)
-    return value.strip()
-
-
 # How stale a token's last-used time may be. Writing it on every request made every read a write, and
 # concurrent requests with one token (a dashboard, a CI job) queued on that row's lock.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -145,20 +134,7 @@ def _principal_of(row: Any) -> Principal:
                      pools=tuple(row.pools) if row.pools is not None else None)
 
 
-def get_principal(request: Request,
-                  session: Session = Depends(request_session, scope="function")) -> Principal:
-    return resolve(session, bearer_token(request))
-
-
 T = TypeVar("T")
-
-
-async def request_token(request: Request) -> str | None:
-    """The bearer token of a request, read on the event loop (an async dependency costs no thread hop)."""
-    return bearer_token(request)
-
-
-TokenDep = Depends(request_token)
 
 
 @cache

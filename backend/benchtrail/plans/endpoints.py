@@ -5,7 +5,9 @@ from sqlalchemy import select
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session
 
-from benchtrail.auth.principal import Principal, get_principal
+from benchtrail.auth.principal import Principal
+
+from benchtrail.auth.dependencies import get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.models import Run
 from benchtrail.openapi import ID, errors

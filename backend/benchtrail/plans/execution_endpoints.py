@@ -6,7 +6,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Query
 from sqlalchemy.orm import Session
 
-from benchtrail.auth.principal import Principal, get_principal
+from benchtrail.auth.principal import Principal
+
+from benchtrail.auth.dependencies import get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.openapi import errors
 from benchtrail.plans import execution as service

@@ -14,7 +14,8 @@ from pydantic import Field, StringConstraints
 from sqlalchemy.orm import Session
 
 from benchtrail import storage
-from benchtrail.auth.principal import Principal, TokenDep, bearer_token, get_principal, resolve
+from benchtrail.auth.principal import Principal, resolve
+from benchtrail.auth.dependencies import TokenDep, bearer_token, get_principal
 from benchtrail.config import get_settings
 from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.errors import NotFound, ServiceUnavailable

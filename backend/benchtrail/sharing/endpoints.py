@@ -5,7 +5,9 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from sqlalchemy.orm import Session
 
-from benchtrail.auth.principal import Principal, get_principal
+from benchtrail.auth.principal import Principal
+
+from benchtrail.auth.dependencies import get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.http_cache import cached_bytes, cached_json
 from benchtrail.models import Project

@@ -3,7 +3,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
-from benchtrail.auth.principal import Principal, TokenDep, get_principal
+from benchtrail.auth.principal import Principal
+
+from benchtrail.auth.dependencies import TokenDep, get_principal
 from benchtrail.db_boundary import request_session
 from benchtrail.http_cache import NOT_MODIFIED, remembered_read
 from benchtrail.openapi import ID, errors

@@ -8,7 +8,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from sqlalchemy.orm import Session
 
-from benchtrail.auth.principal import TokenDep, resolve
+from benchtrail.auth.dependencies import TokenDep
+
+from benchtrail.auth.principal import resolve
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.logging import log
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors

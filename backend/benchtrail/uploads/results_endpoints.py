@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 from starlette.requests import ClientDisconnect
 
 from benchtrail import storage
-from benchtrail.auth.principal import Principal, TokenDep, bearer_token, get_principal, resolve
+from benchtrail.auth.principal import Principal, resolve
+from benchtrail.auth.dependencies import TokenDep, bearer_token, get_principal
 from benchtrail.db_boundary import request_session, unit_of_work
 from benchtrail.errors import Conflict, ErrorCode, InvalidRequest, PayloadTooLarge, ServiceUnavailable
 from benchtrail.openapi import RESULT_FILE_400, ResultFileError, errors

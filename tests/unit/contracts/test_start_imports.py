@@ -28,3 +28,14 @@ def test_the_worker_loads_them_before_its_pool_forks():
     """Its pool's processes fork from the main process and share what it imported; imported at their first
     analysis instead, each process would pay for them again."""
     assert _loaded_after("import benchtrail_worker.app") == ["scipy.stats", "scipy.special", "otava"]
+
+
+def test_the_worker_and_the_clis_admin_commands_load_no_web_framework():
+    """A task takes a `Principal`; resolving one from a request (benchtrail.auth.dependencies) is the API's. FastAPI
+    and Starlette cost each worker start 0.37 of its 2.45 CPU-seconds (the import-linter contract "The worker loads
+    no web framework" keeps the worker's imports so; this checks what a started process holds)."""
+    web = ("fastapi", "starlette", "uvicorn")
+    for code in ("import benchtrail_worker.app",
+                 "from benchtrail.db_boundary import unit_of_work\nfrom benchtrail.projects.service import create_token"):
+        probe = f"{code}\nimport sys\nprint(' '.join(m for m in {web!r} if m in sys.modules) or '-')"
+        assert fresh_process_output(probe).splitlines()[-1] == "-", code
