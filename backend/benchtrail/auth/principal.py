@@ -145,7 +145,7 @@ def _read_threads() -> ThreadPoolExecutor:
 
 async def in_request(token: str | None, work: Callable[[Session, Principal], T]) -> T:
     """The whole of a read's database work in one worker thread: its session (`read_unit`), its
-    principal (from `token`, see `TokenDep`) and `work`. For the hot reads (project, runs list, run
+    principal (from `token`, see `dependencies.TokenDep`) and `work`. For the hot reads (project, runs list, run
     document, series, overheads, trails): sync dependencies and a sync endpoint cost a thread hop each
     (session, principal, endpoint, response validation), more than the work of a small read.
 
