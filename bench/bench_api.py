@@ -40,7 +40,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from infra.localstack import (VENV_BIN, Postgres, Process, Redis, beat_command, celery_worker, free_port,  # noqa: E402
+from infra.localstack import (VENV_BIN, Postgres, Process, Redis, answers, beat_command, celery_worker, free_port,  # noqa: E402
                               migrate, wait_until)
 from sizes import API_ENV, announce, size  # noqa: E402
 from tests.support.jtl import write_jtl  # noqa: E402
@@ -218,7 +218,7 @@ def main() -> int:
         procs.append(beat)
         workers = [celery_worker(f"w{i}", env, logs, concurrency=1) for i in range(WORKERS)]
         procs += workers
-        wait_until(lambda: httpx.get(f"{api}/api/health", timeout=2).status_code == 200, 240, "the API")
+        wait_until(lambda: answers(f"{api}/api/health", timeout=2), 240, "the API")
 
         t0 = time.monotonic()
         slugs = seed(api, token, workdir)
@@ -263,7 +263,7 @@ def main() -> int:
         uncached = f"http://127.0.0.1:{uncached_port}"
         procs.append(Process("api-uncached", [str(VENV_BIN / "benchtrail-api"), "--port", str(uncached_port)],
                              {**env, "BENCHTRAIL_ANSWER_CACHE_MB": "0"}, logs))
-        wait_until(lambda: httpx.get(f"{uncached}/api/health", timeout=2).status_code == 200, 240, "the API")
+        wait_until(lambda: answers(f"{uncached}/api/health", timeout=2), 240, "the API")
         procs[0].stop()   # one server at a time on the cores
         cold_reference, cold_rps = measure(uncached, endpoints, lua, "nothing kept (BENCHTRAIL_ANSWER_CACHE_MB=0)")
         ratios = {k: v / reference for k, v in rps.items()}

@@ -13,7 +13,7 @@ import httpx
 import numpy as np
 import pytest
 
-from infra.localstack import VENV_BIN, Process, celery_worker, free_port, wait_until
+from infra.localstack import VENV_BIN, Process, answers, celery_worker, free_port, wait_until
 from tests.support.jmh import jmh, upload_score
 
 N, STEP = 120, 70
@@ -29,7 +29,7 @@ def api(infra, logdir):
     proc = Process("api-version-order", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory",
                                          "--host", "127.0.0.1", "--port", str(port)], env, logdir)
     url = f"http://127.0.0.1:{port}"
-    wait_until(lambda: httpx.get(f"{url}/api/health").status_code == 200, 180, "the API to answer")
+    wait_until(lambda: answers(f"{url}/api/health"), 180, "the API to answer")
     yield url
     proc.stop()
 
@@ -44,19 +44,23 @@ def second_worker(infra, worker, logdir):
     proc.stop()
 
 
+# One client for the module's requests (thread-safe; the uploads go six at a time).
+HTTP = httpx.Client(timeout=60)
+
+
 def post(api: str, slug: str, token: str, version: str, ref: float, agent: float) -> str:
     meta = {"files": [{"variant": "baseline", "format": "jmh-text"}, {"variant": "agent", "format": "jmh-text"}],
             "agent_version": version, "reference": "baseline", "environment": {"cpus": 2, "os": "Linux"}}
-    r = httpx.post(f"{api}/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
-                   data={"metadata": json.dumps(meta)},
-                   files=[("files", ("baseline.txt", jmh(ref))), ("files", ("agent.txt", jmh(agent)))], timeout=60)
+    r = HTTP.post(f"{api}/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
+                  data={"metadata": json.dumps(meta)},
+                  files=[("files", ("baseline.txt", jmh(ref))), ("files", ("agent.txt", jmh(agent)))])
     assert r.status_code == 202, r.text
     return r.json()["run"]
 
 
 def analysed(api: str, slugs: list[str]) -> bool:
     for s in slugs:
-        run = httpx.get(f"{api}/api/v1/runs/{s}", timeout=30).json()
+        run = HTTP.get(f"{api}/api/v1/runs/{s}").json()
         assert run["status"] != "failed" and run["analysis_status"] != "failed", run
         if run["analysis_status"] != "done":
             return False
@@ -64,7 +68,7 @@ def analysed(api: str, slugs: list[str]) -> bool:
 
 
 def only_score(api: str, admin_token: str, slug: str) -> None:
-    r = httpx.patch(f"{api}/api/v1/projects/{slug}/settings", json={"metrics": ["score"]},
+    r = HTTP.patch(f"{api}/api/v1/projects/{slug}/settings", json={"metrics": ["score"]},
                     headers={"Authorization": f"Bearer {admin_token}"})
     assert r.status_code == 200, r.text
 
@@ -84,7 +88,7 @@ def test_shuffled_concurrent_uploads_alert_only_at_the_step(api, worker, second_
         slugs = dict(zip(order, pool.map(lambda i: post(live_api, slug, token, VERSIONS[i], ref[i], agent[i]), order)))
     wait_until(lambda: analysed(live_api, list(slugs.values())), 600, "every run to be analysed", interval=1.0)
 
-    alerts = httpx.get(f"{live_api}/api/v1/projects/{slug}/alerts", timeout=30).json()["items"]
+    alerts = HTTP.get(f"{live_api}/api/v1/projects/{slug}/alerts").json()["items"]
     standing = [a for a in alerts if a["state"] != "withdrawn"]
     # The agent's trail and its overhead each get one regression, at the step; the baseline none.
     assert sorted((a["kind"], a["trail"]["variant"], a["direction"], a["agent_version"]) for a in standing) == [

@@ -16,7 +16,7 @@ import httpx
 import psutil
 from sqlalchemy.engine import make_url
 
-from infra.localstack import VENV_BIN, Process, free_port, wait_until
+from infra.localstack import VENV_BIN, Process, answers, free_port, wait_until
 from tests.support.env import stack_env as _env
 
 CONNECTIONS = 32
@@ -47,7 +47,7 @@ def _listening_workers(proc: Process, port: int) -> list[psutil.Process]:
 
 
 def _up(port: int) -> bool:
-    return httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=5).status_code == 200
+    return answers(f"http://127.0.0.1:{port}/api/health")
 
 
 def test_keep_alive_connections_are_spread_over_the_worker_processes(infra, logdir):
@@ -122,7 +122,8 @@ def test_its_processes_hold_no_more_database_connections_than_their_share(infra,
     try:
         wait_until(lambda: _up(port), 300, "the API")
         slug = f"share-{uuid.uuid4().hex[:8]}"
-        assert httpx.post(f"{url}/api/v1/projects", json={"slug": slug, "name": slug}, headers=auth).status_code == 201
+        with httpx.Client() as http:
+            assert http.post(f"{url}/api/v1/projects", json={"slug": slug, "name": slug}, headers=auth).status_code == 201
 
         def request(client: httpx.Client, i: int) -> tuple[str, int]:
             kind = i % 3

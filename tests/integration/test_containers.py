@@ -25,7 +25,7 @@ import psycopg
 import pytest
 import redis
 
-from infra.localstack import REPO, VENV_BIN, free_port, wait_until
+from infra.localstack import REPO, VENV_BIN, answers, free_port, wait_until
 from tests.support.docker import Bases, Compose, Engine, missing_tools, standin_bases
 from tests.support.jtl import independent_cells, write_jtl
 from tests.support.old_release import OLD_REVISION, cells_by_name, numeric_fields, write_old_database
@@ -98,7 +98,7 @@ class Stack:
             failed = {s: r for s, r in states.items() if r["State"] == "exited" and r.get("ExitCode") not in (0, "0")}
             assert not failed, f"services exited: {failed}\n{self.compose.logs()[-8000:]}"
             return all(states.get(s, {}).get("State") == "running" for s in SERVICES) and \
-                httpx.get(f"{self.url}/api/health", timeout=3).status_code == 200
+                answers(f"{self.url}/api/health", timeout=3)
         wait_until(ready, timeout, "the compose stack to be up", interval=1)
 
     def exec(self, service: str, *argv: str) -> str:
@@ -162,10 +162,11 @@ def test_compose_stack_uploads_runs_a_plan_and_keeps_its_data(stack: Stack, go_t
     with pytest.raises(redis.AuthenticationError):
         redis.Redis(port=int(stack.ports["BENCHTRAIL_TEST_REDIS_PORT"]), socket_timeout=5).ping()
     # The dashboard is served by the API.
-    page = httpx.get(f"{stack.url}/", timeout=10)
+    http = httpx.Client(timeout=10)
+    page = http.get(f"{stack.url}/")
     assert page.status_code == 200 and '<div id="root">' in page.text
     # And the manual, built into the image: its CLI reference names the client's commands.
-    manual = httpx.get(f"{stack.url}/docs/reference/cli/", timeout=10)
+    manual = http.get(f"{stack.url}/docs/reference/cli/")
     assert manual.status_code == 200 and "benchtrail upload" in manual.text, manual.text[:300]
 
     admin = stack.admin_token()

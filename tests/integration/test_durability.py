@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from infra.localstack import REPO, Postgres, free_port, wait_until
+from infra.localstack import REPO, Postgres, answers, free_port, wait_until
 from tests.support.api import wait_analysed
 from tests.support.jtl import fresh_seed, write_jtl
 
@@ -297,25 +297,25 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
         api = Process(f"api-killed-{uuid.uuid4().hex[:6]}", [str(VENV_BIN / "benchtrail-api"), "--port", str(port),
                                                              "--workers", "1"],
                       _env(infra, BENCHTRAIL_PUBLIC_URL=url), logdir)
-        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
+        wait_until(lambda: answers(f"{url}/api/health"), 120, "the API")
         return api, url
 
     scratch_dir = data_dir / "tmp"
     folders_before = set(scratch_dir.glob("upload-*"))
     api, url = start_api()
-    answers: list[object] = []
+    replies: list[object] = []
     try:
         with unit_of_work() as holder:   # as an upload of the same bytes recording them holds it
             repository.lock_blobs(holder, [killed_sha])
 
             def post() -> None:
                 try:
-                    answers.append(httpx.post(f"{url}/api/v1/projects/{slug}/runs", headers=auth,
-                                              data={"metadata": json.dumps({"files": [{"variant": "baseline"}]})},
-                                              files=[("files", (killed_jtl.name, killed_jtl.read_bytes()))],
-                                              timeout=60))
+                    with httpx.Client(timeout=60) as http:
+                        replies.append(http.post(f"{url}/api/v1/projects/{slug}/runs", headers=auth,
+                                                 data={"metadata": json.dumps({"files": [{"variant": "baseline"}]})},
+                                                 files=[("files", (killed_jtl.name, killed_jtl.read_bytes()))]))
                 except httpx.TransportError as exc:
-                    answers.append(exc)
+                    replies.append(exc)
 
             sender = threading.Thread(target=post)
             sender.start()
@@ -326,7 +326,7 @@ def test_an_upload_killed_between_storing_and_recording_leaves_a_file_the_sweepe
             assert killed_blob.is_file()
             api.stop(signal.SIGKILL)
             sender.join(30)
-        assert len(answers) == 1 and isinstance(answers[0], httpx.TransportError), answers
+        assert len(replies) == 1 and isinstance(replies[0], httpx.TransportError), replies
     finally:
         api.stop()
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 
-from infra.localstack import REPO, VENV_BIN, Process, free_port, wait_until
+from infra.localstack import REPO, VENV_BIN, Process, answers, free_port, wait_until
 from tests.support.env import stack_env as _env
 from tests.support.pg import postgres_down, start_postgres
 
@@ -206,6 +206,7 @@ def test_database_down_is_503_with_retry_after(infra, make_project, live_api) ->
 
     slug, token = make_project()
     auth = {"Authorization": f"Bearer {token}"}
+    http = httpx.Client(timeout=30)
     with postgres_down(infra):
         for method, path, kwargs in (
                 ("GET", f"/api/v1/projects/{slug}/runs", {}),
@@ -213,12 +214,12 @@ def test_database_down_is_503_with_retry_after(infra, make_project, live_api) ->
                  {"data": {"metadata": json.dumps({"files": [{"variant": "a"}]})},
                   "files": [("files", ("a.jtl", b"timeStamp,elapsed,success\n1,2,true\n", "text/csv"))]}),
                 ("POST", f"/api/v1/projects/{slug}/annotations", {"json": {"title": "x"}})):
-            r = httpx.request(method, live_api + path, headers=auth, timeout=30, **kwargs)
+            r = http.request(method, live_api + path, headers=auth, **kwargs)
             assert r.status_code == 503, (path, r.status_code, r.text)
             assert r.headers["content-type"].startswith("application/json")
             assert int(r.headers["retry-after"]) >= 1
             assert r.json()["error"] == "ServiceUnavailable" and "database" in r.json()["detail"]
-    r = httpx.get(f"{live_api}/api/v1/projects/{slug}/runs", headers=auth, timeout=30)
+    r = http.get(f"{live_api}/api/v1/projects/{slug}/runs", headers=auth)
     assert r.status_code == 200, r.text
 
 
@@ -261,13 +262,11 @@ def test_cli_upload_rides_out_a_database_outage(infra, make_project, live_api, w
 
 def _own_api(name: str, argv: list[str], env: dict[str, str], logdir: Path) -> tuple[Process, str]:
     """An API server of this test's own (`argv` without --port), once it answers: (process, base URL)."""
-    import httpx
-
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     api = Process(name, [*argv, "--port", str(port)], {**env, "BENCHTRAIL_PUBLIC_URL": url}, logdir)
     try:
-        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 120, "the API")
+        wait_until(lambda: answers(f"{url}/api/health"), 120, "the API")
     except BaseException:
         api.stop()
         raise
@@ -297,11 +296,12 @@ def test_a_full_disk_is_503_with_retry_after_and_leaves_nothing(infra, make_proj
         assert big.stat().st_size > 3 << 20 and small.stat().st_size < 1 << 20
         auth = {"Authorization": f"Bearer {token}"}
         meta = json.dumps({"files": [{"variant": "base"}]})
+        http = httpx.Client(timeout=60)
         # Refused where the server writes the body (plain), or where the server decompresses it (gzip, 0.7 MB
         # sent): the disk's fault either way, never "a corrupt compressed file" nor "error parsing the body".
         for name, body in (("big.jtl", big.read_bytes()), ("big.jtl.gz", gzip.compress(big.read_bytes()))):
-            r = httpx.post(f"{url}/api/v1/projects/{slug}/runs", headers=auth, timeout=60,
-                           data={"metadata": meta}, files=[("files", (name, body, "application/octet-stream"))])
+            r = http.post(f"{url}/api/v1/projects/{slug}/runs", headers=auth,
+                          data={"metadata": meta}, files=[("files", (name, body, "application/octet-stream"))])
             assert r.status_code == 503, (name, r.text)
             assert int(r.headers["retry-after"]) >= 1
             assert r.json()["error"] == "ServiceUnavailable" and "storage" in r.json()["detail"]
@@ -312,8 +312,8 @@ def test_a_full_disk_is_503_with_retry_after_and_leaves_nothing(infra, make_proj
         assert runs == 0
         assert [p for p in data.rglob("*") if p.is_file()] == [] and list(tmp.iterdir()) == []
 
-        r = httpx.post(f"{url}/api/v1/projects/{slug}/runs", headers=auth, timeout=60,
-                       data={"metadata": meta}, files=[("files", ("small.jtl", small.read_bytes(), "text/csv"))])
+        r = http.post(f"{url}/api/v1/projects/{slug}/runs", headers=auth,
+                      data={"metadata": meta}, files=[("files", ("small.jtl", small.read_bytes(), "text/csv"))])
         assert r.status_code == 202, r.text
         assert len([p for p in (data / "blobs").rglob("*") if p.is_file()]) == 1
     finally:
@@ -341,7 +341,7 @@ def test_an_upload_is_written_once_on_the_data_disk_not_in_tmp(infra, make_proje
         head = (f'--{boundary}\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n'
                 f'{json.dumps({"files": [{"variant": "base"}]})}\r\n--{boundary}\r\nContent-Disposition: form-data; '
                 f'name="files"; filename="big.jtl"\r\nContent-Type: text/csv\r\n\r\n').encode()
-        gate, answers = threading.Event(), []
+        gate, replies = threading.Event(), []
 
         def body() -> Iterator[bytes]:
             yield head + jtl[: 2 << 20]        # past the first 1 MiB block written
@@ -349,8 +349,9 @@ def test_an_upload_is_written_once_on_the_data_disk_not_in_tmp(infra, make_proje
             yield jtl[2 << 20:] + f"\r\n--{boundary}--\r\n".encode()
 
         def post() -> None:
-            answers.append(httpx.post(f"{url}/api/v1/projects/{slug}/runs", content=body(), timeout=90, headers={
-                "Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"}))
+            with httpx.Client(timeout=90) as http:
+                replies.append(http.post(f"{url}/api/v1/projects/{slug}/runs", content=body(), headers={
+                    "Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"}))
 
         def written() -> int:
             return int(next(line.split()[1] for line in Path(f"/proc/{api.proc.pid}/io").read_text().splitlines()
@@ -370,7 +371,7 @@ def test_an_upload_is_written_once_on_the_data_disk_not_in_tmp(infra, make_proje
         finally:
             gate.set()
             sender.join(90)
-        assert answers and answers[0].status_code == 202, answers and answers[0].text
+        assert replies and replies[0].status_code == 202, replies and replies[0].text
         assert len(jtl) <= written() - before < 1.2 * len(jtl), (written() - before, len(jtl))
     finally:
         api.stop()

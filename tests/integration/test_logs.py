@@ -12,7 +12,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from benchtrail.models import Project, Run
-from infra.localstack import VENV_BIN, Postgres, Process, Redis, celery_worker, free_port, migrate, wait_until
+from infra.localstack import VENV_BIN, Postgres, Process, Redis, answers, celery_worker, free_port, migrate, wait_until
 
 
 def _lines(text: str) -> list[dict]:
@@ -83,15 +83,13 @@ def test_worker_log_lines_are_json_with_real_levels(infra, logdir):
 def test_api_server_log_lines_are_json_with_real_levels(infra, logdir):
     """The production server (`benchtrail-api`, two worker processes): its process manager's lines as
     well as the app's are JSON, each with its level."""
-    import httpx
-
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, **{k: v for k, v in infra.items() if not k.startswith("_")}, "BENCHTRAIL_PUBLIC_URL": url}
     proc = Process(f"api-logs-{uuid.uuid4().hex[:6]}", [str(VENV_BIN / "benchtrail-api"), "--port", str(port),
                                                          "--workers", "2"], env, logdir)
     try:
-        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 300, "the API")
+        wait_until(lambda: answers(f"{url}/api/health"), 300, "the API")
     finally:
         proc.stop(signal.SIGTERM)
     records = _lines(proc.output())

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from infra.localstack import VENV_BIN, Process, Redis, celery_worker, free_port, wait_until
+from infra.localstack import VENV_BIN, Process, Redis, answers, celery_worker, free_port, wait_until
 from tests.support.env import stack_env as _env
 from tests.support.flaky_proxy import FlakyProxy
 from tests.support.jtl import fresh_seed, independent_cells, write_jtl
@@ -123,10 +123,10 @@ def test_a_refused_upload_leaves_nothing_in_the_bucket(s3, s3_stack, make_projec
     good = write_jtl(scratch / "good.jtl", seed=21).read_bytes()
     before = s3.keys(f"{PREFIX}/")
     meta = {"files": [{"variant": "a"}, {"variant": "b"}]}
-    r = httpx.post(f"{s3_stack['url']}/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
-                   data={"metadata": json.dumps(meta)},
-                   files=[("files", ("good.jtl", good)), ("files", ("bad.jtl", b"timeStamp,elapsed\nnot,a number\n"))],
-                   timeout=60)
+    with httpx.Client(timeout=60) as http:
+        r = http.post(f"{s3_stack['url']}/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
+                      data={"metadata": json.dumps(meta)},
+                      files=[("files", ("good.jtl", good)), ("files", ("bad.jtl", b"timeStamp,elapsed\nnot,a number\n"))])
     assert r.status_code == 400, r.text
     assert r.json()["file"] == "bad.jtl"
     assert s3.keys(f"{PREFIX}/") == before
@@ -279,7 +279,7 @@ def _api_via(proxy: FlakyProxy, s3: S3Server, infra: dict[str, str], logdir: Pat
                   _env(infra, **{**s3.env(prefix), "BENCHTRAIL_S3_ENDPOINT_URL": proxy.url}, BENCHTRAIL_REDIS_URL=rd.url,
                        BENCHTRAIL_DATA_DIR=str(data_dir), BENCHTRAIL_PUBLIC_URL=url, **env), logdir)
     try:
-        wait_until(lambda: httpx.get(f"{url}/api/health", timeout=5).status_code == 200, 300, "the API")
+        wait_until(lambda: answers(f"{url}/api/health"), 300, "the API")
         yield url
     finally:
         proxy.stop()
@@ -301,14 +301,14 @@ def test_an_upload_waiting_on_the_object_store_holds_no_database_connection(
     with _api_via(proxy, s3, infra, logdir, "held", tmp_path / "data", BENCHTRAIL_API_DB_CONNECTIONS="3") as url:
         jtl = write_jtl(tmp_path / "held.jtl", seed=fresh_seed())
         other = f"held-{uuid.uuid4().hex[:8]}"
-        with ThreadPoolExecutor(1) as pool:
-            upload = pool.submit(httpx.post, f"{url}/api/v1/projects/{slug}/runs",
+        with ThreadPoolExecutor(1) as pool, httpx.Client(timeout=120) as http:
+            upload = pool.submit(http.post, f"{url}/api/v1/projects/{slug}/runs",
                                  headers={"Authorization": f"Bearer {token}"},
                                  data={"metadata": json.dumps({"files": [{"variant": "baseline"}]})},
-                                 files=[("files", ("held.jtl", jtl.read_bytes()))], timeout=120)
+                                 files=[("files", ("held.jtl", jtl.read_bytes()))])
             assert proxy.held.wait(60), "the upload never wrote to the object store"
-            created = httpx.post(f"{url}/api/v1/projects", json={"slug": other, "name": other},
-                                 headers={"Authorization": f"Bearer {admin_token}"}, timeout=120)
+            created = http.post(f"{url}/api/v1/projects", json={"slug": other, "name": other},
+                                headers={"Authorization": f"Bearer {admin_token}"})
             upload_waited = not upload.done()
             proxy.release.set()
             accepted = upload.result()
@@ -435,8 +435,8 @@ def test_a_chunk_waiting_on_the_object_store_holds_no_database_connection_or_loc
                 first = pool.submit(send)
                 assert proxy.held.wait(60), "the chunk never reached the object store"
                 other = f"chunk-{uuid.uuid4().hex[:8]}"
-                created = httpx.post(f"{url}/api/v1/projects", json={"slug": other, "name": other},
-                                     headers={"Authorization": f"Bearer {admin_token}"}, timeout=120)
+                created = http.post("/api/v1/projects", json={"slug": other, "name": other},
+                                    headers={"Authorization": f"Bearer {admin_token}"})
                 again = send()
                 first_waited = not first.done()
                 proxy.release.set()

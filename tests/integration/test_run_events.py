@@ -102,7 +102,7 @@ def test_stream_follows_the_run_until_analysed_and_recovers_a_change_never_publi
     slug = _new_run(make_project()[0])
     seen: list[tuple[str, str]] = []
     deadline = time.monotonic() + 30
-    with httpx.stream("GET", f"{live_api}/api/v1/runs/{slug}/events", timeout=30) as stream:
+    with httpx.Client(timeout=30) as http, http.stream("GET", f"{live_api}/api/v1/runs/{slug}/events") as stream:
         assert stream.status_code == 200
         for line in stream.iter_lines():
             assert time.monotonic() < deadline, f"the stream did not end; events: {seen}"
@@ -129,7 +129,7 @@ def test_a_state_heard_again_is_not_sent_again(live_api, infra, make_project) ->
     client = redis.Redis.from_url(infra["BENCHTRAIL_REDIS_URL"])
     deadline = time.monotonic() + 30
     try:
-        with httpx.stream("GET", f"{live_api}/api/v1/runs/{slug}/events", timeout=30) as stream:
+        with httpx.Client(timeout=30) as http, http.stream("GET", f"{live_api}/api/v1/runs/{slug}/events") as stream:
             for line in stream.iter_lines():
                 assert time.monotonic() < deadline, f"the stream did not end; events: {seen}"
                 if not line.startswith("data: "):

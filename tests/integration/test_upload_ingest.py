@@ -343,8 +343,9 @@ def test_the_cli_tells_when_each_hey_file_started(live_api, worker, make_project
     run = json.loads(done.stdout)["run"]
     import httpx
 
-    series = httpx.get(f"{live_api}/api/v1/runs/{run}/series", params={"metric": "throughput"},
-                       headers={"Authorization": f"Bearer {token}"}).json()["items"]
+    with httpx.Client() as http:
+        series = http.get(f"{live_api}/api/v1/runs/{run}/series", params={"metric": "throughput"},
+                          headers={"Authorization": f"Bearer {token}"}).json()["items"]
     whole = next(s for s in series if s["scenario_id"] is None)
     # 2024-06-01T00:00:00Z is 1717200000000 ms: the first file at 0 s and 1 s, the second at 5 s and 6 s.
     assert whole["t_ms"] == [1717200000000, 1717200001000, 1717200005000, 1717200006000]
@@ -520,7 +521,8 @@ def test_concurrent_uploads_of_a_new_environment_all_succeed(live_api, worker, m
                              files=[("files", (path.name, path.read_bytes()))]).status_code
 
     # The token is used once first: its last-used time is then fresh and the uploads do not queue on its row.
-    assert httpx.get(f"{live_api}/api/v1/projects/{slug}", headers={"Authorization": f"Bearer {token}"}).is_success
+    with httpx.Client() as http:
+        assert http.get(f"{live_api}/api/v1/projects/{slug}", headers={"Authorization": f"Bearer {token}"}).is_success
     with ThreadPoolExecutor(len(files)) as pool:
         statuses = list(pool.map(post, files))
     assert statuses == [202] * len(files)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from infra.localstack import VENV_BIN, Process, free_port, wait_until
+from infra.localstack import VENV_BIN, Process, answers, free_port, wait_until
 from tests.support.api import wait_analysed
 from tests.support.jmh import jmh
 
@@ -44,8 +44,7 @@ def api_server(infra, worker, logdir):
     proc = Process("api-webhooks", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory",
                                     "--host", "127.0.0.1", "--port", str(port)], env, logdir)
     url = f"http://127.0.0.1:{port}"
-    import httpx
-    wait_until(lambda: httpx.get(f"{url}/api/health").status_code < 500, 30, "the API to answer")
+    wait_until(lambda: answers(f"{url}/api/health"), 30, "the API to answer")
     yield url
     proc.stop()
 
