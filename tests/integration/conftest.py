@@ -6,13 +6,12 @@ import os
 import socket
 import subprocess
 import uuid
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from infra.localstack import REPO, VENV_BIN, Process, beat_command, celery_worker, free_port, stop_all, wait_until
+from infra.localstack import REPO, VENV_BIN, Process, answers, beat_command, celery_worker, free_port, stop_all, wait_until
 from tests.support.env import SHARED_RUNNER, SHARED_RUNNER_IDLE_POOL, TOOLS
 from tests.support.env import stack_env as _env
 from tests.support.webhooks import Receiver
@@ -23,7 +22,7 @@ def live_api(infra: dict[str, str], logdir: Path) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     proc = Process("api", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory", "--host",
                            "127.0.0.1", "--port", str(port)], _env(infra, BENCHTRAIL_PUBLIC_URL=url), logdir)
-    wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=5).status == 200, 120, "the API")
+    wait_until(lambda: answers(f"{url}/api/health"), 120, "the API")
     yield url
     proc.stop()
 
@@ -109,7 +108,7 @@ def go_target(logdir: Path) -> Iterator[str]:
     port = free_port()
     proc = Process("go-target", [str(binary), "-addr", f"127.0.0.1:{port}"], dict(os.environ), logdir)
     url = f"http://127.0.0.1:{port}"
-    wait_until(lambda: urllib.request.urlopen(f"{url}/ok", timeout=1).status == 200, 15, "the Go target")
+    wait_until(lambda: answers(f"{url}/ok", timeout=1), 15, "the Go target")
     yield url
     proc.stop()
 

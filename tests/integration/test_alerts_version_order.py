@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -44,40 +45,43 @@ def second_worker(infra, worker, logdir):
     proc.stop()
 
 
-# One client for the module's requests (thread-safe; the uploads go six at a time).
-HTTP = httpx.Client(timeout=60)
+@pytest.fixture(scope="module")
+def http() -> Iterator[httpx.Client]:
+    """One client for the module's requests (thread-safe; the uploads go six at a time)."""
+    with httpx.Client(timeout=60) as client:
+        yield client
 
 
-def post(api: str, slug: str, token: str, version: str, ref: float, agent: float) -> str:
+def post(http: httpx.Client, api: str, slug: str, token: str, version: str, ref: float, agent: float) -> str:
     meta = {"files": [{"variant": "baseline", "format": "jmh-text"}, {"variant": "agent", "format": "jmh-text"}],
             "agent_version": version, "reference": "baseline", "environment": {"cpus": 2, "os": "Linux"}}
-    r = HTTP.post(f"{api}/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
+    r = http.post(f"{api}/api/v1/projects/{slug}/runs", headers={"Authorization": f"Bearer {token}"},
                   data={"metadata": json.dumps(meta)},
                   files=[("files", ("baseline.txt", jmh(ref))), ("files", ("agent.txt", jmh(agent)))])
     assert r.status_code == 202, r.text
     return r.json()["run"]
 
 
-def analysed(api: str, slugs: list[str]) -> bool:
+def analysed(http: httpx.Client, api: str, slugs: list[str]) -> bool:
     for s in slugs:
-        run = HTTP.get(f"{api}/api/v1/runs/{s}").json()
+        run = http.get(f"{api}/api/v1/runs/{s}").json()
         assert run["status"] != "failed" and run["analysis_status"] != "failed", run
         if run["analysis_status"] != "done":
             return False
     return True
 
 
-def only_score(api: str, admin_token: str, slug: str) -> None:
-    r = HTTP.patch(f"{api}/api/v1/projects/{slug}/settings", json={"metrics": ["score"]},
+def only_score(http: httpx.Client, api: str, admin_token: str, slug: str) -> None:
+    r = http.patch(f"{api}/api/v1/projects/{slug}/settings", json={"metrics": ["score"]},
                     headers={"Authorization": f"Bearer {admin_token}"})
     assert r.status_code == 200, r.text
 
 
-def test_shuffled_concurrent_uploads_alert_only_at_the_step(api, worker, second_worker, make_project,
+def test_shuffled_concurrent_uploads_alert_only_at_the_step(api, http, worker, second_worker, make_project,
                                                             admin_token):
     live_api = api
     slug, token = make_project()
-    only_score(live_api, admin_token, slug)
+    only_score(http, live_api, admin_token, slug)
     rng = np.random.default_rng(11)
     # Reference ~2 ms/op, 0.3% noise; the agent costs 5% more, 15% from version STEP on.
     ref = np.round(2.0 * (1 + rng.normal(0, 0.003, N)), 4)
@@ -85,10 +89,10 @@ def test_shuffled_concurrent_uploads_alert_only_at_the_step(api, worker, second_
     order = list(range(N))
     random.Random(5).shuffle(order)
     with ThreadPoolExecutor(max_workers=6) as pool:
-        slugs = dict(zip(order, pool.map(lambda i: post(live_api, slug, token, VERSIONS[i], ref[i], agent[i]), order)))
-    wait_until(lambda: analysed(live_api, list(slugs.values())), 600, "every run to be analysed", interval=1.0)
+        slugs = dict(zip(order, pool.map(lambda i: post(http, live_api, slug, token, VERSIONS[i], ref[i], agent[i]), order)))
+    wait_until(lambda: analysed(http, live_api, list(slugs.values())), 600, "every run to be analysed", interval=1.0)
 
-    alerts = HTTP.get(f"{live_api}/api/v1/projects/{slug}/alerts").json()["items"]
+    alerts = http.get(f"{live_api}/api/v1/projects/{slug}/alerts").json()["items"]
     standing = [a for a in alerts if a["state"] != "withdrawn"]
     # The agent's trail and its overhead each get one regression, at the step; the baseline none.
     assert sorted((a["kind"], a["trail"]["variant"], a["direction"], a["agent_version"]) for a in standing) == [

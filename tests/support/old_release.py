@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from infra.localstack import REPO, VENV_BIN, Process, Redis, celery_command, free_port, wait_until, worker_args
+from infra.localstack import REPO, VENV_BIN, Process, Redis, answers, celery_command, free_port, wait_until, worker_args
 from tests.support.jtl import independent_cells, write_jtl
 
 # The release before resumable upload parts, unrecorded blobs, re-measured runs and run exclusion: its newest
@@ -134,7 +133,7 @@ def write_old_database(database_url: str, data_dir: Path, workdir: Path, logdir:
         procs.append(Process("old-worker", celery_command(VENV_BIN, *worker_args("old-worker", "ingest,analysis,default", 2),
                                                           "--without-gossip", "--without-mingle"),
                              env, logdir, cwd=tree))
-        wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=5).status == 200, 120,
+        wait_until(lambda: answers(f"{url}/api/health"), 120,
                    "the earlier release's API")
         wait_until(lambda: "ready" in procs[1].output(), 180, "the earlier release's worker")
         with httpx.Client(base_url=url, timeout=60) as http:

@@ -4,11 +4,10 @@ nothing in our process is patched."""
 
 from __future__ import annotations
 
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-from infra.localstack import VENV_BIN, Process, free_port, wait_until
+from infra.localstack import VENV_BIN, Process, answers, free_port, wait_until
 
 # moto accepts any credentials; they are passed like a user's would be (boto3's environment chain).
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "benchtrail-test", "AWS_SECRET_ACCESS_KEY": "benchtrail-test-secret",
@@ -21,7 +20,7 @@ class S3Server:
         self.bucket = bucket
         self.proc = Process("moto-s3", [str(VENV_BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(self.port)],
                             {"PATH": "/usr/bin:/bin"}, logdir)
-        wait_until(lambda: urllib.request.urlopen(self.url, timeout=2).status == 200, 60, "the S3 server")
+        wait_until(lambda: answers(self.url, timeout=2), 60, "the S3 server")
         self.client().create_bucket(Bucket=bucket)
 
     @property
