@@ -8,7 +8,6 @@ import gzip
 import hashlib
 import json
 import re
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -51,7 +50,7 @@ def s3_stack(infra, s3, logdir, tmp_path_factory) -> Iterator[dict]:  # type: ig
                   _env(infra, **common, BENCHTRAIL_DATA_DIR=str(api_dir), BENCHTRAIL_PUBLIC_URL=url), logdir)
     worker = None
     try:
-        wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=5).status == 200, 120, "the S3 API")
+        wait_until(lambda: answers(f"{url}/api/health"), 120, "the S3 API")
         worker = celery_worker("worker-s3", _env(infra, **common, BENCHTRAIL_DATA_DIR=str(worker_dir)), logdir)
         yield {"url": url, "api_dir": api_dir, "worker_dir": worker_dir, "api": api, "worker": worker}
     finally:

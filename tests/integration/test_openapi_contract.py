@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from schemathesis.python._constants.orchestrator import make_constants_value_sou
 from schemathesis.specs.openapi.checks import (content_type_conformance, positive_data_acceptance,
                                                response_schema_conformance, status_code_conformance)
 
-from infra.localstack import REPO, VENV_BIN, Process, free_port, wait_until
+from infra.localstack import REPO, VENV_BIN, Process, answers, free_port, wait_until
 from tests.support.jtl import write_jtl
 
 SPEC = REPO / "frontend" / "src" / "api" / "openapi.json"
@@ -97,7 +96,7 @@ def contract_api(infra: dict[str, str], worker, logdir: Path) -> Iterator[str]: 
            "BENCHTRAIL_PUBLIC_URL": url, "BENCHTRAIL_WEBHOOK_ALLOWLIST": "*"}
     proc = Process("api-contract", [str(VENV_BIN / "uvicorn"), "benchtrail.app:create_app", "--factory",
                                     "--host", "127.0.0.1", "--port", str(port)], env, logdir)
-    wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=1).status == 200, 120, "the API")
+    wait_until(lambda: answers(f"{url}/api/health", timeout=1), 120, "the API")
     yield url
     proc.stop()
 

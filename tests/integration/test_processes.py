@@ -19,7 +19,7 @@ import pytest
 from scipy import stats
 
 from infra.localstack import free_port_run
-from tests.harness import REPO
+from infra.localstack import REPO
 from tests.support.env import TOOLS
 from tests.support.api import post_plan, start, wait_status
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.request
 from fractions import Fraction
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 import yaml
 import zstandard
 
-from infra.localstack import REPO, Process, free_port, wait_until
+from infra.localstack import REPO, Process, answers, free_port, wait_until
 
 pytestmark = pytest.mark.slow
 TOOLS = Path(os.environ.get("BENCHTRAIL_TOOLS_DIR", REPO / ".tools"))
@@ -147,7 +146,7 @@ def go_pair(logdir: Path):
                      logdir)]
     urls = [f"http://127.0.0.1:{p}" for p in ports[:2]]
     for url in urls:
-        wait_until(lambda url=url: urllib.request.urlopen(f"{url}/ok", timeout=1).status == 200, 15, url)
+        wait_until(lambda url=url: answers(f"{url}/ok", timeout=1), 15, url)
     yield urls
     for p in procs:
         p.stop()
@@ -191,7 +190,7 @@ def test_py_spy_profiles_a_python_target_in_a_step(logdir: Path, tmp_path):
                                    "--directory", str(tmp_path)], dict(os.environ), logdir)
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_until(lambda: urllib.request.urlopen(f"{url}/", timeout=1).status == 200, 15, "the Python server")
+        wait_until(lambda: answers(f"{url}/", timeout=1), 15, "the Python server")
         variant = Variant(name="py", target=url, profile=Profile(runtime="python"))
         running = StepProfiles([variant], 1, tmp_path, 0, 2.0)
         subprocess.run([str(TOOLS / "bin" / "hey"), "-z", "2s", "-c", "2", f"{url}/"], capture_output=True, check=True)

@@ -18,7 +18,6 @@ import signal
 import subprocess
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +25,7 @@ import httpx
 import psycopg
 import pytest
 
-from infra.localstack import REPO, VENV_BIN, Postgres, Process, Redis, beat_command, celery_worker, free_port, migrate, wait_until
+from infra.localstack import REPO, VENV_BIN, Postgres, Process, Redis, answers, beat_command, celery_worker, free_port, migrate, wait_until
 from tests.support.jtl import independent_cells, write_jtl
 
 RECOVERY_LIMIT_S = 60
@@ -61,7 +60,7 @@ def _stack(logdir: Path, *, beat: bool = True, workers: int = 2, settings: dict[
         started = [celery_worker(f"recovery-w{i}", env, logdir, concurrency=1) for i in range(1, workers + 1)]
         procs.extend(started)
         url = f"http://127.0.0.1:{port}"
-        wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=1).status == 200, 30, "the API")
+        wait_until(lambda: answers(f"{url}/api/health", timeout=1), 30, "the API")
         out = subprocess.run([str(VENV_BIN / "benchtrail"), "admin", "create-token", "--role", "admin", "--name",
                               "recovery"], env=env, check=True, capture_output=True, text=True)
         yield {"url": url, "token": out.stdout.strip().splitlines()[-1], "workers": started, "pg": pg,

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from tests.harness import VENV_BIN, wait_until
+from infra.localstack import VENV_BIN, wait_until
 from tests.support.env import stack_env as _env
 from tests.support.api import auth as admin_headers
 from tests.support.api import hey_plan, post_plan, run_of, start

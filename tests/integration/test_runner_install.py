@@ -12,7 +12,6 @@ import os
 import secrets
 import socket
 import subprocess
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import numpy as np
 import psutil
 import pytest
 
-from tests.harness import REPO, VENV_BIN, Process, Redis, free_port, wait_until
+from infra.localstack import REPO, VENV_BIN, Process, Redis, answers, free_port, wait_until
 from tests.support.outputs import plain
 
 
@@ -57,7 +56,7 @@ def passworded_stack(infra: dict[str, str], logdir: Path) -> Iterator[dict[str, 
                                             "-c", "1", "-n", "install-worker@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
                          env, logdir)
         started.append(worker)
-        wait_until(lambda: urllib.request.urlopen(f"{url}/api/health", timeout=5).status == 200, STARTUP_S, "the API")
+        wait_until(lambda: answers(f"{url}/api/health"), STARTUP_S, "the API")
         wait_until(lambda: "ready" in worker.output(), STARTUP_S, "the ingest worker")
         yield {"api_url": url, "broker_url": broker.url}
     finally:

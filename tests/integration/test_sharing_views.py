@@ -18,7 +18,7 @@ from matplotlib import image as mpimg
 
 from benchtrail.db_boundary import unit_of_work
 from benchtrail.jobs import enqueue
-from tests.harness import wait_until
+from infra.localstack import wait_until
 from tests.support.api import ab_run
 from tests.support.jmh import XRAY_VARIANTS as VARIANTS
 from tests.support.jmh import XRAY_VERSIONS as VERSIONS
